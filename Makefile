@@ -1,0 +1,36 @@
+# One-command setup and entry points. Every target creates (or reuses) the
+# project-local virtual environment in .venv first; re-running is a no-op once
+# it is installed (the stamp file tracks requirements.txt and setup.py).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# TFF 0.87.0 pins jax/jaxlib==0.4.14, which PyPI no longer serves: install it
+# without dependency resolution; requirements.txt pins its real needs. TFF
+# imports google-vizier's pure-Python `pyvizier` only, so vizier also comes
+# without its (server-side, sqlalchemy) dependencies.
+TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
+
+.PHONY: install demo test clean-venv
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps $(TFF)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -c "import tensorflow_federated as tff, tensorflow_privacy, dp_accounting; print('tff', tff.__version__, 'installed')"
+	touch $(STAMP)
+
+# The main job: the four algorithms (with Ditto) on scikit-learn's bundled
+# digits, split non-IID across clients; no download needed.
+demo: install
+	$(PY) run_scripts/run_experiment.py --preset=digits --algorithm=all --ditto --output_dir=results/digits
+
+test: install
+	$(PY) -m pytest tests
+
+clean-venv:
+	rm -rf $(VENV)
