@@ -1,0 +1,86 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""What every binary in `run_scripts/` shares: flag errors and presets.
+
+Bad input must end a binary with one line naming the flag (or file) and what
+is allowed, exit status 2, and no traceback. absl's own parser prints several
+lines and exits 1, so binaries pass `parse_flags` to `app.run` and raise
+`UsageError` (or call `fail`) for checks made after parsing.
+"""
+
+import os
+import sys
+from typing import Callable, Mapping, NoReturn, Sequence
+
+from absl import flags
+
+# Binaries live in run_scripts/ but import `datasets` (not installed, see
+# setup.py) and `run_scripts.*` from the repository root.
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO_ROOT not in sys.path:
+  sys.path.insert(0, REPO_ROOT)
+
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+  """Bad input from the command line; the message is the one line shown."""
+
+
+def fail(message: str) -> NoReturn:
+  """Prints `error: <message>` on one line to stderr and exits with 2."""
+  prog = os.path.basename(sys.argv[0]) if sys.argv else 'tff_hdp'
+  sys.stderr.write(f'{prog}: error: {message}\n')
+  sys.stderr.flush()
+  sys.exit(EXIT_USAGE)
+
+
+def parse_flags(argv: Sequence[str]) -> Sequence[str]:
+  """An `app.run` flags_parser whose errors are one line and exit 2."""
+  try:
+    return flags.FLAGS(argv)
+  except flags.Error as e:
+    fail(str(e).splitlines()[0])
+
+
+def run_main(main: Callable[[Sequence[str]], None]) -> Callable[
+    [Sequence[str]], None]:
+  """Wraps `main` so that a `UsageError` it raises becomes `fail(...)`."""
+
+  def wrapped(argv):
+    try:
+      return main(argv)
+    except UsageError as e:
+      fail(str(e))
+
+  return wrapped
+
+
+def apply_preset(preset, flag_for_field: Mapping[str, str]) -> None:
+  """Fills flags the user did not set from `preset`.
+
+  Args:
+    preset: A `tff_hdp.presets.Preset`.
+    flag_for_field: Maps a preset attribute to the name of the flag it fills.
+      An attribute may be a property (e.g. `clients_per_round`).
+  """
+  for field, flag_name in flag_for_field.items():
+    if not flags.FLAGS[flag_name].present:
+      flags.FLAGS[flag_name].value = getattr(preset, field)
+
+
+def check(condition: bool, message: str) -> None:
+  """Raises `UsageError(message)` unless `condition` holds."""
+  if not condition:
+    raise UsageError(message)

@@ -1,0 +1,168 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+r"""Prints the (epsilon, delta) of each private group, or solves for its noise.
+
+Accounting: RDP of the Poisson-subsampled Gaussian mechanism at rate q with the
+effective noise multiplier z_eff over T rounds (see `tff_hdp.accounting`).
+Paper 001's Table 7 settings:
+
+  python run_scripts/privacy_report.py --preset=mnist    # eps ~ 3.6
+  python run_scripts/privacy_report.py --preset=fmnist   # eps ~ 0.6
+  python run_scripts/privacy_report.py --preset=femnist  # eps ~ 4.1
+
+Several privacy levels (one value per private group):
+
+  python run_scripts/privacy_report.py --sampling_rate=0.05 --rounds=500 \
+      --noise_multiplier=1.0,1.5,4.0
+  python run_scripts/privacy_report.py --preset=mnist --target_epsilon=1,3.6
+
+Prints one line per private group, `group=<name> epsilon=<eps>
+noise_multiplier=<z>`; groups are `private` for one level, else `private_1`,
+`private_2`, ... With --target_epsilon, z is the solved noise multiplier and
+epsilon the one it achieves. TensorFlow is not imported.
+"""
+
+import decimal
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+from absl import app
+from absl import flags
+
+from run_scripts import cli
+from tff_hdp import accounting
+from tff_hdp import presets
+# pylint: enable=g-import-not-at-top,wrong-import-position
+
+_PRESET = flags.DEFINE_string(
+    'preset', None,
+    'Paper preset filling q, z, rounds and delta: one of '
+    f'{", ".join(sorted(presets.PRESETS))}. Explicit flags override it.')
+_SAMPLING_RATE = flags.DEFINE_float(
+    'sampling_rate', None,
+    'Poisson sampling rate q in (0, 1] of a client per round (Table 5).')
+_NOISE_MULTIPLIER = flags.DEFINE_list(
+    'noise_multiplier', None,
+    'Effective noise multiplier z_eff >= 0 (Table 7), comma-separated: one per '
+    'private group.')
+_ROUNDS = flags.DEFINE_integer('rounds', None, 'Training rounds T >= 0.')
+_DELTA = flags.DEFINE_float(
+    'delta', None, 'Target delta in (0, 1); the preset\'s, else 1e-4.')
+_TARGET_EPSILON = flags.DEFINE_list(
+    'target_epsilon', None,
+    'Solve for the noise multiplier reaching these epsilons > 0 instead, '
+    'comma-separated: one per private group.')
+
+_DEFAULT_DELTA = 1e-4
+_DIGITS = 6  # Significant digits of a printed noise multiplier.
+
+
+def _round_up(value, digits=_DIGITS):
+  """`value` rounded up to `digits` significant digits (more noise is safe)."""
+  if value <= 0.0:
+    return value
+  exponent = decimal.Decimal(value).adjusted() - digits + 1
+  return float(
+      decimal.Decimal(value).quantize(
+          decimal.Decimal(1).scaleb(exponent), rounding=decimal.ROUND_CEILING))
+
+
+def _parse_list(flag_name, values, minimum, strict):
+  """Parses a comma-separated list of floats; `strict` means > minimum."""
+  relation = '>' if strict else '>='
+  allowed = f'comma-separated numbers {relation} {minimum:g}'
+  cli.check(bool(values), f'--{flag_name} must be {allowed}, got empty')
+  parsed = []
+  for text in values:
+    try:
+      value = float(text)
+    except ValueError:
+      raise cli.UsageError(
+          f'--{flag_name} must be {allowed}, got {text!r}') from None
+    ok = value > minimum if strict else value >= minimum
+    cli.check(ok and value < float('inf'),
+              f'--{flag_name} must be {allowed} and finite, got {text!r}')
+    parsed.append(value)
+  return parsed
+
+
+def _resolve():
+  """Returns (q, [z] or None, [eps] or None, rounds, delta) from flags."""
+  preset = None
+  if _PRESET.value is not None:
+    try:
+      preset = presets.get_preset(_PRESET.value)
+    except ValueError as e:
+      raise cli.UsageError(f'--preset: {e}') from None
+  cli.check(
+      not (flags.FLAGS['noise_multiplier'].present and
+           flags.FLAGS['target_epsilon'].present),
+      'give either --noise_multiplier or --target_epsilon, not both')
+
+  q = _SAMPLING_RATE.value
+  rounds = _ROUNDS.value
+  delta = _DELTA.value
+  noise = _NOISE_MULTIPLIER.value
+  if preset is not None:
+    q = q if flags.FLAGS['sampling_rate'].present else preset.sampling_rate
+    rounds = rounds if flags.FLAGS['rounds'].present else preset.rounds
+    delta = delta if flags.FLAGS['delta'].present else preset.delta
+    if noise is None and _TARGET_EPSILON.value is None:
+      noise = [str(preset.noise_multiplier)]
+  if delta is None:
+    delta = _DEFAULT_DELTA
+
+  missing = [
+      name for name, value in (('--sampling_rate', q), ('--rounds', rounds))
+      if value is None
+  ]
+  if noise is None and _TARGET_EPSILON.value is None:
+    missing.append('--noise_multiplier (or --target_epsilon)')
+  cli.check(
+      not missing, 'give --preset or all of --sampling_rate, --rounds and '
+      f'--noise_multiplier (or --target_epsilon); missing {", ".join(missing)}')
+
+  cli.check(0.0 < q <= 1.0, f'--sampling_rate must be in (0, 1], got {q!r}')
+  cli.check(rounds >= 0, f'--rounds must be an integer >= 0, got {rounds!r}')
+  cli.check(0.0 < delta < 1.0, f'--delta must be in (0, 1), got {delta!r}')
+  if _TARGET_EPSILON.value is not None:
+    epsilons = _parse_list('target_epsilon', _TARGET_EPSILON.value, 0.0,
+                           strict=True)
+    return q, None, epsilons, rounds, delta
+  noise = _parse_list('noise_multiplier', noise, 0.0, strict=False)
+  return q, noise, None, rounds, delta
+
+
+def main(argv):
+  cli.check(len(argv) <= 1,
+            f'unexpected positional arguments: {" ".join(argv[1:])}')
+  q, noise, epsilons, rounds, delta = _resolve()
+  if epsilons is not None:
+    # Printed z is rounded up, so that using it as printed keeps eps <= target.
+    noise = [
+        _round_up(
+            accounting.noise_multiplier_for_epsilon(eps, q, rounds, delta))
+        for eps in epsilons
+    ]
+  names = accounting.private_group_names(len(noise))
+  for name, z in zip(names, noise):
+    eps = accounting.compute_epsilon(q, z, rounds, delta)
+    print(f'group={name} epsilon={eps:.4f} noise_multiplier={z:.{_DIGITS}g}')
+
+
+if __name__ == '__main__':
+  app.run(cli.run_main(main), flags_parser=cli.parse_flags)

@@ -1,0 +1,549 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Tests for tff_hdp.accounting.
+
+Three kinds of checks:
+  * paper values: Table 7 of paper 001 (epsilon at delta = 1e-4, T = 500);
+  * an independent re-derivation of epsilon that does not use `dp_accounting`:
+    A_alpha by numerical integration (scipy.integrate.quad) and by the binomial
+    closed form, RDP -> (eps, delta) by the conversion formula of Balle et al.
+    2020, Prop. 12 (the one `dp_accounting` uses);
+  * TFF itself for the split of z_eff into (z, z_b).
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import numpy as np
+from scipy import integrate
+from scipy import special
+
+from tff_hdp import accounting
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# dp_accounting's default RDP orders, written out (not imported) so that the
+# reference below shares nothing with the code under test.
+_ORDERS = ([1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) +
+           [128, 256, 512, 1024])
+_INTEGER_ORDERS = list(range(2, 65)) + [128, 256]
+
+
+# ----------------------------------------------------------------------------
+# Independent reference (Mironov, Talwar, Zhang 2019; Balle et al. 2020).
+# ----------------------------------------------------------------------------
+
+
+def _log_a_quad(q, sigma, alpha):
+  """log A_alpha = log E_{x~N(0,s^2)}[((1-q) + q exp((2x-1)/(2 s^2)))^alpha].
+
+  Integrated with scipy.integrate.quad in a log-shifted form: the integrand
+  has a mode near x = 0 and, for large alpha, one near x = alpha; the interval
+  [-40 s, alpha + 40 s] holds all but exp(-800) of the mass.
+  """
+  s2 = sigma**2
+
+  def log_integrand(x):
+    log_ratio = np.logaddexp(np.log1p(-q), np.log(q) + (2 * x - 1) / (2 * s2))
+    return (alpha * log_ratio - x * x / (2 * s2) -
+            0.5 * np.log(2 * np.pi * s2))
+
+  lo, hi = -40.0 * sigma, alpha + 40.0 * sigma
+  grid = np.linspace(lo, hi, 20001)
+  values = log_integrand(grid)
+  peak = float(values.max())
+  breaks = sorted({0.0, float(alpha), float(grid[np.argmax(values)])})
+  integral, _ = integrate.quad(
+      lambda x: np.exp(log_integrand(x) - peak),
+      lo,
+      hi,
+      points=breaks,
+      limit=1000,
+      epsabs=0.0,
+      epsrel=1e-12)
+  return peak + math.log(integral)
+
+
+def _log_a_binomial(q, sigma, alpha):
+  """Integer alpha: sum_k C(alpha,k) (1-q)^(alpha-k) q^k e^((k^2-k)/(2s^2))."""
+  k = np.arange(alpha + 1)
+  log_terms = (
+      special.gammaln(alpha + 1) - special.gammaln(k + 1) -
+      special.gammaln(alpha - k + 1) + k * np.log(q) +
+      (alpha - k) * np.log1p(-q) + (k * k - k) / (2 * sigma**2))
+  return float(special.logsumexp(log_terms))
+
+
+def _reference_rdp(q, sigma, rounds, orders, log_a):
+  return np.array([rounds * log_a(q, sigma, a) / (a - 1) for a in orders])
+
+
+def _reference_epsilon(orders, rdp, delta):
+  """(eps, delta) from RDP: Balle et al. 2020 Prop. 12, minimised over orders.
+
+  eps(alpha) = rdp + log(1 - 1/alpha) - (log(delta) + log(alpha)) / (alpha-1),
+  with eps = 0 when the KL bound delta >= sqrt(1 - exp(-rdp)) already holds
+  (Bretagnolle-Huber: TV <= sqrt(1 - exp(-KL)), KL <= rdp(alpha)), and orders
+  alpha <= 1.01 skipped as numerically unstable.
+  """
+  best = math.inf
+  for a, r in zip(orders, rdp):
+    if delta >= math.sqrt(-math.expm1(-r)):
+      eps = 0.0
+    elif a > 1.01:
+      eps = r + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
+    else:
+      eps = math.inf
+    best = min(best, eps)
+  return max(0.0, best)
+
+
+def _random_settings(seed, n):
+  rng = np.random.default_rng(seed)
+  for _ in range(n):
+    q = float(10**rng.uniform(-3, np.log10(0.5)))
+    z = float(rng.uniform(0.6, 5))
+    rounds = int(rng.integers(1, 2001))
+    delta = float(10**rng.uniform(-8, -3))
+    yield q, z, rounds, delta
+
+
+class ComputeEpsilonTest(parameterized.TestCase):
+
+  @parameterized.named_parameters(
+      # Paper 001, Table 7 / Tables 8, 10, 11: (q, z_eff, T, delta) -> eps.
+      ('mnist', 0.05, 1.5, 500, 1e-4, 3.6),
+      ('fmnist', 0.03, 4.0, 500, 1e-4, 0.6),
+      ('femnist', 0.03, 1.0, 500, 1e-4, 4.1),
+  )
+  def test_paper_table7(self, q, z, rounds, delta, paper_eps):
+    eps = accounting.compute_epsilon(q, z, rounds, delta)
+    # Measured: 3.6081, 0.5759, 4.1220; the paper rounds to one decimal.
+    self.assertEqual(round(eps, 1), paper_eps)
+    self.assertLess(abs(eps - paper_eps), 0.05)
+
+  @parameterized.parameters((0.05, 1.5), (0.03, 4.0), (0.2, 0.7), (0.01, 0.5))
+  def test_reference_quadrature_matches_closed_form(self, q, z):
+    # The two halves of the reference agree with each other first.
+    for alpha in (2, 3, 7, 20, 63, 256):
+      self.assertAlmostEqual(
+          _log_a_quad(q, z, alpha) / _log_a_binomial(q, z, alpha), 1.0,
+          delta=1e-8)
+
+  def test_matches_independent_quadrature_on_default_orders(self):
+    for q, z, rounds, delta in _random_settings(seed=0, n=5):
+      with self.subTest(q=q, z=z, rounds=rounds, delta=delta):
+        rdp = _reference_rdp(q, z, rounds, _ORDERS, _log_a_quad)
+        expected = _reference_epsilon(_ORDERS, rdp, delta)
+        actual = accounting.compute_epsilon(q, z, rounds, delta)
+        self.assertGreater(expected, 0.0)
+        self.assertLess(abs(actual / expected - 1.0), 1e-6)
+
+  def test_matches_independent_closed_form_on_integer_orders(self):
+    for q, z, rounds, delta in _random_settings(seed=1, n=8):
+      with self.subTest(q=q, z=z, rounds=rounds, delta=delta):
+        rdp = _reference_rdp(q, z, rounds, _INTEGER_ORDERS, _log_a_binomial)
+        expected = _reference_epsilon(_INTEGER_ORDERS, rdp, delta)
+        actual = accounting.compute_epsilon(
+            q, z, rounds, delta, orders=_INTEGER_ORDERS)
+        self.assertLess(abs(actual / expected - 1.0), 1e-9)
+
+  def test_full_sampling_is_the_gaussian_mechanism(self):
+    # q = 1: RDP of T Gaussian mechanisms is T alpha / (2 z^2) exactly.
+    z, rounds, delta = 3.0, 10, 1e-5
+    rdp = [rounds * a / (2 * z**2) for a in _ORDERS]
+    self.assertAlmostEqual(
+        accounting.compute_epsilon(1.0, z, rounds, delta),
+        _reference_epsilon(_ORDERS, rdp, delta),
+        places=12)
+
+  def test_edge_cases(self):
+    self.assertEqual(accounting.compute_epsilon(0.05, 1.5, 0, 1e-4), 0.0)
+    self.assertEqual(accounting.compute_epsilon(0.0, 1.5, 500, 1e-4), 0.0)
+    self.assertEqual(accounting.compute_epsilon(0.0, 0.0, 500, 1e-4), 0.0)
+    self.assertEqual(accounting.compute_epsilon(0.05, 0.0, 1, 1e-4), math.inf)
+
+  def test_monotone(self):
+    base = accounting.compute_epsilon(0.05, 1.5, 500, 1e-4)
+    self.assertGreater(accounting.compute_epsilon(0.05, 1.5, 501, 1e-4), base)
+    self.assertGreater(accounting.compute_epsilon(0.06, 1.5, 500, 1e-4), base)
+    self.assertLess(accounting.compute_epsilon(0.05, 1.6, 500, 1e-4), base)
+    self.assertLess(accounting.compute_epsilon(0.05, 1.5, 500, 1e-3), base)
+
+  @parameterized.named_parameters(
+      ('delta_zero', dict(delta=0.0), 'delta must be in (0, 1)'),
+      ('delta_one', dict(delta=1.0), 'delta must be in (0, 1)'),
+      ('delta_nan', dict(delta=float('nan')), 'delta'),
+      ('q_negative', dict(sampling_rate=-0.1),
+       'sampling_rate must be in [0, 1]'),
+      ('q_above_one', dict(sampling_rate=1.01),
+       'sampling_rate must be in [0, 1]'),
+      ('z_negative', dict(noise_multiplier=-1.0),
+       'noise_multiplier must be >= 0'),
+      ('z_inf', dict(noise_multiplier=math.inf),
+       'noise_multiplier must be >= 0'),
+      ('rounds_negative', dict(rounds=-1), 'rounds must be an integer >= 0'),
+      ('rounds_fraction', dict(rounds=2.5), 'rounds must be an integer >= 0'),
+      ('rounds_bool', dict(rounds=True), 'rounds must be an integer >= 0'),
+  )
+  def test_bad_arguments(self, override, message):
+    args = dict(sampling_rate=0.05, noise_multiplier=1.5, rounds=500,
+                delta=1e-4)
+    args.update(override)
+    with self.assertRaises(ValueError) as cm:
+      accounting.compute_epsilon(**args)
+    self.assertIn(message, str(cm.exception))
+    self.assertNotIn('\n', str(cm.exception))
+
+
+class NoiseMultiplierForEpsilonTest(parameterized.TestCase):
+
+  @parameterized.parameters(
+      (3.6, 0.05, 500, 1e-4),
+      (0.6, 0.03, 500, 1e-4),
+      (4.1, 0.03, 500, 1e-4),
+      (1.0, 0.2, 40, 1e-5),
+      (8.0, 1.0, 1, 1e-6),
+  )
+  def test_round_trip(self, eps, q, rounds, delta):
+    z = accounting.noise_multiplier_for_epsilon(eps, q, rounds, delta)
+    achieved = accounting.compute_epsilon(q, z, rounds, delta)
+    # Never less private than asked, and tight.
+    self.assertLessEqual(achieved, eps)
+    self.assertLess(eps - achieved, 1e-4 * eps)
+    # Within the documented tolerance of the smallest such z.
+    tol = accounting.DEFAULT_NOISE_TOLERANCE
+    self.assertGreater(
+        accounting.compute_epsilon(q, z - 2 * tol, rounds, delta), eps)
+
+  def test_inverts_table7(self):
+    for q, z, rounds in ((0.05, 1.5, 500), (0.03, 4.0, 500), (0.03, 1.0, 500)):
+      eps = accounting.compute_epsilon(q, z, rounds, 1e-4)
+      self.assertAlmostEqual(
+          accounting.noise_multiplier_for_epsilon(eps, q, rounds, 1e-4),
+          z,
+          delta=1e-5)
+
+  def test_custom_tolerance(self):
+    z = accounting.noise_multiplier_for_epsilon(2.0, 0.05, 100, 1e-5, tol=1e-3)
+    self.assertLessEqual(accounting.compute_epsilon(0.05, z, 100, 1e-5), 2.0)
+    z_fine = accounting.noise_multiplier_for_epsilon(2.0, 0.05, 100, 1e-5)
+    self.assertLess(abs(z - z_fine), 1e-3 + 1e-6)
+
+  def test_no_release_needs_no_noise(self):
+    self.assertEqual(
+        accounting.noise_multiplier_for_epsilon(1.0, 0.05, 0, 1e-4), 0.0)
+    self.assertEqual(
+        accounting.noise_multiplier_for_epsilon(1.0, 0.0, 10, 1e-4), 0.0)
+
+  @parameterized.named_parameters(
+      ('eps_zero', dict(target_epsilon=0.0), 'target_epsilon must be > 0'),
+      ('eps_negative', dict(target_epsilon=-1.0), 'target_epsilon must be > 0'),
+      ('eps_inf', dict(target_epsilon=math.inf), 'target_epsilon must be > 0'),
+      ('delta', dict(delta=1.5), 'delta must be in (0, 1)'),
+      ('q', dict(sampling_rate=2.0), 'sampling_rate must be in [0, 1]'),
+      ('rounds', dict(rounds=-3), 'rounds must be an integer >= 0'),
+      ('tol', dict(tol=0.0), 'tol must be > 0'),
+  )
+  def test_bad_arguments(self, override, message):
+    args = dict(target_epsilon=1.0, sampling_rate=0.05, rounds=500, delta=1e-4)
+    args.update(override)
+    with self.assertRaises(ValueError) as cm:
+      accounting.noise_multiplier_for_epsilon(**args)
+    self.assertIn(message, str(cm.exception))
+    self.assertNotIn('\n', str(cm.exception))
+
+
+class EffectiveNoiseTest(parameterized.TestCase):
+
+  def test_hand_computed_split(self):
+    # z_eff = 1.5, 100 clients: z_b = 5, z = (1/1.5^2 - 1/10^2)^(-1/2).
+    z, zb = accounting.split_noise_multiplier(1.5, clients_per_round=100)
+    self.assertEqual(zb, 5.0)
+    self.assertAlmostEqual(z, (1 / 2.25 - 1 / 100)**-0.5, places=14)
+    self.assertAlmostEqual(z, 1.5171652122725, places=12)
+
+  def test_default_clipped_count_stddev(self):
+    self.assertAlmostEqual(accounting.default_clipped_count_stddev(100), 5.0)
+    self.assertAlmostEqual(accounting.default_clipped_count_stddev(102.0), 5.1)
+    with self.assertRaisesRegex(ValueError, 'clients_per_round must be > 0'):
+      accounting.default_clipped_count_stddev(0)
+
+  @parameterized.parameters((0.3, 2.0), (1.0, 5.0), (4.0, 3.0), (1.5, 0.76))
+  def test_round_trip(self, z_eff, zb):
+    z, zb_out = accounting.split_noise_multiplier(z_eff, zb)
+    self.assertEqual(zb_out, zb)
+    self.assertGreater(z, z_eff)
+    self.assertAlmostEqual(
+        accounting.effective_noise_multiplier(z, zb), z_eff, places=12)
+
+  def test_effective_matches_composed_gaussians(self):
+    # The RDP of Gaussian(z) then Gaussian(2 z_b) at any order alpha is
+    # alpha/(2 z^2) + alpha/(2 (2 z_b)^2) = alpha / (2 z_eff^2).
+    z, zb = 1.7, 3.0
+    z_eff = accounting.effective_noise_multiplier(z, zb)
+    self.assertAlmostEqual(z_eff**-2, z**-2 + (2 * zb)**-2, places=14)
+
+  def test_zero_noise(self):
+    self.assertEqual(accounting.split_noise_multiplier(0.0), (0.0, 0.0))
+    self.assertEqual(accounting.split_noise_multiplier(0.0, 2.0), (0.0, 2.0))
+    self.assertEqual(accounting.effective_noise_multiplier(0.0, 5.0), 0.0)
+    self.assertEqual(accounting.effective_noise_multiplier(1.0, 0.0), 0.0)
+
+  def test_count_noise_too_small(self):
+    # TFF: noise_multiplier >= 2 * clipped_count_stddev is an error.
+    with self.assertRaisesRegex(ValueError,
+                                r'must be < 2 \* clipped_count_stddev'):
+      accounting.split_noise_multiplier(1.0, 0.5)
+    with self.assertRaisesRegex(ValueError, 'clipped_count_stddev'):
+      accounting.split_noise_multiplier(1.0, clients_per_round=10)
+
+  def test_needs_cohort_size_or_stddev(self):
+    with self.assertRaisesRegex(ValueError, 'clients_per_round is required'):
+      accounting.split_noise_multiplier(1.0)
+
+  def test_matches_tff_gaussian_adaptive(self):
+    """z and z_b as TFF's gaussian_adaptive derives them, read from TFF."""
+    tff = self._import_tff()
+    import dp_accounting  # pylint: disable=g-import-not-at-top
+    from dp_accounting import rdp  # pylint: disable=g-import-not-at-top
+
+    for z_eff, clients in ((1.5, 100), (4.0, 101), (1.0, 102), (0.3, 7)):
+      with self.subTest(z_eff=z_eff, clients=clients):
+        z, zb = accounting.split_noise_multiplier(
+            z_eff, clients_per_round=clients)
+        dp_factory = tff.aggregators.DifferentiallyPrivateFactory
+        factory = dp_factory.gaussian_adaptive(
+            noise_multiplier=z_eff, clients_per_round=clients)
+        process = factory.create(tff.TensorType(np.float32, [2]))
+        state = process.initialize()
+        # NormalizedQuery(QuantileAdaptiveClipSumQuery) state.
+        adaptive = state.query_state.numerator_state
+        self.assertAlmostEqual(
+            float(adaptive.noise_multiplier) / z, 1.0, delta=1e-6)
+        count_state = (
+            adaptive.quantile_estimator_state.below_estimate_state
+            .numerator_state)
+        self.assertAlmostEqual(float(count_state.stddev) / zb, 1.0, delta=1e-6)
+
+        # One round: the DP event TFF releases is Gaussian(z) + Gaussian(2 z_b)
+        # and accounts exactly like one Gaussian with z_eff.
+        output = process.next(state, [np.ones(2, np.float32)] * 3)
+        event = dp_accounting.DpEvent.from_named_tuple(output.state.dp_event)
+        self.assertIsInstance(event, dp_accounting.ComposedDpEvent)
+        multipliers = sorted(e.noise_multiplier for e in event.events)
+        np.testing.assert_allclose(multipliers, sorted([z, 2 * zb]), rtol=1e-6)
+        # TFF's event holds np.float32 values, which dp_accounting 0.4.3's RDP
+        # accountant silently mis-composes inside a ComposedDpEvent (it keeps
+        # only the first Gaussian: `isinstance(sigma, float)` is False), so
+        # rebuild the event with Python floats.
+        event = dp_accounting.ComposedDpEvent([
+            dp_accounting.GaussianDpEvent(float(e.noise_multiplier))
+            for e in event.events
+        ])
+        accountant = rdp.RdpAccountant()
+        accountant.compose(
+            dp_accounting.SelfComposedDpEvent(
+                dp_accounting.PoissonSampledDpEvent(0.03, event), 500))
+        self.assertAlmostEqual(
+            accountant.get_epsilon(1e-4) /
+            accounting.compute_epsilon(0.03, z_eff, 500, 1e-4),
+            1.0,
+            delta=1e-5)
+
+    # TFF refuses the same inputs we refuse.
+    with self.assertRaises(ValueError):
+      tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive(
+          noise_multiplier=1.0, clients_per_round=10)
+    with self.assertRaises(ValueError):
+      accounting.split_noise_multiplier(1.0, clients_per_round=10)
+
+  def _import_tff(self):
+    try:
+      import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+    except ImportError as e:
+      self.skipTest(f'tensorflow_federated not importable: {e}')
+    # Run TFF on our own worker, which the test session ends (conftest.py),
+    # not on TFF's default one, which can outlive the tests.
+    from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+    runtime.install_local_cpp_context()
+    return tff
+
+
+class PrivacyLedgerTest(parameterized.TestCase):
+
+  def test_never_stepped_group_is_zero(self):
+    ledger = accounting.PrivacyLedger()
+    self.assertEqual(ledger.get_epsilon('private', 1e-4), 0.0)
+    self.assertEqual(ledger.epsilons(1e-4), {})
+    ledger.step('private_2', 0.05, 1.5, count=0)
+    self.assertEqual(ledger.epsilons(1e-4), {'private_2': 0.0})
+
+  def test_single_run_equals_compute_epsilon(self):
+    ledger = accounting.PrivacyLedger()
+    ledger.step('private', 0.05, 1.5, count=500)
+    self.assertEqual(
+        ledger.get_epsilon('private', 1e-4),
+        accounting.compute_epsilon(0.05, 1.5, 500, 1e-4))
+
+  def test_steps_accumulate(self):
+    once = accounting.PrivacyLedger()
+    once.step('private', 0.05, 1.5, count=500)
+    twice = accounting.PrivacyLedger()
+    twice.step('private', 0.05, 1.5, count=250)
+    twice.step('private', 0.05, 1.5, count=250)
+    one_by_one = accounting.PrivacyLedger()
+    for _ in range(500):
+      one_by_one.step('private', 0.05, 1.5)
+    eps = once.get_epsilon('private', 1e-4)
+    self.assertEqual(twice.get_epsilon('private', 1e-4), eps)
+    self.assertEqual(one_by_one.get_epsilon('private', 1e-4), eps)
+    # Stored compactly: one run, not 500 entries.
+    self.assertEqual(one_by_one.history('private'), ((0.05, 1.5, 500),))
+    self.assertEqual(one_by_one.rounds('private'), 500)
+    self.assertGreater(eps, once.get_epsilon('private', 1e-3))
+
+  def test_heterogeneous_runs_compose(self):
+    ledger = accounting.PrivacyLedger()
+    runs = [(0.05, 1.5, 100), (0.03, 4.0, 200), (0.05, 1.5, 50)]
+    for q, z, count in runs:
+      ledger.step('private', q, z, count)
+    self.assertEqual(ledger.history('private'), tuple(runs))
+    rdp = sum(
+        _reference_rdp(q, z, count, _INTEGER_ORDERS, _log_a_binomial)
+        for q, z, count in runs)
+    ledger_int = accounting.PrivacyLedger(orders=_INTEGER_ORDERS)
+    for q, z, count in runs:
+      ledger_int.step('private', q, z, count)
+    self.assertAlmostEqual(
+        ledger_int.get_epsilon('private', 1e-5) /
+        _reference_epsilon(_INTEGER_ORDERS, rdp, 1e-5),
+        1.0,
+        delta=1e-9)
+
+  def test_groups_are_independent(self):
+    ledger = accounting.PrivacyLedger()
+    ledger.step('private_1', 0.05, 1.0, count=500)
+    ledger.step('private_2', 0.05, 4.0, count=500)
+    eps = ledger.epsilons(1e-4)
+    self.assertEqual(list(eps), ['private_1', 'private_2'])
+    self.assertEqual(eps['private_1'],
+                     accounting.compute_epsilon(0.05, 1.0, 500, 1e-4))
+    self.assertEqual(eps['private_2'],
+                     accounting.compute_epsilon(0.05, 4.0, 500, 1e-4))
+    self.assertEqual(ledger.get_epsilon('non_private', 1e-4), 0.0)
+
+  def test_zero_noise_is_not_private(self):
+    ledger = accounting.PrivacyLedger()
+    ledger.step('private', 0.05, 0.0)
+    self.assertEqual(ledger.get_epsilon('private', 1e-4), math.inf)
+
+  def test_save_load_round_trip(self):
+    ledger = accounting.PrivacyLedger()
+    ledger.step('private_1', 0.05, 1.5, count=123)
+    ledger.step('private_1', 0.05, 1.1, count=7)
+    ledger.step('private_2', 0.0317, 2.718281828459045, count=77)
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, 'sub', 'ledger.json')
+      ledger.save(path)
+      restored = accounting.PrivacyLedger.load(path)
+      with open(path) as f:
+        json.load(f)  # Plain JSON on disk.
+    self.assertEqual(restored, ledger)
+    self.assertEqual(restored.epsilons(1e-4), ledger.epsilons(1e-4))
+    self.assertEqual(
+        accounting.PrivacyLedger.from_json(ledger.to_json()).epsilons(1e-5),
+        ledger.epsilons(1e-5))
+
+  def test_resumed_run_matches_uninterrupted(self):
+    uninterrupted = accounting.PrivacyLedger()
+    uninterrupted.step('private', 0.03, 1.0, count=500)
+    first_half = accounting.PrivacyLedger()
+    first_half.step('private', 0.03, 1.0, count=250)
+    resumed = accounting.PrivacyLedger.from_json(first_half.to_json())
+    resumed.step('private', 0.03, 1.0, count=250)
+    self.assertEqual(resumed.history('private'), ((0.03, 1.0, 500),))
+    self.assertEqual(
+        resumed.get_epsilon('private', 1e-4),
+        uninterrupted.get_epsilon('private', 1e-4))
+
+  def test_custom_orders_survive_round_trip(self):
+    ledger = accounting.PrivacyLedger(orders=[2, 4, 8, 16, 32])
+    ledger.step('private', 0.05, 1.5, count=10)
+    restored = accounting.PrivacyLedger.from_json(ledger.to_json())
+    self.assertEqual(restored.orders, (2.0, 4.0, 8.0, 16.0, 32.0))
+    self.assertEqual(restored.get_epsilon('private', 1e-4),
+                     ledger.get_epsilon('private', 1e-4))
+
+  @parameterized.named_parameters(
+      ('not_json', '{'),
+      ('wrong_format', '{"format": "other", "version": 1, "groups": {}}'),
+      ('bad_run', '{"format": "tff_hdp.PrivacyLedger", "version": 1, '
+       '"groups": {"private": [{"count": 1}]}}'),
+      ('bad_value', '{"format": "tff_hdp.PrivacyLedger", "version": 1, '
+       '"groups": {"private": [{"sampling_rate": 2, "noise_multiplier": 1, '
+       '"count": 1}]}}'),
+  )
+  def test_malformed_json(self, text):
+    with self.assertRaises(ValueError):
+      accounting.PrivacyLedger.from_json(text)
+
+  def test_bad_step(self):
+    ledger = accounting.PrivacyLedger()
+    with self.assertRaisesRegex(ValueError, 'sampling_rate must be in'):
+      ledger.step('private', 1.5, 1.0)
+    with self.assertRaisesRegex(ValueError, 'noise_multiplier must be >= 0'):
+      ledger.step('private', 0.5, -1.0)
+    with self.assertRaisesRegex(ValueError, 'count must be an integer >= 0'):
+      ledger.step('private', 0.5, 1.0, count=-1)
+    with self.assertRaisesRegex(ValueError, 'group must be a non-empty string'):
+      ledger.step('', 0.5, 1.0)
+    with self.assertRaisesRegex(ValueError, 'delta must be in'):
+      ledger.get_epsilon('private', 0.0)
+    self.assertEqual(ledger.groups, ())
+
+
+class GroupNamesTest(absltest.TestCase):
+
+  def test_names(self):
+    self.assertEqual(accounting.private_group_names(1), ['private'])
+    self.assertEqual(
+        accounting.private_group_names(3),
+        ['private_1', 'private_2', 'private_3'])
+
+
+class TensorFlowFreeTest(absltest.TestCase):
+
+  def test_does_not_import_tensorflow(self):
+    code = ('import sys; import tff_hdp.accounting; '
+            'bad = [m for m in sys.modules if m.split(".")[0] in '
+            '("tensorflow", "tensorflow_privacy", "tensorflow_federated", '
+            '"jax")]; print(bad); sys.exit(1 if bad else 0)')
+    result = subprocess.run([sys.executable, '-c', code],
+                            cwd=_REPO_ROOT,
+                            capture_output=True,
+                            text=True,
+                            timeout=120,
+                            check=False)
+    self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()

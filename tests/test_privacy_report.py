@@ -1,0 +1,171 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""End-to-end tests of run_scripts/privacy_report.py, run as a subprocess."""
+
+import os
+import re
+import subprocess
+import sys
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+from tff_hdp import accounting
+from tff_hdp import presets
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SCRIPT = os.path.join('run_scripts', 'privacy_report.py')
+_LINE = re.compile(r'^group=(\S+) epsilon=(\S+) noise_multiplier=(\S+)$')
+
+
+def _run(*args):
+  return subprocess.run([sys.executable, _SCRIPT, *args],
+                        cwd=_REPO_ROOT,
+                        capture_output=True,
+                        text=True,
+                        timeout=300,
+                        check=False)
+
+
+def _parse(stdout):
+  rows = []
+  for line in stdout.splitlines():
+    match = _LINE.match(line)
+    assert match, f'unexpected output line {line!r}'
+    rows.append((match.group(1), float(match.group(2)), float(match.group(3))))
+  return rows
+
+
+class PrivacyReportTest(parameterized.TestCase):
+
+  def assertReport(self, result):
+    self.assertEqual(result.returncode, 0, result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
+    return _parse(result.stdout)
+
+  @parameterized.named_parameters(
+      ('mnist', 'mnist', 3.6),
+      ('fmnist', 'fmnist', 0.6),
+      ('femnist', 'femnist', 4.1),
+  )
+  def test_paper_presets(self, name, paper_eps):
+    rows = self.assertReport(_run(f'--preset={name}'))
+    preset = presets.get_preset(name)
+    self.assertLen(rows, 1)
+    group, eps, z = rows[0]
+    self.assertEqual(group, 'private')
+    self.assertEqual(z, preset.noise_multiplier)
+    self.assertEqual(round(eps, 1), paper_eps)
+    self.assertAlmostEqual(
+        eps,
+        accounting.compute_epsilon(preset.sampling_rate, z, preset.rounds,
+                                   preset.delta),
+        places=4)
+
+  def test_explicit_flags_several_levels(self):
+    rows = self.assertReport(
+        _run('--sampling_rate=0.05', '--rounds=500', '--delta=1e-5',
+             '--noise_multiplier=1.0,1.5,4.0'))
+    self.assertEqual([r[0] for r in rows],
+                     ['private_1', 'private_2', 'private_3'])
+    self.assertEqual([r[2] for r in rows], [1.0, 1.5, 4.0])
+    for _, eps, z in rows:
+      self.assertAlmostEqual(
+          eps, accounting.compute_epsilon(0.05, z, 500, 1e-5), places=4)
+    # Stricter levels have more noise and smaller epsilon.
+    self.assertGreater(rows[0][1], rows[1][1])
+    self.assertGreater(rows[1][1], rows[2][1])
+
+  def test_explicit_flags_override_preset(self):
+    rows = self.assertReport(
+        _run('--preset=mnist', '--rounds=100', '--noise_multiplier=2'))
+    self.assertEqual(rows[0][2], 2.0)
+    self.assertAlmostEqual(
+        rows[0][1], accounting.compute_epsilon(0.05, 2.0, 100, 1e-4), places=4)
+
+  def test_target_epsilon(self):
+    rows = self.assertReport(
+        _run('--preset=femnist', '--target_epsilon=4.122014,1'))
+    self.assertEqual([r[0] for r in rows], ['private_1', 'private_2'])
+    # Table 7's FEMNIST z_eff = 1.0 gives eps = 4.12201...; the solved z is
+    # printed rounded up, so its achieved epsilon never exceeds the target.
+    self.assertAlmostEqual(rows[0][2], 1.0, delta=2e-5)
+    self.assertLessEqual(rows[0][1], 4.1221)
+    self.assertGreater(rows[1][2], rows[0][2])
+    self.assertLessEqual(
+        accounting.compute_epsilon(0.03, rows[1][2], 500, 1e-4), 1.0)
+    self.assertAlmostEqual(rows[1][1], 1.0, places=4)
+
+  def test_single_target_epsilon_is_named_private(self):
+    rows = self.assertReport(
+        _run('--sampling_rate=0.2', '--rounds=40', '--target_epsilon=5'))
+    self.assertEqual(rows[0][0], 'private')
+    self.assertAlmostEqual(rows[0][1], 5.0, places=3)
+
+  @parameterized.named_parameters(
+      ('delta_high', ['--preset=mnist', '--delta=1'], '--delta'),
+      ('delta_zero', ['--preset=mnist', '--delta=0'], '--delta'),
+      ('eps_zero', ['--preset=mnist', '--target_epsilon=0'],
+       '--target_epsilon'),
+      ('eps_negative', ['--preset=mnist', '--target_epsilon=1,-2'],
+       '--target_epsilon'),
+      ('z_negative', ['--preset=mnist', '--noise_multiplier=-0.5'],
+       '--noise_multiplier'),
+      ('z_garbage', ['--preset=mnist', '--noise_multiplier=abc'],
+       '--noise_multiplier'),
+      ('q_zero', ['--preset=mnist', '--sampling_rate=0'], '--sampling_rate'),
+      ('q_high', ['--preset=mnist', '--sampling_rate=1.5'], '--sampling_rate'),
+      ('rounds_negative', ['--preset=mnist', '--rounds=-1'], '--rounds'),
+      ('rounds_garbage', ['--preset=mnist', '--rounds=many'], '--rounds'),
+      ('unknown_preset', ['--preset=cifar'], '--preset'),
+      ('nothing', [], '--preset'),
+      ('missing_rounds', ['--sampling_rate=0.1', '--noise_multiplier=1'],
+       '--rounds'),
+      ('both_z_and_eps',
+       ['--preset=mnist', '--noise_multiplier=1', '--target_epsilon=1'],
+       '--target_epsilon'),
+  )
+  def test_bad_input(self, args, flag):
+    result = _run(*args)
+    self.assertEqual(result.returncode, 2, result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
+    self.assertEqual(result.stdout, '')
+    lines = result.stderr.strip().splitlines()
+    self.assertLen(lines, 1, result.stderr)
+    self.assertIn(flag, lines[0])
+
+  def test_does_not_import_tensorflow(self):
+    code = (
+        'import runpy, sys\n'
+        'sys.argv = ["privacy_report.py", "--preset=mnist"]\n'
+        'try:\n'
+        '  runpy.run_path("run_scripts/privacy_report.py", '
+        'run_name="__main__")\n'
+        'except SystemExit as e:\n'
+        '  assert not e.code, e.code\n'
+        'bad = sorted(m for m in sys.modules if m.split(".")[0] in '
+        '("tensorflow", "tensorflow_federated", "tensorflow_privacy", "jax"))\n'
+        'assert not bad, bad\n')
+    result = subprocess.run([sys.executable, '-c', code],
+                            cwd=_REPO_ROOT,
+                            capture_output=True,
+                            text=True,
+                            timeout=300,
+                            check=False)
+    self.assertEqual(result.returncode, 0, result.stderr)
+    self.assertLen(_parse(result.stdout), 1)
+
+
+if __name__ == '__main__':
+  absltest.main()

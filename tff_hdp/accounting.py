@@ -1,0 +1,590 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Privacy accounting for the private groups of FedHDP (paper 001, Sec. 5).
+
+This module is TensorFlow-free: it imports only `dp_accounting` and the
+standard library, so that reports and resumed runs do not pay for TensorFlow.
+
+The mechanism
+-------------
+In every round each private group i releases its noised update average,
+
+  Delta_i = (1/N_i) (sum_j Clip(Delta_j, S) + N(0, z_i^2 S^2 I)),
+
+together with the noised clipped count used by adaptive clipping (Andrew,
+Thakkar, McMahan, Ramaswamy 2019, "Differentially Private Learning with
+Adaptive Clipping", arXiv:1905.03871):
+
+  b = sum_j (1[||Delta_j|| <= S] - 1/2) + N(0, z_b^2).
+
+One client changes the update sum by at most S and the count sum by at most
+1/2, so the round is the composition of two Gaussian mechanisms with noise
+multipliers z (value) and 2 z_b (count). Their Renyi DP adds up, and since the
+RDP of a Gaussian mechanism with noise multiplier s is alpha / (2 s^2), the
+pair is exactly as private as one Gaussian mechanism with the *effective* noise
+multiplier
+
+  z_eff = (z^-2 + (2 z_b)^-2)^(-1/2).                                     (1)
+
+This is how `tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive`
+splits a requested z_eff into (z, z_b) (`split_noise_multiplier`), with
+z_b = 0.05 * clients_per_round by default; paper 001's Table 7 lists z_eff.
+
+Accounting
+----------
+A group is queried in a round with Poisson sampling probability q, so one round
+is the Poisson-subsampled Gaussian mechanism. Its RDP at order alpha is bounded
+by (Mironov, Talwar, Zhang 2019, "Renyi Differential Privacy of the Sampled
+Gaussian Mechanism", arXiv:1908.10530, Sec. 3)
+
+  eps_RDP(alpha) = log(A_alpha) / (alpha - 1),
+  A_alpha = E_{x ~ N(0, z^2)}[((1 - q) + q exp((2x - 1) / (2 z^2)))^alpha],
+
+and T rounds compose additively: T * eps_RDP(alpha) (Mironov 2017, "Renyi
+Differential Privacy", arXiv:1702.07476, Prop. 1). `dp_accounting`'s
+`RdpAccountant` evaluates this on its default grid of orders and converts to
+(eps, delta)-DP with the improved conversion of Balle, Barthe, Gaboardi, Hsu,
+Sato 2020 ("Hypothesis Testing Interpretations and Renyi DP",
+arXiv:1905.09982, Prop. 12; also Canonne, Kamath, Steinke 2020, eq. 20):
+
+  eps = min_alpha  T eps_RDP(alpha) + log(1 - 1/alpha)
+                   - (log(delta) + log(alpha)) / (alpha - 1).
+
+The neighbouring relation is add-or-remove one client (user-level DP).
+
+Cohort sampling. FedHDP's simulations draw round(q N) clients uniformly without
+replacement (as TFF simulations do), while the accountant assumes Poisson
+sampling at rate q. This is the approximation TFF's maintainers recommend and
+the one the papers use (spec section 5, which also asks the training driver to
+offer true Poisson sampling for runs whose guarantee must hold exactly).
+
+Pitfall: DP events read from TFF aggregator state carry np.float32 noise
+multipliers, and `dp_accounting` 0.4.3's RDP accountant silently keeps only the
+first Gaussian of a `ComposedDpEvent` whose values are not Python floats
+(underestimating epsilon). This module takes plain numbers and converts them
+with `float()`; give it z_eff rather than TFF's events.
+"""
+
+import json
+import math
+import numbers
+import os
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import dp_accounting
+from dp_accounting import rdp
+
+# Relative share of the expected cohort used as the clipped-count noise stddev
+# z_b when none is given (TFF's `adaptive_clip_noise_params`).
+DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION = 0.05
+
+# Default absolute tolerance on z of `noise_multiplier_for_epsilon`.
+DEFAULT_NOISE_TOLERANCE = 1e-6
+
+_LEDGER_FORMAT = 'tff_hdp.PrivacyLedger'
+_LEDGER_VERSION = 1
+
+
+# ----------------------------------------------------------------------------
+# Argument checks: one-line ValueErrors naming the argument and allowed range.
+# ----------------------------------------------------------------------------
+
+
+def _as_real(value, name: str) -> float:
+  if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    raise ValueError(f'{name} must be a real number, got {value!r}')
+  value = float(value)
+  if math.isnan(value):
+    raise ValueError(f'{name} must be a real number, got nan')
+  return value
+
+
+def _check_delta(delta, name: str = 'delta') -> float:
+  delta = _as_real(delta, name)
+  if not 0.0 < delta < 1.0:
+    raise ValueError(f'{name} must be in (0, 1), got {delta!r}')
+  return delta
+
+
+def _check_epsilon(epsilon, name: str = 'target_epsilon') -> float:
+  epsilon = _as_real(epsilon, name)
+  if not 0.0 < epsilon < math.inf:
+    raise ValueError(f'{name} must be > 0 and finite, got {epsilon!r}')
+  return epsilon
+
+
+def _check_sampling_rate(q, name: str = 'sampling_rate') -> float:
+  q = _as_real(q, name)
+  if not 0.0 <= q <= 1.0:
+    raise ValueError(f'{name} must be in [0, 1], got {q!r}')
+  return q
+
+
+def _check_noise(z, name: str = 'noise_multiplier') -> float:
+  z = _as_real(z, name)
+  if not 0.0 <= z < math.inf:
+    raise ValueError(f'{name} must be >= 0 and finite, got {z!r}')
+  return z
+
+
+def _check_count(n, name: str = 'rounds') -> int:
+  if isinstance(n, bool):
+    raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
+  if not isinstance(n, numbers.Integral):
+    if isinstance(n, numbers.Real) and float(n).is_integer():
+      n = int(n)
+    else:
+      raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
+  n = int(n)
+  if n < 0:
+    raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
+  return n
+
+
+def _check_orders(orders: Optional[Sequence[float]]) -> Optional[Tuple[float,
+                                                                        ...]]:
+  if orders is None:
+    return None
+  orders = tuple(_as_real(a, 'orders') for a in orders)
+  if not orders or any(not 1.0 < a < math.inf for a in orders):
+    raise ValueError(
+        f'orders must be a non-empty list of finite numbers > 1, got {orders}')
+  return orders
+
+
+# ----------------------------------------------------------------------------
+# Effective noise multiplier (adaptive clipping).
+# ----------------------------------------------------------------------------
+
+
+def default_clipped_count_stddev(clients_per_round: float) -> float:
+  """TFF's default clipped-count noise stddev z_b = 0.05 * clients_per_round.
+
+  This is the default of
+  `tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive` (Andrew et
+  al. 2019 recommend z_b ~ n / 20 for an expected cohort of n clients).
+
+  Args:
+    clients_per_round: Expected number of clients per round (> 0).
+
+  Returns:
+    The stddev of the Gaussian noise added to the clipped count.
+  """
+  n = _as_real(clients_per_round, 'clients_per_round')
+  if not 0.0 < n < math.inf:
+    raise ValueError(
+        f'clients_per_round must be > 0 and finite, got {clients_per_round!r}')
+  return DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION * n
+
+
+def effective_noise_multiplier(value_noise_multiplier: float,
+                               clipped_count_stddev: float) -> float:
+  """z_eff = (z^-2 + (2 z_b)^-2)^(-1/2), eq. (1) of the module docstring.
+
+  The value query (sensitivity S, noise z S) and the clipped-count query
+  (sensitivity 1/2, noise z_b) compose to a Gaussian mechanism with this noise
+  multiplier (Andrew et al. 2019, Sec. 3.1). Either noise being 0 makes the
+  round non-private: z_eff = 0.
+
+  Args:
+    value_noise_multiplier: z, noise multiplier of the clipped-update sum.
+    clipped_count_stddev: z_b, noise stddev of the clipped count.
+
+  Returns:
+    The effective noise multiplier z_eff the accountant uses.
+  """
+  z = _check_noise(value_noise_multiplier, 'value_noise_multiplier')
+  zb = _check_noise(clipped_count_stddev, 'clipped_count_stddev')
+  if z == 0.0 or zb == 0.0:
+    return 0.0
+  return (z**-2 + (2.0 * zb)**-2)**-0.5
+
+
+def split_noise_multiplier(
+    effective_noise_multiplier: float,  # pylint: disable=redefined-outer-name
+    clipped_count_stddev: Optional[float] = None,
+    *,
+    clients_per_round: Optional[float] = None,
+) -> Tuple[float, float]:
+  """Splits z_eff into (value noise z, clipped-count stddev z_b), as TFF does.
+
+  Inverts eq. (1): z = (z_eff^-2 - (2 z_b)^-2)^(-1/2), exactly as
+  `tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive` (through
+  `adaptive_clip_noise_params`) derives the noise multiplier it hands to TF
+  Privacy's `QuantileAdaptiveClipSumQuery`. z is always a little larger than
+  z_eff; a solution exists only when z_eff < 2 z_b.
+
+  Args:
+    effective_noise_multiplier: z_eff >= 0, the value the accountant uses.
+    clipped_count_stddev: z_b >= 0. If None, TFF's default
+      `default_clipped_count_stddev(clients_per_round)` (or 0 when z_eff = 0).
+    clients_per_round: Expected cohort size; needed only when
+      `clipped_count_stddev` is None and z_eff > 0.
+
+  Returns:
+    `(value_noise_multiplier, clipped_count_stddev)`. With z_eff = 0 (no
+    privacy) the value noise is 0.
+
+  Raises:
+    ValueError: If z_eff >= 2 z_b (the count alone would spend more than the
+      whole budget), or an argument is out of range.
+  """
+  z_eff = _check_noise(effective_noise_multiplier,
+                       'effective_noise_multiplier')
+  if clipped_count_stddev is not None:
+    clipped_count_stddev = _check_noise(clipped_count_stddev,
+                                        'clipped_count_stddev')
+  if z_eff == 0.0:
+    return 0.0, (0.0 if clipped_count_stddev is None else clipped_count_stddev)
+  if clipped_count_stddev is None:
+    if clients_per_round is None:
+      raise ValueError('clients_per_round is required when '
+                       'clipped_count_stddev is None and the noise is > 0')
+    clipped_count_stddev = default_clipped_count_stddev(clients_per_round)
+  if z_eff >= 2.0 * clipped_count_stddev:
+    raise ValueError(
+        f'effective_noise_multiplier must be < 2 * clipped_count_stddev = '
+        f'{2.0 * clipped_count_stddev!r}, got {z_eff!r}; raise '
+        'clipped_count_stddev (or clients_per_round) or lower the noise')
+  z = (z_eff**-2 - (2.0 * clipped_count_stddev)**-2)**-0.5
+  return z, clipped_count_stddev
+
+
+# ----------------------------------------------------------------------------
+# One Poisson-subsampled Gaussian mechanism, composed T times.
+# ----------------------------------------------------------------------------
+
+
+def _round_event(sampling_rate: float,
+                 noise_multiplier: float) -> dp_accounting.DpEvent:
+  return dp_accounting.PoissonSampledDpEvent(
+      sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier))
+
+
+def _fresh_accountant(
+    orders: Optional[Sequence[float]] = None) -> rdp.RdpAccountant:
+  return rdp.RdpAccountant(orders=None if orders is None else list(orders))
+
+
+def compute_epsilon(sampling_rate: float,
+                    noise_multiplier: float,
+                    rounds: int,
+                    delta: float,
+                    *,
+                    orders: Optional[Sequence[float]] = None) -> float:
+  """epsilon of T rounds of the Poisson-subsampled Gaussian mechanism.
+
+  eps = min_alpha T log(A_alpha) / (alpha - 1) + log(1 - 1/alpha)
+        - (log delta + log alpha) / (alpha - 1),
+  with A_alpha as in the module docstring (Mironov 2017; Mironov, Talwar,
+  Zhang 2019; conversion of Balle et al. 2020), computed by `dp_accounting`'s
+  `RdpAccountant` on the `PoissonSampledDpEvent(q, GaussianDpEvent(z))`
+  self-composed `rounds` times.
+
+  Args:
+    sampling_rate: q in [0, 1], Poisson probability that a client is sampled
+      (for a fixed cohort of n out of N clients, q = n / N; see module doc).
+    noise_multiplier: z >= 0, the effective noise multiplier z_eff.
+    rounds: T >= 0, number of rounds.
+    delta: delta in (0, 1).
+    orders: RDP orders (> 1) to minimise over; `dp_accounting`'s default grid
+      (1.1 ... 10.9, 11 ... 63, 128, 256, 512, 1024) when None.
+
+  Returns:
+    epsilon >= 0: 0 if rounds = 0 or q = 0; inf if z = 0 with q > 0.
+  """
+  q = _check_sampling_rate(sampling_rate)
+  z = _check_noise(noise_multiplier)
+  t = _check_count(rounds, 'rounds')
+  d = _check_delta(delta)
+  orders = _check_orders(orders)
+  if t == 0 or q == 0.0:
+    return 0.0
+  if z == 0.0:
+    return math.inf
+  accountant = _fresh_accountant(orders)
+  accountant.compose(dp_accounting.SelfComposedDpEvent(_round_event(q, z), t))
+  return float(accountant.get_epsilon(d))
+
+
+def noise_multiplier_for_epsilon(target_epsilon: float,
+                                 sampling_rate: float,
+                                 rounds: int,
+                                 delta: float,
+                                 *,
+                                 tol: float = DEFAULT_NOISE_TOLERANCE,
+                                 orders: Optional[Sequence[float]] = None
+                                ) -> float:
+  """Smallest noise multiplier z whose T rounds stay within (eps, delta).
+
+  Inverts `compute_epsilon` in z with `dp_accounting.calibrate_dp_mechanism`
+  (Brent's method): epsilon decreases monotonically in z, from inf at z = 0 to
+  0 as z -> inf, so every eps > 0 has a solution z*. The returned z satisfies
+  |z - z*| <= tol and compute_epsilon(q, z, T, delta) <= target_epsilon (the
+  calibrator nudges the root by tol if needed), so it never promises more
+  privacy than it gives.
+
+  Args:
+    target_epsilon: eps > 0.
+    sampling_rate: q in [0, 1].
+    rounds: T >= 0.
+    delta: delta in (0, 1).
+    tol: Absolute tolerance on z (> 0).
+    orders: RDP orders, as in `compute_epsilon`.
+
+  Returns:
+    z >= 0. 0 when rounds = 0 or q = 0 (no release: no noise is needed).
+  """
+  eps = _check_epsilon(target_epsilon)
+  q = _check_sampling_rate(sampling_rate)
+  t = _check_count(rounds, 'rounds')
+  d = _check_delta(delta)
+  tol = _as_real(tol, 'tol')
+  if not 0.0 < tol < math.inf:
+    raise ValueError(f'tol must be > 0 and finite, got {tol!r}')
+  orders = _check_orders(orders)
+  if t == 0 or q == 0.0:
+    return 0.0
+
+  def eps_at(z):
+    return compute_epsilon(q, z, t, d, orders=orders)
+
+  # Bracket the root by doubling / halving from z = 1 (z = 0 gives eps = inf,
+  # which Brent's method cannot evaluate).
+  hi = 1.0
+  for _ in range(200):
+    if eps_at(hi) <= eps:
+      break
+    hi *= 2.0
+  else:
+    raise ValueError(f'target_epsilon {eps!r} is not reachable for q={q!r}, '
+                     f'rounds={t}, delta={d!r}')
+  lo = hi / 2.0
+  for _ in range(200):
+    if eps_at(lo) > eps:
+      break
+    hi, lo = lo, lo / 2.0
+  else:
+    return 0.0  # Any noise meets the target (cannot happen for q, T > 0).
+
+  return float(
+      dp_accounting.calibrate_dp_mechanism(
+          make_fresh_accountant=lambda: _fresh_accountant(orders),
+          make_event_from_param=lambda z: dp_accounting.SelfComposedDpEvent(
+              _round_event(q, z), t),
+          target_epsilon=eps,
+          target_delta=d,
+          bracket_interval=dp_accounting.ExplicitBracketInterval(lo, hi),
+          tol=tol))
+
+
+# ----------------------------------------------------------------------------
+# The ledger of a run: one accountant per privacy group.
+# ----------------------------------------------------------------------------
+
+
+class PrivacyLedger:
+  """Per-group RDP ledger of a FedHDP run, saved and restored with the run.
+
+  Each private group has its own history of rounds in which it was queried,
+  kept as runs `(q, z, count)` of identical consecutive steps (500 rounds at a
+  fixed (q, z) are one entry). epsilon is always recomputed from the history
+  with a fresh `dp_accounting` `RdpAccountant`, so a ledger restored by
+  `from_json` / `load` reports bit-identical epsilons, and stepping 250 + 250
+  rounds equals stepping 500 at once.
+
+  A group that was never stepped (or the non-private group, which is never
+  stepped) has epsilon = 0; a group stepped with z = 0 and q > 0 has inf.
+
+  Example:
+    ledger = PrivacyLedger()
+    for _ in range(rounds):
+      ...  # train one round
+      ledger.step('private', sampling_rate=0.05, noise_multiplier=1.5)
+    ledger.save(os.path.join(root_dir, 'privacy_ledger.json'))
+    ledger.get_epsilon('private', delta=1e-4)   # ~3.61
+  """
+
+  def __init__(self, orders: Optional[Sequence[float]] = None):
+    """Creates an empty ledger.
+
+    Args:
+      orders: RDP orders of every accountant; `dp_accounting`'s default grid
+        when None.
+    """
+    self._orders = _check_orders(orders)
+    self._history: Dict[str, List[List]] = {}
+    self._cache: Dict[str, rdp.RdpAccountant] = {}
+
+  @property
+  def orders(self) -> Optional[Tuple[float, ...]]:
+    return self._orders
+
+  @property
+  def groups(self) -> Tuple[str, ...]:
+    """Names of the groups the ledger knows, in order of first step."""
+    return tuple(self._history)
+
+  def history(self, group: str) -> Tuple[Tuple[float, float, int], ...]:
+    """The runs `(sampling_rate, noise_multiplier, count)` of `group`."""
+    return tuple(tuple(run) for run in self._history.get(group, ()))
+
+  def rounds(self, group: str) -> int:
+    """Number of rounds recorded for `group`."""
+    return sum(run[2] for run in self._history.get(group, ()))
+
+  def step(self,
+           group: str,
+           sampling_rate: float,
+           noise_multiplier: float,
+           count: int = 1) -> None:
+    """Records `count` rounds in which `group` was queried at (q, z).
+
+    Args:
+      group: Name of the privacy group (e.g. 'private', 'private_2').
+      sampling_rate: q in [0, 1], the group's Poisson sampling rate.
+      noise_multiplier: z >= 0, the effective noise multiplier of the round.
+      count: Number of identical rounds (>= 0).
+    """
+    if not isinstance(group, str) or not group:
+      raise ValueError(f'group must be a non-empty string, got {group!r}')
+    q = _check_sampling_rate(sampling_rate)
+    z = _check_noise(noise_multiplier)
+    count = _check_count(count, 'count')
+    runs = self._history.setdefault(group, [])
+    if count == 0:
+      return
+    if runs and runs[-1][0] == q and runs[-1][1] == z:
+      runs[-1][2] += count
+    else:
+      runs.append([q, z, count])
+    self._cache.pop(group, None)
+
+  def _accountant(self, group: str) -> rdp.RdpAccountant:
+    accountant = self._cache.get(group)
+    if accountant is None:
+      accountant = _fresh_accountant(self._orders)
+      for q, z, count in self._history.get(group, ()):
+        accountant.compose(
+            dp_accounting.SelfComposedDpEvent(_round_event(q, z), count))
+      self._cache[group] = accountant
+    return accountant
+
+  def get_epsilon(self, group: str, delta: float) -> float:
+    """epsilon of `group` at `delta` in (0, 1); 0 if it was never stepped."""
+    d = _check_delta(delta)
+    if not self._history.get(group):
+      return 0.0
+    return float(self._accountant(group).get_epsilon(d))
+
+  def epsilons(self, delta: float) -> Dict[str, float]:
+    """`{group: epsilon}` at `delta` for every group the ledger knows."""
+    return {group: self.get_epsilon(group, delta) for group in self._history}
+
+  def to_dict(self) -> Dict:
+    """A JSON-serialisable record of the ledger (floats round-trip exactly)."""
+    return {
+        'format': _LEDGER_FORMAT,
+        'version': _LEDGER_VERSION,
+        'orders': None if self._orders is None else list(self._orders),
+        'groups': {
+            group: [{
+                'sampling_rate': q,
+                'noise_multiplier': z,
+                'count': count
+            } for q, z, count in runs] for group, runs in self._history.items()
+        },
+    }
+
+  @classmethod
+  def from_dict(cls, record: Mapping) -> 'PrivacyLedger':
+    """Inverse of `to_dict`; raises ValueError on a malformed record."""
+    if not isinstance(record, Mapping) or record.get(
+        'format') != _LEDGER_FORMAT:
+      raise ValueError(f'ledger record must have format {_LEDGER_FORMAT!r}')
+    if record.get('version') != _LEDGER_VERSION:
+      raise ValueError(f'ledger version must be {_LEDGER_VERSION}, got '
+                       f'{record.get("version")!r}')
+    ledger = cls(orders=record.get('orders'))
+    groups = record.get('groups', {})
+    if not isinstance(groups, Mapping):
+      raise ValueError('ledger groups must be a mapping of group to runs')
+    for group, runs in groups.items():
+      ledger._history.setdefault(group, [])  # pylint: disable=protected-access
+      for run in runs:
+        try:
+          q, z, count = run['sampling_rate'], run['noise_multiplier'], run[
+              'count']
+        except (KeyError, TypeError):
+          raise ValueError(
+              f'ledger run of group {group!r} must have sampling_rate, '
+              f'noise_multiplier and count, got {run!r}') from None
+        ledger.step(group, q, z, count)
+    return ledger
+
+  def to_json(self) -> str:
+    return json.dumps(self.to_dict(), indent=1, sort_keys=True)
+
+  @classmethod
+  def from_json(cls, text: str) -> 'PrivacyLedger':
+    try:
+      record = json.loads(text)
+    except json.JSONDecodeError as e:
+      raise ValueError(f'ledger is not valid JSON: {e}') from None
+    return cls.from_dict(record)
+
+  def save(self, path: str) -> None:
+    """Writes the ledger to `path` atomically (write, then rename)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = f'{path}.tmp{os.getpid()}'
+    with open(tmp, 'w') as f:
+      f.write(self.to_json())
+      f.write('\n')
+    os.replace(tmp, path)
+
+  @classmethod
+  def load(cls, path: str) -> 'PrivacyLedger':
+    with open(path) as f:
+      return cls.from_json(f.read())
+
+  def __eq__(self, other) -> bool:
+    if not isinstance(other, PrivacyLedger):
+      return NotImplemented
+    return self.to_dict() == other.to_dict()
+
+  def __repr__(self) -> str:
+    runs = {g: len(r) for g, r in self._history.items()}
+    return f'PrivacyLedger(runs={runs})'
+
+
+def private_group_names(num_levels: int) -> List[str]:
+  """'private' for one privacy level, else 'private_1', ..., 'private_l'."""
+  n = _check_count(num_levels, 'num_levels')
+  if n == 1:
+    return ['private']
+  return [f'private_{i}' for i in range(1, n + 1)]
+
+
+__all__ = [
+    'DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION',
+    'DEFAULT_NOISE_TOLERANCE',
+    'PrivacyLedger',
+    'compute_epsilon',
+    'default_clipped_count_stddev',
+    'effective_noise_multiplier',
+    'noise_multiplier_for_epsilon',
+    'private_group_names',
+    'split_noise_multiplier',
+]
