@@ -1,0 +1,121 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""ClientUpdate of paper 001, Algorithm 2, with Ditto personalisation.
+
+Given the global model theta^t, client j runs E epochs over its batches B:
+
+    theta   <- theta   - eta   * grad f_j(theta; B)
+    theta_j <- theta_j - eta_p * (grad f_j(theta_j; B) + lambda_j (theta_j - theta^t))
+
+(the second line is Ditto, Li et al. 2021, with lambda_j = lambda_p or lambda_np
+by the client's privacy group) and returns Delta = theta - theta^t.
+
+Clipping and the clip indicator b = 1[||Delta|| <= S^t] are NOT done here:
+they belong to the privacy mechanism (`hdp_factory`), which the training code
+never mentions. Pure TensorFlow, no TFF: the TFF process wraps it.
+"""
+
+import collections
+from typing import Sequence
+
+import tensorflow as tf
+
+from tff_hdp import models
+
+ClientOutput = collections.namedtuple(
+    'ClientOutput', ['delta', 'personal_weights', 'num_examples', 'loss_sum'])
+ClientOutput.__doc__ = """What a client computes in one round.
+
+Attributes:
+  delta: theta - theta^t, unclipped, one tensor per weight.
+  personal_weights: The updated Ditto model theta_j (unchanged when Ditto is
+    off).
+  num_examples: Examples processed by the global-model steps (E x |D_j|).
+  loss_sum: Sum over those examples of the global model's training loss.
+"""
+
+
+def client_update(spec: models.ModelSpec,
+                  global_weights: Sequence[tf.Tensor],
+                  personal_weights: Sequence[tf.Tensor],
+                  dataset: tf.data.Dataset,
+                  *,
+                  local_epochs: int,
+                  learning_rate: tf.Tensor,
+                  personal_learning_rate: tf.Tensor,
+                  ditto_lambda: tf.Tensor,
+                  train_personal: bool,
+                  seed: tf.Tensor) -> ClientOutput:
+  """Runs Algorithm 2's ClientUpdate (without clipping) on one client.
+
+  Args:
+    spec: The model.
+    global_weights: theta^t.
+    personal_weights: theta_j (theta^t for a client with no personal model).
+    dataset: The client's batches (x, y); it is iterated `local_epochs` times.
+    local_epochs: E.
+    learning_rate: eta.
+    personal_learning_rate: eta_p.
+    ditto_lambda: lambda_j.
+    train_personal: Whether to run Ditto's personal step.
+    seed: int32 [2] seed for dropout (models without dropout ignore it).
+
+  Returns:
+    A `ClientOutput`.
+  """
+  global_weights = [tf.convert_to_tensor(w) for w in global_weights]
+  return _client_update(spec, global_weights,
+                        [tf.convert_to_tensor(w) for w in personal_weights],
+                        dataset, local_epochs, learning_rate,
+                        personal_learning_rate, ditto_lambda, train_personal,
+                        seed)
+
+
+@tf.function(autograph=True)
+def _client_update(spec, global_weights, personal_weights, dataset,
+                   local_epochs, learning_rate, personal_learning_rate,
+                   ditto_lambda, train_personal, seed):
+  learning_rate = tf.cast(learning_rate, tf.float32)
+  personal_learning_rate = tf.cast(personal_learning_rate, tf.float32)
+  ditto_lambda = tf.cast(ditto_lambda, tf.float32)
+  # Loop-carried weights are tuples: autograph would try to stack lists.
+  global_weights = tuple(global_weights)
+  weights = global_weights
+  personal = tuple(personal_weights)
+  num_examples = tf.constant(0, tf.int32)
+  loss_sum = tf.constant(0.0, tf.float32)
+  step = tf.constant(0, tf.int32)
+  for x, y in dataset.repeat(local_epochs):
+    batch_seed = tf.random.experimental.stateless_fold_in(seed, step)
+    with tf.GradientTape() as tape:
+      tape.watch(weights)
+      loss = models.loss_fn(spec.apply(weights, x, True, batch_seed), y)
+    grads = tape.gradient(loss, weights)
+    weights = tuple(w - learning_rate * g for w, g in zip(weights, grads))
+    if train_personal:
+      personal_seed = tf.random.experimental.stateless_fold_in(batch_seed, 7)
+      with tf.GradientTape() as tape:
+        tape.watch(personal)
+        personal_loss = models.loss_fn(
+            spec.apply(personal, x, True, personal_seed), y)
+      personal_grads = tape.gradient(personal_loss, personal)
+      personal = tuple(
+          p - personal_learning_rate * (g + ditto_lambda * (p - w0))
+          for p, g, w0 in zip(personal, personal_grads, global_weights))
+    batch_size = tf.shape(y)[0]
+    num_examples += batch_size
+    loss_sum += loss * tf.cast(batch_size, tf.float32)
+    step += 1
+  delta = [w - w0 for w, w0 in zip(weights, global_weights)]
+  return ClientOutput(delta, list(personal), num_examples, loss_sum)

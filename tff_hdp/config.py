@@ -1,0 +1,189 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The configuration of one run and what it resolves to (TensorFlow-free).
+
+`TrainingConfig` records every hyperparameter of a run; `resolve` turns it and
+a dataset into the privacy groups, the clients' group assignment (the opt-out
+set drawn once with the run's seed) and the noise parameters, checking every
+value first so that a bad run is refused before anything is trained or
+written.
+"""
+
+import dataclasses
+from typing import Optional, Union
+
+import numpy as np
+
+from tff_hdp import accounting
+from tff_hdp import federated_data
+from tff_hdp import privacy_groups
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+  """Every hyperparameter of one run (recorded with its results).
+
+  Attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
+  `ditto`, `ratio` (r), `lambda_p`, `lambda_np`, `clients_per_round`,
+  `clipped_count_stddev` (z_b; None for TFF's default 0.05 x cohort),
+  `poisson_sampling` and `seed`.
+
+  Several private levels: `noise_multiplier` is a tuple with one z_eff per
+  level (level 0, the default, first), `ratio` one r per level (or one for
+  all), and `level_fractions` the population fraction at levels 1, 2, ...
+  (level 0 keeps the remaining private clients).
+  """
+
+  algorithm: str = 'fedhdp'
+  ditto: bool = True
+  ratio: Union[float, tuple[float, ...]] = 0.1
+  lambda_p: float = 0.05
+  lambda_np: float = 0.05
+  model: str = 'fc'
+  rounds: int = 500
+  clients_per_round: int = 100
+  sampling_rate: float = 0.05
+  poisson_sampling: bool = False
+  local_epochs: int = 25
+  batch_size: int = 20
+  learning_rate: float = 0.5
+  personal_learning_rate: float = 0.5
+  lr_decay_factor: float = 1.0
+  lr_decay_rounds: int = 50
+  initial_clip: float = 0.5
+  clip_learning_rate: float = 0.2
+  target_quantile: float = 0.5
+  noise_multiplier: Union[float, tuple[float, ...]] = 1.5
+  level_fractions: tuple[float, ...] = ()
+  clipped_count_stddev: Optional[float] = None
+  delta: float = 1e-4
+  optout_fraction: float = 0.05
+  skewed_optout: bool = False
+  eval_every: int = 10
+  seed: int = 0
+
+  @property
+  def noise_multipliers(self) -> tuple[float, ...]:
+    return tuple(np.atleast_1d(self.noise_multiplier).tolist())
+
+  @property
+  def ratios(self) -> tuple[float, ...]:
+    return tuple(np.atleast_1d(self.ratio).tolist())
+
+  def validate(self, num_clients: int) -> None:
+    """Raises ValueError (one line naming the field) on a bad value."""
+    privacy_groups.Algorithm.parse(self.algorithm)
+    checks = [
+        (all(0.0 <= r <= 1.0 for r in self.ratios),
+         f'r must be in [0, 1], got {self.ratio}'),
+        (len(self.ratios) in (1, len(self.noise_multipliers)),
+         f'give one r or one per privacy level '
+         f'({len(self.noise_multipliers)}), got {len(self.ratios)}'),
+        (len(self.level_fractions) == len(self.noise_multipliers) - 1,
+         f'{len(self.noise_multipliers)} privacy levels need '
+         f'{len(self.noise_multipliers) - 1} level fractions, got '
+         f'{len(self.level_fractions)}'),
+        (self.lambda_p >= 0, f'lambda_p must be >= 0, got {self.lambda_p}'),
+        (self.lambda_np >= 0, f'lambda_np must be >= 0, got {self.lambda_np}'),
+        (self.learning_rate > 0,
+         f'learning_rate must be > 0, got {self.learning_rate}'),
+        (self.personal_learning_rate >= 0, 'personal_learning_rate must be '
+         f'>= 0, got {self.personal_learning_rate}'),
+        (0.0 <= self.optout_fraction < 1.0, 'optout_fraction must be in '
+         f'[0, 1), got {self.optout_fraction}'),
+        (0.0 < self.delta < 1.0, f'delta must be in (0, 1), got {self.delta}'),
+        (all(z >= 0 for z in self.noise_multipliers),
+         f'noise_multiplier must be >= 0, got {self.noise_multiplier}'),
+        (1 <= self.clients_per_round <= num_clients, 'clients_per_round must '
+         f'be in [1, {num_clients}] (the population), got '
+         f'{self.clients_per_round}'),
+        (0.0 < self.sampling_rate <= 1.0,
+         f'sampling_rate must be in (0, 1], got {self.sampling_rate}'),
+        (self.rounds >= 1, f'rounds must be >= 1, got {self.rounds}'),
+        (self.local_epochs >= 1,
+         f'local_epochs must be >= 1, got {self.local_epochs}'),
+        (self.batch_size >= 1, f'batch_size must be >= 1, got {self.batch_size}'),
+        (self.initial_clip > 0,
+         f'initial_clip must be > 0, got {self.initial_clip}'),
+        (self.clip_learning_rate >= 0, 'clip_learning_rate must be >= 0, got '
+         f'{self.clip_learning_rate}'),
+        (0.0 <= self.target_quantile <= 1.0, 'target_quantile must be in '
+         f'[0, 1], got {self.target_quantile}'),
+        (0.0 < self.lr_decay_factor <= 1.0, 'lr_decay_factor must be in '
+         f'(0, 1], got {self.lr_decay_factor}'),
+        (self.lr_decay_rounds >= 1,
+         f'lr_decay_rounds must be >= 1, got {self.lr_decay_rounds}'),
+        (self.eval_every >= 1, f'eval_every must be >= 1, got {self.eval_every}'),
+    ]
+    for ok, message in checks:
+      if not ok:
+        raise ValueError(message)
+
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+  """What a config resolves to before training (all deterministic)."""
+
+  algorithm: privacy_groups.Algorithm
+  groups: tuple[privacy_groups.PrivacyGroup, ...]
+  client_groups: np.ndarray  # Group index of each client.
+  opted_out: np.ndarray  # The clients' own choice (True = opted out).
+  value_noise_multipliers: tuple[float, ...]  # z of each private level.
+  clipped_count_stddev: float
+
+
+def resolve_noise(
+    config: TrainingConfig) -> tuple[list[float], list[float], float]:
+  """(z per level, z_eff per level, z_b) of `config`'s algorithm.
+
+  z_b defaults to TFF's 0.05 x cohort; z is derived from z_eff and z_b as
+  TFF's `gaussian_adaptive` does (`accounting.split_noise_multiplier`).
+  Raises ValueError if some z_eff >= 2 z_b. The Non-Private baseline has no
+  noise at all.
+  """
+  algorithm = privacy_groups.Algorithm.parse(config.algorithm)
+  noised = algorithm is not privacy_groups.Algorithm.NON_PRIVATE
+  z_effs = [z if noised else 0.0 for z in config.noise_multipliers]
+  z_b = config.clipped_count_stddev
+  if z_b is None and any(z_effs):
+    z_b = accounting.default_clipped_count_stddev(config.clients_per_round)
+  z_b = z_b or 0.0
+  zs = [accounting.split_noise_multiplier(z, z_b)[0] for z in z_effs]
+  return zs, z_effs, z_b
+
+
+def resolve(config: TrainingConfig,
+            data: federated_data.FederatedData) -> Setup:
+  """Draws the opt-out set and builds the groups and noise parameters."""
+  config.validate(data.num_clients)
+  algorithm = privacy_groups.Algorithm.parse(config.algorithm)
+  candidates = data.clients_with_label(7) if config.skewed_optout else None
+  opted_out = privacy_groups.select_opt_outs(
+      data.num_clients, config.optout_fraction, config.seed,
+      candidates=candidates)
+  levels = privacy_groups.select_levels(opted_out, config.level_fractions,
+                                        config.seed)
+  zs, z_effs, z_b = resolve_noise(config)
+  groups = privacy_groups.build_groups(
+      algorithm,
+      noise_multipliers=zs,
+      effective_noise_multipliers=z_effs,
+      ratios=config.ratios,
+      lambda_p=config.lambda_p,
+      lambda_np=config.lambda_np)
+  return Setup(algorithm, groups,
+               privacy_groups.assign_groups(algorithm, opted_out, levels),
+               opted_out, tuple(zs), z_b)
+
+

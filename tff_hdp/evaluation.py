@@ -1,0 +1,109 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The metrics of paper 001 (spec section 7), computed after training.
+
+- Acc_g: the global model on the server test set.
+- Acc_g,p / Acc_g,np: mean over the private (all levels) or non-private
+  clients of the global model's
+  accuracy on each client's local test data; Acc_l,p / Acc_l,np the same with
+  each client's personal model (the global model for a client that never
+  trained one).
+- Delta_g = Acc_g,np - Acc_g,p; Delta_l = Acc_l,np - Acc_l,p.
+- The papers' number in parentheses, `*_var`: 100 x the variance across the
+  group's clients of the per-client accuracy as a fraction (population
+  variance); means are in percent.
+
+Clients with no local test data are left out of the means.
+"""
+
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tff_hdp import models
+from tff_hdp import personal_store as personal_store_lib
+
+
+def _predict(spec: models.ModelSpec, weights, x: np.ndarray,
+             batch_size: int = 4096) -> np.ndarray:
+  weights = [tf.constant(w) for w in weights]
+  out = []
+  for start in range(0, len(x), batch_size):
+    logits = spec.apply(weights, tf.constant(x[start:start + batch_size]))
+    out.append(tf.argmax(logits, axis=-1, output_type=tf.int32).numpy())
+  return np.concatenate(out) if out else np.zeros((0,), np.int32)
+
+
+def accuracy(spec: models.ModelSpec, weights, x: np.ndarray,
+             y: np.ndarray) -> float:
+  """Fraction of (x, y) classified correctly."""
+  return float(np.mean(_predict(spec, weights, x) == y)) if len(y) else np.nan
+
+
+def per_client_accuracy(spec: models.ModelSpec, weights,
+                        tests: Sequence[tuple[np.ndarray, np.ndarray]]
+                        ) -> np.ndarray:
+  """Accuracy of one model on every client's test data (nan if empty)."""
+  sizes = np.array([len(y) for _, y in tests])
+  x = np.concatenate([x for x, _ in tests])
+  y = np.concatenate([y for _, y in tests])
+  correct = (_predict(spec, weights, x) == y).astype(np.float64)
+  owner = np.repeat(np.arange(len(tests)), sizes)
+  hits = np.bincount(owner, weights=correct, minlength=len(tests))
+  with np.errstate(invalid='ignore', divide='ignore'):
+    return np.where(sizes > 0, hits / np.maximum(sizes, 1), np.nan)
+
+
+def personal_accuracy(spec: models.ModelSpec,
+                      store: Optional[personal_store_lib.PersonalModelStore],
+                      global_accuracy: np.ndarray,
+                      tests: Sequence[tuple[np.ndarray, np.ndarray]]
+                      ) -> np.ndarray:
+  """Per client, its personal model's accuracy on its own test data.
+
+  Clients without a personal model use the global model, whose accuracies
+  are `global_accuracy`.
+  """
+  out = np.array(global_accuracy, np.float64)
+  if store is None:
+    return out
+  for cid in np.flatnonzero(store.initialized):
+    x, y = tests[cid]
+    if len(y):
+      out[cid] = np.mean(_predict(spec, store.get(cid), x) == y)
+  return out
+
+
+def summarize(global_acc: float, client_global: np.ndarray,
+              client_personal: np.ndarray,
+              client_group_names: Sequence[str]) -> Mapping[str, float]:
+  """Section 7's table row from per-client accuracies (fractions)."""
+  names = np.asarray(client_group_names)
+  row = {'acc_g': 100.0 * global_acc}
+  is_private = np.char.startswith(names.astype(str), 'private')
+  for short, mask in (('p', is_private), ('np', names == 'non_private')):
+    for kind, values in (('g', client_global), ('l', client_personal)):
+      vals = np.asarray(values)[mask]
+      vals = vals[~np.isnan(vals)]
+      key = f'acc_{kind}_{short}'
+      if vals.size:
+        row[key] = 100.0 * float(np.mean(vals))
+        row[key + '_var'] = 100.0 * float(np.var(vals))
+      else:
+        row[key] = row[key + '_var'] = None
+  for kind in ('g', 'l'):
+    p, np_ = row[f'acc_{kind}_p'], row[f'acc_{kind}_np']
+    row[f'delta_{kind}'] = None if p is None or np_ is None else np_ - p
+  return row

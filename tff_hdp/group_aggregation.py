@@ -1,0 +1,181 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Server-side maths of paper 001, Algorithm 2, in plain TensorFlow.
+
+For each privacy group i with N_i^t >= 1 sampled clients:
+
+    Delta_i = (1/N_i^t) sum_j Clip(Delta_j, S^t) + N(0, (z_i S^t / N_i^t)^2 I),
+
+then Delta^t = sum_i w_i Delta_i with w_i = r_i N_i^t / sum_k r_k N_k^t, and the
+clip norm moves by Andrew et al. (2019)'s geometric quantile update
+
+    S^{t+1} = S^t exp(-eta_b ((1/N^t) sum_j b_j + N(0, z_b^2 / (N^t)^2) - kappa)).
+
+The mechanisms are TF Privacy's DP queries: a private group is a
+`GaussianSumQuery(l2_norm_clip=S^t, stddev=z_i S^t)`, the non-private group of
+FedHDP is the same query with stddev 0 (clipped, not noised) and the
+Non-Private baseline's group is a `NoPrivacySumQuery` (a null mechanism). The
+clip update is TF Privacy's `QuantileEstimatorQuery`.
+
+One deliberate departure from calling `get_noised_result` as is: TF Privacy
+draws its Gaussian noise from TensorFlow's stateful RNG, which TFF
+re-instantiates on every call, so a run could not be reproduced from its seed.
+We take the calibration (stddev) from the query's global state and draw the
+same Gaussian with `tf.random.stateless_normal` from a key kept in the server
+state (`noise_key`). Averages divide by the realised count N_i^t, as the paper
+does (TFF's `gaussian_adaptive` divides by the expected count instead).
+"""
+
+from typing import Sequence
+
+import tensorflow as tf
+import tensorflow_privacy as tfp
+
+from tff_hdp import privacy_groups
+
+
+def value_query(group: privacy_groups.PrivacyGroup,
+                clip_norm: tf.Tensor) -> tfp.DPQuery:
+  """The sum query of one privacy group at clip norm S^t."""
+  if not group.clip:
+    return tfp.NoPrivacySumQuery()
+  z = group.noise_multiplier or 0.0
+  return tfp.GaussianSumQuery(l2_norm_clip=clip_norm, stddev=z * clip_norm)
+
+
+def noise_stddev(query: tfp.DPQuery, global_state) -> tf.Tensor:
+  """The stddev of the noise `query` adds to its sum (0 for a null query)."""
+  if isinstance(query, tfp.GaussianSumQuery):
+    return global_state.stddev
+  return tf.constant(0.0)
+
+
+def clip_record(query: tfp.DPQuery, record: Sequence[tf.Tensor]):
+  """Clip(Delta_j, S^t) by the query's own record preprocessing."""
+  global_state = query.initial_global_state()
+  params = query.derive_sample_params(global_state)
+  return query.preprocess_record(params, list(record))
+
+
+def global_norm(record: Sequence[tf.Tensor]) -> tf.Tensor:
+  return tf.linalg.global_norm(list(record))
+
+
+def combination_weights(counts: tf.Tensor, ratios: tf.Tensor) -> tf.Tensor:
+  """w_i = r_i N_i^t / sum_k r_k N_k^t; all zero if the denominator is zero.
+
+  A group with no sampled client gets weight 0. If every sampled client is in
+  a group of ratio 0 (e.g. FedHDP with r = 0 and no opt-out client sampled),
+  the round makes no update.
+  """
+  counts = tf.cast(counts, tf.float32)
+  scores = tf.cast(ratios, tf.float32) * counts
+  return tf.math.divide_no_nan(scores, tf.reduce_sum(scores))
+
+
+def stateless_gaussian_like(values: Sequence[tf.Tensor], stddev: tf.Tensor,
+                            key: tf.Tensor) -> list[tf.Tensor]:
+  """Independent N(0, stddev^2) draws shaped like `values`, from `key`."""
+  out = []
+  for k, v in enumerate(values):
+    seed = tf.random.experimental.stateless_fold_in(key, k)
+    out.append(
+        tf.random.stateless_normal(tf.shape(v), seed=seed, stddev=stddev,
+                                   dtype=v.dtype))
+  return out
+
+
+def noised_group_mean(clipped_sum: Sequence[tf.Tensor], count: tf.Tensor,
+                      stddev: tf.Tensor, key: tf.Tensor) -> list[tf.Tensor]:
+  """(sum + N(0, stddev^2 I)) / N_i^t; zeros if the group has no client."""
+  noise = stateless_gaussian_like(clipped_sum, stddev, key)
+  denominator = tf.cast(count, tf.float32)
+  return [
+      tf.math.divide_no_nan(s + n, denominator)
+      for s, n in zip(clipped_sum, noise)
+  ]
+
+
+def combine(group_means: Sequence[Sequence[tf.Tensor]],
+            weights: tf.Tensor) -> list[tf.Tensor]:
+  """Delta^t = sum_i w_i Delta_i."""
+  return [
+      tf.add_n([weights[i] * means[k] for i, means in enumerate(group_means)])
+      for k in range(len(group_means[0]))
+  ]
+
+
+def clip_estimator(initial_clip: float, target_quantile: float,
+                   learning_rate: float) -> tfp.QuantileEstimatorQuery:
+  """Andrew et al. (2019) geometric quantile estimator of TF Privacy.
+
+  Its below-estimate noise is set to 0 here: the noise N(0, z_b^2) is added to
+  the clip-count sum by `update_clip_norm` with a stateless draw (see the
+  module docstring), which is the same mechanism.
+  """
+  return tfp.QuantileEstimatorQuery(
+      initial_estimate=initial_clip,
+      target_quantile=target_quantile,
+      learning_rate=learning_rate,
+      below_estimate_stddev=0.0,
+      expected_num_records=1.0,
+      geometric_update=True)
+
+
+def _estimator_state(estimator: tfp.QuantileEstimatorQuery,
+                     clip_norm: tf.Tensor):
+  return estimator.initial_global_state()._replace(
+      current_estimate=tf.cast(clip_norm, tf.float32))
+
+
+def below_record(estimator: tfp.QuantileEstimatorQuery, clip_norm: tf.Tensor,
+                 norm: tf.Tensor) -> tf.Tensor:
+  """A client's centred clip-count record b_j - 1/2, b_j = 1[norm <= S^t]."""
+  state = _estimator_state(estimator, clip_norm)
+  params = estimator.derive_sample_params(state)
+  return estimator.preprocess_record(params, norm)
+
+
+def update_clip_norm(estimator: tfp.QuantileEstimatorQuery,
+                     clip_norm: tf.Tensor, below_sum: tf.Tensor,
+                     count: tf.Tensor, clipped_count_stddev: tf.Tensor,
+                     key: tf.Tensor):
+  """S^{t+1} from the summed centred counts sum_j (b_j - 1/2) of N^t clients.
+
+  Args:
+    estimator: From `clip_estimator` (holds kappa and eta_b).
+    clip_norm: S^t.
+    below_sum: Sum over the sampled clients of `below_record`.
+    count: N^t, the number of sampled clients (the paper's denominator).
+    clipped_count_stddev: z_b, stddev of the noise on the count sum.
+    key: Stateless RNG key of this draw.
+
+  Returns:
+    (S^{t+1}, noised unclipped fraction). S stays put in a round with no
+    client.
+  """
+  noise = tf.random.stateless_normal([], seed=key,
+                                     stddev=clipped_count_stddev)
+  noised_sum = tf.cast(below_sum, tf.float32) + noise
+  count = tf.cast(count, tf.float32)
+  state = _estimator_state(estimator, clip_norm)
+  # Divide by the realised N^t: the estimator's below-estimate query is a
+  # NormalizedQuery whose denominator lives in its global state.
+  state = state._replace(
+      below_estimate_state=state.below_estimate_state._replace(
+          denominator=tf.maximum(count, 1.0)))
+  new_clip = estimator.get_noised_result(noised_sum, state)[0]
+  new_clip = tf.where(count > 0, new_clip, state.current_estimate)
+  unclipped_fraction = tf.math.divide_no_nan(noised_sum, count) + 0.5
+  return new_clip, unclipped_fraction

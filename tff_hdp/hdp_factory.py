@@ -1,0 +1,202 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Heterogeneous-DP aggregation of paper 001 as a `tff.aggregators` factory.
+
+`HeterogeneousDPFactory` aggregates client updates group by group, each with
+its own privacy mechanism (TF Privacy queries, see `group_aggregation`), then
+combines the group averages with the ratios r_i and adapts one clip norm S^t
+shared by all groups (Algorithm 2):
+
+    Delta_i = (1/N_i^t) sum_{j in C_i^t} Clip(Delta_j, S^t)
+              + N(0, (z_i S^t / N_i^t)^2 I)
+    Delta^t = sum_i w_i Delta_i,   w_i = r_i N_i^t / sum_k r_k N_k^t
+    S^{t+1} = S^t exp(-eta_b ((1/N^t) sum_j b_j + N(0, z_b^2/(N^t)^2) - kappa))
+
+It is a `WeightedAggregationFactory` whose per-client *weight* carries the
+client's privacy-group index g(j) in {0, ..., l-1}: TFF gives one
+CLIENTS-placed value per client next to each update, and groups of different
+sizes cannot be separate CLIENTS arguments of one call ("conflicting
+cardinalities"), so every client submits its update masked into its group's
+slot. Inside `tff.learning` it is a `model_update_aggregator` of
+`tff.learning.templates.compose_learning_process`; the client work must then
+emit each client's group index as its update weight (TFF 0.87's stock client
+works emit 1.0 or the example count; tests/test_hdp_factory.py shows the
+composition).
+
+Privacy: each private group's sum has L2 sensitivity S^t (add/remove one
+client) and gets Gaussian noise of stddev z_i S^t; the clip count of all
+sampled clients has sensitivity 1/2 per client (TF Privacy centres it) and
+noise stddev z_b. A private group's accountant therefore uses the effective
+noise multiplier z_eff = (z_i^-2 + (2 z_b)^-2)^-1/2 (see `accounting`). Group
+counts N_i^t are treated as public, as in the paper.
+"""
+
+import collections
+from typing import Sequence
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_federated as tff
+
+from tff_hdp import group_aggregation
+from tff_hdp import privacy_groups
+
+
+class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
+  """Group-wise DP averaging with ratio weighting and adaptive clipping."""
+
+  def __init__(self,
+               groups: Sequence[privacy_groups.PrivacyGroup],
+               *,
+               initial_clip: float,
+               target_quantile: float = 0.5,
+               clip_learning_rate: float = 0.2,
+               clipped_count_stddev: float = 0.0,
+               seed: int = 0):
+    """Initializes the factory.
+
+    Args:
+      groups: The privacy groups; a client's weight is its index here.
+      initial_clip: S^0 > 0.
+      target_quantile: kappa in [0, 1] (Table 7: 0.5).
+      clip_learning_rate: eta_b >= 0 (Table 7: 0.2); 0 keeps S fixed.
+      clipped_count_stddev: z_b >= 0, stddev of the noise on the clip count
+        sum. Must be > 0 when a group adds noise and the clip adapts.
+      seed: Seed of every noise draw (the same seed gives the same noise).
+    """
+    if not groups:
+      raise ValueError('groups must name at least one privacy group')
+    if not initial_clip > 0:
+      raise ValueError(f'initial_clip must be > 0, got {initial_clip}')
+    if not 0.0 <= target_quantile <= 1.0:
+      raise ValueError(
+          f'target_quantile must be in [0, 1], got {target_quantile}')
+    if not clip_learning_rate >= 0:
+      raise ValueError(
+          f'clip_learning_rate must be >= 0, got {clip_learning_rate}')
+    if not clipped_count_stddev >= 0:
+      raise ValueError(
+          f'clipped_count_stddev must be >= 0, got {clipped_count_stddev}')
+    if (any(g.noise_multiplier for g in groups) and clip_learning_rate > 0 and
+        clipped_count_stddev == 0):
+      raise ValueError('clipped_count_stddev must be > 0 when a group adds '
+                       'noise and the clip norm adapts (it privatises the '
+                       'clip count)')
+    self._groups = tuple(groups)
+    self._initial_clip = float(initial_clip)
+    self._target_quantile = float(target_quantile)
+    self._clip_learning_rate = float(clip_learning_rate)
+    self._clipped_count_stddev = float(clipped_count_stddev)
+    self._seed = int(seed)
+
+  @property
+  def groups(self) -> tuple[privacy_groups.PrivacyGroup, ...]:
+    return self._groups
+
+  def _estimator(self):
+    return group_aggregation.clip_estimator(self._initial_clip,
+                                            self._target_quantile,
+                                            self._clip_learning_rate)
+
+  def create(self, value_type, weight_type) -> tff.templates.AggregationProcess:
+    value_type = tff.types.to_type(value_type)
+    groups = self._groups
+    num_groups = len(groups)
+    ratios = np.array([g.ratio for g in groups], np.float32)
+    estimator = self._estimator()
+    count_stddev = self._clipped_count_stddev
+
+    @tff.tensorflow.computation
+    def initial_state():
+      return collections.OrderedDict(
+          clip_norm=tf.constant(self._initial_clip, tf.float32),
+          noise_key=tf.constant([self._seed, 0x4844], tf.int64))
+
+    state_type = initial_state.type_signature.result
+
+    @tff.tensorflow.computation(value_type, weight_type, np.float32)
+    def client_records(value, group, clip_norm):
+      flat = tf.nest.flatten(value)
+      group = tf.cast(group, tf.int32)
+      sums, counts = [], []
+      for i, g in enumerate(groups):
+        mask = tf.cast(tf.equal(group, i), tf.float32)
+        query = group_aggregation.value_query(g, clip_norm)
+        clipped = group_aggregation.clip_record(query, flat)
+        sums.append(tf.nest.pack_sequence_as(value,
+                                             [mask * c for c in clipped]))
+        counts.append(mask)
+      below = group_aggregation.below_record(
+          estimator, clip_norm, group_aggregation.global_norm(flat))
+      return collections.OrderedDict(
+          sums=sums, counts=tf.stack(counts), below=below)
+
+    @tff.tensorflow.computation(state_type, client_records.type_signature.result)
+    def server_update(state, totals):
+      clip_norm = state['clip_norm']
+      keys = tf.random.experimental.stateless_split(
+          state['noise_key'], num=num_groups + 2)
+      means = []
+      for i, g in enumerate(groups):
+        query = group_aggregation.value_query(g, clip_norm)
+        stddev = group_aggregation.noise_stddev(query,
+                                                query.initial_global_state())
+        means.append(
+            group_aggregation.noised_group_mean(
+                tf.nest.flatten(totals['sums'][i]),
+                                                totals['counts'][i], stddev,
+                                                keys[i]))
+      weights = group_aggregation.combination_weights(totals['counts'], ratios)
+      delta = group_aggregation.combine(means, weights)
+      new_clip, unclipped_fraction = group_aggregation.update_clip_norm(
+          estimator, clip_norm, totals['below'],
+          tf.reduce_sum(totals['counts']), count_stddev, keys[num_groups])
+      new_state = collections.OrderedDict(
+          clip_norm=new_clip, noise_key=keys[num_groups + 1])
+      measurements = collections.OrderedDict(clip_norm=clip_norm)
+      measurements['unclipped_fraction'] = unclipped_fraction
+      for i, g in enumerate(groups):
+        measurements[f'{g.name}/count'] = totals['counts'][i]
+        measurements[f'{g.name}/weight'] = weights[i]
+      result = tf.nest.pack_sequence_as(totals['sums'][0], delta)
+      return new_state, result, measurements
+
+    @tff.federated_computation
+    def init_fn():
+      return tff.federated_eval(initial_state, tff.SERVER)
+
+    @tff.federated_computation(
+        init_fn.type_signature.result,
+        tff.FederatedType(value_type, tff.CLIENTS),
+        tff.FederatedType(weight_type, tff.CLIENTS))
+    def next_fn(state, value, weight):
+      clip_norm = tff.federated_broadcast(
+          tff.federated_map(_select_clip_norm(state_type), state))
+      records = tff.federated_map(client_records, (value, weight, clip_norm))
+      totals = tff.federated_sum(records)
+      output = tff.federated_map(server_update, (state, totals))
+      return tff.templates.MeasuredProcessOutput(
+          state=output[0], result=output[1], measurements=output[2])
+
+    return tff.templates.AggregationProcess(init_fn, next_fn)
+
+
+def _select_clip_norm(state_type):
+
+  @tff.tensorflow.computation(state_type)
+  def select(state):
+    return state['clip_norm']
+
+  return select
+

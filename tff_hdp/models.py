@@ -1,0 +1,168 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The models of paper 001, Table 6, as pure functions of their weights.
+
+A model is a `ModelSpec`: the shapes of its weights, an initializer and a pure
+`apply(weights, x, ...) -> logits`. Weights are plain lists of tensors, so the
+client update, the personal-model store and a batched (vectorised) backend
+all work on the same representation, with no Keras object per client.
+
+- FC NN (non-IID MNIST, FMNIST): flatten 784 -> dense 50 ReLU -> dense 10.
+- CNN (FEMNIST): conv 16 (same, ReLU) -> maxpool 2 -> conv 32 (same, ReLU) ->
+  maxpool 2 -> dropout 0.25 -> flatten 1568 -> dense 128 ReLU -> dropout 0.5 ->
+  dense 62. Table 6 gives no kernel size; we use 3x3, the usual choice.
+
+The softmax of Table 6 is folded into the loss (logits are returned).
+Initialisation follows Keras' defaults: Glorot-uniform kernels, zero biases.
+"""
+
+import dataclasses
+import math
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+Weights = list  # A list of tensors (or arrays), in `ModelSpec.shapes` order.
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpec:
+  """A model as shapes plus a pure forward function.
+
+  Attributes:
+    name: 'fc' or 'cnn'.
+    input_shape: Shape of one example, e.g. (28, 28).
+    num_classes: Number of output classes.
+    shapes: Shapes of the weight tensors, in order.
+    forward: `forward(weights, x, training, seed) -> logits`; `seed` is an
+      int32 [2] tensor for dropout (only used when training).
+  """
+
+  name: str
+  input_shape: tuple[int, ...]
+  num_classes: int
+  shapes: tuple[tuple[int, ...], ...]
+  forward: Callable[..., tf.Tensor]
+
+  @property
+  def num_parameters(self) -> int:
+    return sum(math.prod(s) for s in self.shapes)
+
+  def init(self, seed: int) -> list[np.ndarray]:
+    """Keras-default initial weights: Glorot-uniform kernels, zero biases."""
+    weights = []
+    for i, shape in enumerate(self.shapes):
+      if len(shape) == 1:
+        weights.append(np.zeros(shape, np.float32))
+      else:
+        init = tf.keras.initializers.GlorotUniform(seed=seed * 1000 + i)
+        weights.append(init(shape, dtype=tf.float32).numpy())
+    return weights
+
+  def apply(self,
+            weights: Sequence[tf.Tensor],
+            x: tf.Tensor,
+            training: bool = False,
+            seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    return self.forward(list(weights), x, training, seed)
+
+
+def loss_fn(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+  """Mean sparse categorical cross-entropy (the loss f_j of Algorithm 2)."""
+  return tf.reduce_mean(
+      tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=tf.cast(labels, tf.int32), logits=logits))
+
+
+def _fc_forward(weights, x, training, seed):
+  del training, seed  # No dropout in the FC NN.
+  w1, b1, w2, b2 = weights
+  x = tf.reshape(tf.cast(x, tf.float32), [tf.shape(x)[0], w1.shape[0]])
+  hidden = tf.nn.relu(tf.matmul(x, w1) + b1)
+  return tf.matmul(hidden, w2) + b2
+
+
+def _dropout(x, rate, training, seed, salt):
+  if not training or seed is None:
+    return x
+  return tf.nn.experimental.stateless_dropout(
+      x, rate=rate, seed=tf.random.experimental.stateless_fold_in(seed, salt))
+
+
+def _cnn_forward(weights, x, training, seed):
+  c1, cb1, c2, cb2, w1, b1, w2, b2 = weights
+  x = tf.cast(x, tf.float32)
+  if x.shape.rank == 3:
+    x = x[..., tf.newaxis]
+  x = tf.nn.relu(tf.nn.conv2d(x, c1, strides=1, padding='SAME') + cb1)
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = tf.nn.relu(tf.nn.conv2d(x, c2, strides=1, padding='SAME') + cb2)
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = _dropout(x, 0.25, training, seed, 1)
+  x = tf.reshape(x, [tf.shape(x)[0], w1.shape[0]])
+  x = tf.nn.relu(tf.matmul(x, w1) + b1)
+  x = _dropout(x, 0.5, training, seed, 2)
+  return tf.matmul(x, w2) + b2
+
+
+def fc_model(input_shape: Sequence[int] = (28, 28),
+             num_classes: int = 10,
+             hidden: int = 50) -> ModelSpec:
+  """The FC NN of Table 6 (input flattened, one hidden layer of 50 ReLU)."""
+  d = math.prod(input_shape)
+  return ModelSpec(
+      name='fc',
+      input_shape=tuple(input_shape),
+      num_classes=num_classes,
+      shapes=((d, hidden), (hidden,), (hidden, num_classes), (num_classes,)),
+      forward=_fc_forward)
+
+
+def cnn_model(input_shape: Sequence[int] = (28, 28),
+              num_classes: int = 62,
+              kernel_size: int = 3) -> ModelSpec:
+  """The CNN of Table 6 (3x3 kernels; Table 6 does not give the size)."""
+  h, w = input_shape[:2]
+  flat = (h // 4) * (w // 4) * 32
+  k = kernel_size
+  return ModelSpec(
+      name='cnn',
+      input_shape=tuple(input_shape),
+      num_classes=num_classes,
+      shapes=((k, k, 1, 16), (16,), (k, k, 16, 32), (32,), (flat, 128),
+              (128,), (128, num_classes), (num_classes,)),
+      forward=_cnn_forward)
+
+
+def build_model(name: str, input_shape: Sequence[int],
+                num_classes: int) -> ModelSpec:
+  """Returns the model called `name` ('fc' or 'cnn')."""
+  if name == 'fc':
+    return fc_model(input_shape, num_classes)
+  if name == 'cnn':
+    return cnn_model(input_shape, num_classes)
+  raise ValueError(f"unknown model {name!r}; allowed: 'fc', 'cnn'")
+
+
+def accuracy(spec: ModelSpec, weights: Sequence[tf.Tensor], x: np.ndarray,
+             y: np.ndarray) -> float:
+  """Fraction of `x` that `weights` classify as `y` (nan if `x` is empty)."""
+  if len(y) == 0:
+    return float('nan')
+  logits = spec.apply(weights, tf.constant(x))
+  predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+  return float(
+      tf.reduce_mean(tf.cast(tf.equal(predictions, tf.cast(y, tf.int32)),
+                             tf.float32)))

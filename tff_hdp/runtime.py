@@ -1,0 +1,163 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""A TFF C++ execution context whose worker process we own and end.
+
+TFF's default context (`tff.backends.native.set_sync_local_cpp_execution_context`)
+starts a `worker_binary` child that inherits the parent's stdout and stderr and
+is ended only when its executor factory is garbage-collected; often it outlives
+Python and whoever reads the parent's output (a CI log, a pipe) waits forever.
+So we start the same binary ourselves, through TFF's public executor API
+(`tff.framework.RemoteExecutor` over `RemoteExecutorGrpcStub`, the pieces
+TFF's own local factory is made of), with its output sent to a log file, a
+parent-death signal so it cannot outlive us even after SIGKILL, and an
+explicit `stop()` (also run at interpreter exit).
+
+Use:
+
+    with runtime.local_cpp_context():
+      ...  # call TFF computations
+
+or `runtime.install_local_cpp_context()` once per process.
+"""
+
+import atexit
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Optional
+
+import grpc
+import portpicker
+import tensorflow_federated as tff
+
+_PR_SET_PDEATHSIG = 1
+# No message-size limit: model updates of a whole cohort travel in one call.
+_GRPC_OPTIONS = [('grpc.max_message_length', -1),
+                 ('grpc.max_receive_message_length', -1),
+                 ('grpc.max_send_message_length', -1)]
+
+
+def worker_binary_path() -> str:
+  """The `worker_binary` shipped in the TFF wheel."""
+  return os.path.join(os.path.dirname(tff.__file__), 'data', 'worker_binary')
+
+
+def _die_with_parent():
+  """Runs in the child before exec: SIGTERM it when its parent dies."""
+  try:
+    libc = ctypes.CDLL('libc.so.6', use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+  except OSError:  # Not Linux/glibc: rely on stop() and atexit.
+    pass
+
+
+class Worker:
+  """One `worker_binary` process serving on localhost."""
+
+  def __init__(self, port: Optional[int] = None, log_path: Optional[str] = None):
+    self.port = port or portpicker.pick_unused_port()
+    if log_path is None:
+      log_path = os.path.join(tempfile.gettempdir(),
+                              f'tff_hdp_worker_{os.getpid()}_{self.port}.log')
+    self.log_path = log_path
+    self.channel = grpc.insecure_channel(f'localhost:{self.port}', _GRPC_OPTIONS)
+    self.stub = tff.framework.RemoteExecutorGrpcStub(self.channel)
+    self._log = open(log_path, 'ab')
+    self.process = subprocess.Popen(
+        [worker_binary_path(), f'--port={self.port}',
+         '--max_concurrent_computation_calls=-1'],
+        stdin=subprocess.DEVNULL,
+        stdout=self._log,
+        stderr=subprocess.STDOUT,
+        preexec_fn=_die_with_parent)
+    atexit.register(self.stop)
+
+  def wait_ready(self, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not self.stub.is_ready:
+      if self.process.poll() is not None:
+        raise RuntimeError(f'worker_binary exited with {self.process.returncode}'
+                           f'; see {self.log_path}')
+      if time.monotonic() > deadline:
+        raise TimeoutError(f'worker_binary not ready after {timeout}s')
+      time.sleep(0.05)
+
+  def stop(self) -> None:
+    """Ends the process (SIGINT, then SIGKILL after 5 s) and closes its log."""
+    if self.process.poll() is None:
+      self.process.send_signal(signal.SIGINT)
+      try:
+        self.process.wait(timeout=5)
+      except subprocess.TimeoutExpired:
+        self.process.kill()
+        self.process.wait()
+    self.channel.close()
+    if not self._log.closed:
+      self._log.close()
+
+
+def create_local_cpp_context(default_num_clients: int = 0):
+  """Returns (context, worker): a sync TFF context backed by our own worker."""
+  worker = Worker()
+  worker.wait_ready()
+
+  def stack_fn(cardinalities):
+    if cardinalities.get(tff.CLIENTS) is None:
+      cardinalities[tff.CLIENTS] = default_num_clients
+    executor = tff.framework.RemoteExecutor(worker.stub)
+    executor.set_cardinalities(cardinalities)
+    return executor
+
+  factory = tff.framework.ResourceManagingExecutorFactory(
+      executor_stack_fn=stack_fn)
+  context = tff.framework.SyncExecutionContext(
+      executor_fn=factory,
+      compiler_fn=tff.backends.native.desugar_and_transform_to_native,
+      transform_args=tff.tensorflow.transform_args,
+      transform_result=tff.tensorflow.transform_result)
+  return context, worker
+
+
+_installed: Optional[Worker] = None
+
+
+def install_local_cpp_context() -> Worker:
+  """Makes our context TFF's default for this process (idempotent)."""
+  global _installed
+  if _installed is None or _installed.process.poll() is not None:
+    context, _installed = create_local_cpp_context()
+    tff.framework.set_default_context(context)
+  return _installed
+
+
+def shutdown() -> None:
+  """Ends the worker installed by `install_local_cpp_context`, if any."""
+  global _installed
+  if _installed is not None:
+    _installed.stop()
+    _installed = None
+
+
+@contextlib.contextmanager
+def local_cpp_context():
+  """Installs our context for the `with` block and ends its worker after."""
+  install_local_cpp_context()
+  try:
+    yield
+  finally:
+    shutdown()

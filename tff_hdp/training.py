@@ -1,0 +1,197 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The simulation driver: T rounds of an algorithm of paper 001, then metrics.
+
+`train(config, data)` draws the opt-out set once (`config.resolve`), builds
+the privacy groups
+and the TFF process, and each round samples a cohort, feeds the clients'
+batches and Ditto models to `process.next`, stores the updated personal
+models, steps the privacy ledger of each private group that was queried, and
+evaluates the global model every `eval_every` rounds. It returns one results
+record (config, spec-section-7 metrics, epsilon per group, history).
+
+Everything random is derived from `config.seed`: opt-outs, initial weights,
+cohorts and local shuffles (numpy, per round), DP noise (stateless, from the
+server state) and dropout (stateless, per round and client).
+
+FedHDP with r = 0 never communicates with private clients (paper 001,
+Appendix C): they are dropped from the sampled cohort, never train a personal
+model (so theirs is the global model) and spend no privacy budget.
+"""
+
+import collections
+import dataclasses
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from tff_hdp import accounting
+from tff_hdp import config as config_lib
+from tff_hdp import evaluation
+from tff_hdp import federated_data
+from tff_hdp import hdp_factory
+from tff_hdp import hdp_process
+from tff_hdp import models
+from tff_hdp import personal_store
+from tff_hdp import sampling
+
+
+def _client_dataset(x, y, batch_size, rng):
+  order = rng.permutation(len(y))
+  return tf.data.Dataset.from_tensor_slices(
+      (x[order].astype(np.float32), y[order].astype(np.int32))).batch(batch_size)
+
+
+def _excluded_groups(setup: config_lib.Setup) -> set[int]:
+  """Groups never communicated with: ratio 0 (FedHDP r = 0's private group)."""
+  if len(setup.groups) < 2:
+    return set()
+  return {i for i, g in enumerate(setup.groups) if g.ratio == 0}
+
+
+def train(config: config_lib.TrainingConfig,
+          data: federated_data.FederatedData,
+          *,
+          summary_writer: Optional[tf.summary.SummaryWriter] = None,
+          progress: bool = False,
+          on_round: Optional[Callable[[int, dict], None]] = None
+          ) -> dict[str, Any]:
+  """Runs one experiment and returns its results record.
+
+  Args:
+    config: The run's hyperparameters.
+    data: The federated dataset.
+    summary_writer: Optional TensorBoard writer for per-round scalars.
+    progress: Show a progress bar over rounds (tqdm, on stderr).
+    on_round: Called as on_round(round, history_entry) after each round.
+
+  Returns:
+    {'config', 'dataset', 'setup', 'metrics', 'epsilon', 'history',
+     'wall_clock_seconds'}.
+  """
+  start = time.time()
+  setup = config_lib.resolve(config, data)
+  spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  factory = hdp_factory.HeterogeneousDPFactory(
+      setup.groups,
+      initial_clip=config.initial_clip,
+      target_quantile=config.target_quantile,
+      clip_learning_rate=config.clip_learning_rate,
+      clipped_count_stddev=setup.clipped_count_stddev,
+      seed=config.seed)
+  process = hdp_process.build_hdp_process(
+      spec,
+      spec.init(config.seed),
+      factory,
+      ditto_lambdas=[g.ditto_lambda for g in setup.groups],
+      local_epochs=config.local_epochs,
+      learning_rate=config.learning_rate,
+      personal_learning_rate=config.personal_learning_rate,
+      lr_decay_factor=config.lr_decay_factor,
+      lr_decay_rounds=config.lr_decay_rounds,
+      ditto=config.ditto,
+      seed=config.seed)
+  store = (personal_store.PersonalModelStore(data.num_clients, spec.shapes)
+           if config.ditto else None)
+  ledger = accounting.PrivacyLedger()
+  excluded = _excluded_groups(setup)
+  state = process.initialize()
+  history = []
+  rounds = range(config.rounds)
+  if progress:
+    import tqdm  # pylint: disable=g-import-not-at-top
+    rounds = tqdm.tqdm(rounds, desc=f'{config.algorithm}', unit='round')
+  for round_num in rounds:
+    rng = sampling.round_rng(config.seed, round_num)
+    cohort = sampling.sample_cohort(
+        data.num_clients, config.clients_per_round, rng,
+        poisson=config.poisson_sampling, sampling_rate=config.sampling_rate)
+    cohort = np.array([c for c in cohort
+                       if setup.client_groups[c] not in excluded], np.int64)
+    theta = hdp_process.global_weights(state)
+    if len(cohort):
+      client_data = [
+          _client_dataset(*data.train[c], config.batch_size, rng)
+          for c in cohort
+      ]
+      personal = (store.gather(cohort, theta) if store is not None else
+                  [theta] * len(cohort))
+      info = [
+          collections.OrderedDict(
+              group=np.int32(setup.client_groups[c]), client_id=np.int32(c))
+          for c in cohort
+      ]
+      state, personal, measurements = process.next(state, client_data,
+                                                   personal, info)
+      if store is not None:
+        store.scatter(cohort, personal)
+    else:
+      measurements = {}
+    for i, group in enumerate(setup.groups):
+      if group.is_private and i not in excluded:
+        ledger.step(group.name, config.sampling_rate,
+                    group.effective_noise_multiplier)
+    entry = {'round': round_num + 1, 'num_clients': int(len(cohort))}
+    entry.update({k: float(v) for k, v in measurements.items()})
+    if (round_num + 1) % config.eval_every == 0 or round_num + 1 == config.rounds:
+      x, y = data.server_test
+      logits = spec.apply([tf.constant(w) for w in
+                           hdp_process.global_weights(state)], tf.constant(x))
+      entry['loss'] = float(models.loss_fn(logits, y))
+      entry['accuracy'] = float(
+          np.mean(np.argmax(logits.numpy(), axis=-1) == y))
+    history.append(entry)
+    if summary_writer is not None:
+      with summary_writer.as_default(step=round_num + 1):
+        for key, value in entry.items():
+          if key != 'round':
+            tf.summary.scalar(key, value)
+    if on_round is not None:
+      on_round(round_num + 1, entry)
+
+  final = hdp_process.global_weights(state)
+  client_global = evaluation.per_client_accuracy(spec, final, data.test)
+  client_personal = evaluation.personal_accuracy(spec, store, client_global,
+                                                 data.test)
+  names = [setup.groups[g].name for g in setup.client_groups]
+  metrics = dict(
+      evaluation.summarize(
+          evaluation.accuracy(spec, final, *data.server_test), client_global,
+          client_personal, names))
+  if not config.ditto:  # No personal models: the local columns are undefined.
+    for key in list(metrics):
+      if key.startswith(('acc_l', 'delta_l')):
+        metrics[key] = None
+  epsilon = {
+      g.name: ledger.get_epsilon(g.name, config.delta)
+      for g in setup.groups if g.is_private
+  }
+  return {
+      'config': dataclasses.asdict(config),
+      'dataset': data.name,
+      'setup': {
+          'groups': [dataclasses.asdict(g) for g in setup.groups],
+          'num_opted_out': int(setup.opted_out.sum()),
+          'value_noise_multipliers': list(setup.value_noise_multipliers),
+          'clipped_count_stddev': setup.clipped_count_stddev,
+          'model_parameters': spec.num_parameters,
+      },
+      'metrics': metrics,
+      'epsilon': epsilon,
+      'history': history,
+      'wall_clock_seconds': time.time() - start,
+  }
+
