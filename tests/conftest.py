@@ -1,0 +1,67 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Test-session set-up: quiet TensorFlow, our own TFF worker, no leftovers.
+
+TFF's default C++ context starts a `worker_binary` that can outlive the test
+process and hold its stdout open (CI would wait forever). The session fixture
+installs `tff_hdp.runtime`'s context, whose worker logs to a file, dies with
+its parent and is ended here; at the end of the session we check that no
+`worker_binary` child of this process is left.
+"""
+
+import os
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+
+import pytest  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+
+def worker_children() -> list[int]:
+  """Pids of `worker_binary` processes whose parent is this process."""
+  me = str(os.getpid())
+  pids = []
+  for entry in os.listdir('/proc'):
+    if not entry.isdigit():
+      continue
+    try:
+      with open(f'/proc/{entry}/stat') as f:
+        stat = f.read()
+    except OSError:
+      continue
+    # Format: pid (comm) state ppid ...
+    comm = stat[stat.index('(') + 1:stat.rindex(')')]
+    ppid = stat[stat.rindex(')') + 2:].split()[1]
+    if comm.startswith('worker_binary') and ppid == me:
+      pids.append(int(entry))
+  return pids
+
+
+@pytest.fixture(scope='session', autouse=True)
+def tff_context():
+  """Installs our TFF context lazily and ends its worker after the session."""
+  yield
+  import sys  # pylint: disable=g-import-not-at-top
+  if 'tff_hdp.runtime' in sys.modules:
+    sys.modules['tff_hdp.runtime'].shutdown()
+  leftover = [p for p in worker_children()
+              if open(f'/proc/{p}/stat').read().split()[2] != 'Z']
+  assert not leftover, f'worker_binary processes left running: {leftover}'
+
+
+@pytest.fixture
+def tff_runtime():
+  """Use in tests that run TFF computations: our context is installed."""
+  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+  runtime.install_local_cpp_context()
+  return runtime

@@ -1,0 +1,121 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Short end-to-end runs of every algorithm on tiny data."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import datasets
+from tff_hdp import accounting
+from tff_hdp import config
+from tff_hdp import training
+
+TINY = config.TrainingConfig(
+    model='fc', rounds=2, clients_per_round=8, sampling_rate=0.2,
+    local_epochs=1, batch_size=5, learning_rate=0.1,
+    personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,
+    clipped_count_stddev=1.0, optout_fraction=0.25, eval_every=1,
+    lambda_p=0.1, lambda_np=0.1, seed=1)
+
+
+@pytest.fixture(scope='module')
+def data():
+  return datasets.load_federated_data('digits', num_clients=40, seed=0)
+
+
+@pytest.mark.parametrize('ditto', [True, False])
+@pytest.mark.parametrize('algorithm,ratio', [('non_private', 1.0),
+                                             ('dp_fedavg', 1.0),
+                                             ('hdp_fedavg', 1.0),
+                                             ('fedhdp', 0.1)])
+def test_each_algorithm_runs(tff_runtime, data, algorithm, ratio, ditto):
+  del tff_runtime
+  run = dataclasses.replace(TINY, algorithm=algorithm, ratio=ratio,
+                            ditto=ditto)
+  result = training.train(run, data)
+  m = result['metrics']
+  assert 0.0 <= m['acc_g'] <= 100.0
+  assert len(result['history']) == 2
+  assert 'accuracy' in result['history'][-1]
+  assert 'clip_norm' in result['history'][-1]
+  if algorithm == 'non_private':
+    assert m['acc_g_p'] is None and m['acc_g_np'] is not None
+    assert result['epsilon'] == {}
+  elif algorithm == 'dp_fedavg':
+    assert m['acc_g_np'] is None and m['acc_g_p'] is not None
+  else:
+    assert m['delta_g'] == pytest.approx(m['acc_g_np'] - m['acc_g_p'])
+  if algorithm != 'non_private':
+    # Every run reports epsilon per private group, from the RDP accountant.
+    assert result['epsilon']['private'] == pytest.approx(
+        accounting.compute_epsilon(8 / 40, 1.0, 2, 1e-4), rel=1e-9)
+  if not ditto:
+    assert m['acc_l_p'] is None and m['acc_l_np'] is None
+
+
+def test_same_seed_same_results_other_seed_differs(tff_runtime, data):
+  del tff_runtime
+  a = training.train(TINY, data)
+  b = training.train(TINY, data)
+  c = training.train(dataclasses.replace(TINY, seed=2), data)
+  assert a['metrics'] == b['metrics']
+  assert a['history'] == b['history']
+  assert a['history'] != c['history']
+
+
+def test_r_zero_never_uses_private_clients(tff_runtime, data):
+  del tff_runtime
+  run = dataclasses.replace(TINY, algorithm='fedhdp', ratio=0.0, rounds=3)
+  result = training.train(run, data)
+  for entry in result['history']:
+    assert entry.get('private/count', 0.0) == 0.0
+  # No private client trained: their personal model is the global model.
+  m = result['metrics']
+  assert m['acc_l_p'] == pytest.approx(m['acc_g_p'])
+  assert result['epsilon']['private'] == 0.0
+
+
+def test_opt_out_set_is_shared_by_all_algorithms(data):
+  setups = [config.resolve(dataclasses.replace(TINY, algorithm=a), data)
+            for a in ('non_private', 'dp_fedavg', 'hdp_fedavg', 'fedhdp')]
+  for s in setups[1:]:
+    np.testing.assert_array_equal(s.opted_out, setups[0].opted_out)
+  assert setups[0].opted_out.sum() == 10
+
+
+def test_noise_split_like_tff(data):
+  # z from z_eff and z_b as TFF's gaussian_adaptive: (z_eff^-2-(2z_b)^-2)^-1/2
+  setup = config.resolve(
+      dataclasses.replace(TINY, noise_multiplier=1.5,
+                          clipped_count_stddev=None, clients_per_round=20),
+      data)
+  z_b = 0.05 * 20
+  assert setup.clipped_count_stddev == pytest.approx(z_b)
+  assert setup.value_noise_multipliers[0] == pytest.approx(
+      (1.5**-2 - (2 * z_b)**-2)**-0.5)
+
+
+@pytest.mark.parametrize('field,value,message', [
+    ('ratio', 1.5, 'r must be in'),
+    ('lambda_p', -1.0, 'lambda_p must be >= 0'),
+    ('learning_rate', -0.1, 'learning_rate must be > 0'),
+    ('optout_fraction', 1.0, 'optout_fraction must be in'),
+    ('delta', 1.0, 'delta must be in'),
+    ('clients_per_round', 41, 'clients_per_round must be in'),
+])
+def test_config_validation(data, field, value, message):
+  with pytest.raises(ValueError, match=message):
+    config.resolve(dataclasses.replace(TINY, **{field: value}), data)
