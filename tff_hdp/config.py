@@ -72,6 +72,7 @@ class TrainingConfig:
   skewed_optout: bool = False
   eval_every: int = 10
   seed: int = 0
+  backend: str = 'tff'
 
   @property
   def noise_multipliers(self) -> tuple[float, ...]:

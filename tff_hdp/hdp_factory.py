@@ -104,6 +104,26 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
   def groups(self) -> tuple[privacy_groups.PrivacyGroup, ...]:
     return self._groups
 
+  @property
+  def initial_clip(self) -> float:
+    return self._initial_clip
+
+  @property
+  def target_quantile(self) -> float:
+    return self._target_quantile
+
+  @property
+  def clip_learning_rate(self) -> float:
+    return self._clip_learning_rate
+
+  @property
+  def clipped_count_stddev(self) -> float:
+    return self._clipped_count_stddev
+
+  @property
+  def seed(self) -> int:
+    return self._seed
+
   def _estimator(self):
     return group_aggregation.clip_estimator(self._initial_clip,
                                             self._target_quantile,

@@ -14,9 +14,9 @@
 """The simulation driver: T rounds of an algorithm of paper 001, then metrics.
 
 `train(config, data)` draws the opt-out set once (`config.resolve`), builds
-the privacy groups
-and the TFF process, and each round samples a cohort, feeds the clients'
-batches and Ditto models to `process.next`, stores the updated personal
+the privacy groups, the aggregator and a round backend (`tff_backend`: TFF's
+runtime), and each round samples a cohort, feeds the clients' data and Ditto
+models to `backend.next`, stores the updated personal
 models, steps the privacy ledger of each private group that was queried, and
 evaluates the global model every `eval_every` rounds. It returns one results
 record (config, spec-section-7 metrics, epsilon per group, history).
@@ -43,16 +43,23 @@ from tff_hdp import config as config_lib
 from tff_hdp import evaluation
 from tff_hdp import federated_data
 from tff_hdp import hdp_factory
-from tff_hdp import hdp_process
 from tff_hdp import models
 from tff_hdp import personal_store
 from tff_hdp import sampling
+from tff_hdp import tff_backend
 
 
-def _client_dataset(x, y, batch_size, rng):
+def _shuffled(x, y, rng):
+  """A client's data in this round's order (one permutation per round)."""
   order = rng.permutation(len(y))
-  return tf.data.Dataset.from_tensor_slices(
-      (x[order].astype(np.float32), y[order].astype(np.int32))).batch(batch_size)
+  return x[order].astype(np.float32), y[order].astype(np.int32)
+
+
+def build_backend(name: str, spec, initial_weights, factory, settings):
+  """The round backend called `name` (see `tff_backend` for the interface)."""
+  if name == 'tff':
+    return tff_backend.TffBackend(spec, initial_weights, factory, settings)
+  raise ValueError(f"unknown backend {name!r}; allowed: 'tff'")
 
 
 def _excluded_groups(setup: config_lib.Setup) -> set[int]:
@@ -92,23 +99,23 @@ def train(config: config_lib.TrainingConfig,
       clip_learning_rate=config.clip_learning_rate,
       clipped_count_stddev=setup.clipped_count_stddev,
       seed=config.seed)
-  process = hdp_process.build_hdp_process(
-      spec,
-      spec.init(config.seed),
-      factory,
-      ditto_lambdas=[g.ditto_lambda for g in setup.groups],
+  settings = tff_backend.ClientSettings(
+      ditto_lambdas=tuple(g.ditto_lambda for g in setup.groups),
       local_epochs=config.local_epochs,
+      batch_size=config.batch_size,
       learning_rate=config.learning_rate,
       personal_learning_rate=config.personal_learning_rate,
       lr_decay_factor=config.lr_decay_factor,
       lr_decay_rounds=config.lr_decay_rounds,
       ditto=config.ditto,
       seed=config.seed)
+  backend = build_backend(config.backend, spec, spec.init(config.seed),
+                          factory, settings)
   store = (personal_store.PersonalModelStore(data.num_clients, spec.shapes)
            if config.ditto else None)
   ledger = accounting.PrivacyLedger()
   excluded = _excluded_groups(setup)
-  state = process.initialize()
+  state = backend.initialize()
   history = []
   rounds = range(config.rounds)
   if progress:
@@ -121,12 +128,9 @@ def train(config: config_lib.TrainingConfig,
         poisson=config.poisson_sampling, sampling_rate=config.sampling_rate)
     cohort = np.array([c for c in cohort
                        if setup.client_groups[c] not in excluded], np.int64)
-    theta = hdp_process.global_weights(state)
+    theta = tff_backend.global_weights(state)
     if len(cohort):
-      client_data = [
-          _client_dataset(*data.train[c], config.batch_size, rng)
-          for c in cohort
-      ]
+      client_data = [_shuffled(*data.train[c], rng) for c in cohort]
       personal = (store.gather(cohort, theta) if store is not None else
                   [theta] * len(cohort))
       info = [
@@ -134,7 +138,7 @@ def train(config: config_lib.TrainingConfig,
               group=np.int32(setup.client_groups[c]), client_id=np.int32(c))
           for c in cohort
       ]
-      state, personal, measurements = process.next(state, client_data,
+      state, personal, measurements = backend.next(state, client_data,
                                                    personal, info)
       if store is not None:
         store.scatter(cohort, personal)
@@ -149,7 +153,7 @@ def train(config: config_lib.TrainingConfig,
     if (round_num + 1) % config.eval_every == 0 or round_num + 1 == config.rounds:
       x, y = data.server_test
       logits = spec.apply([tf.constant(w) for w in
-                           hdp_process.global_weights(state)], tf.constant(x))
+                           tff_backend.global_weights(state)], tf.constant(x))
       entry['loss'] = float(models.loss_fn(logits, y))
       entry['accuracy'] = float(
           np.mean(np.argmax(logits.numpy(), axis=-1) == y))
@@ -162,7 +166,7 @@ def train(config: config_lib.TrainingConfig,
     if on_round is not None:
       on_round(round_num + 1, entry)
 
-  final = hdp_process.global_weights(state)
+  final = tff_backend.global_weights(state)
   client_global = evaluation.per_client_accuracy(spec, final, data.test)
   client_personal = evaluation.personal_accuracy(spec, store, client_global,
                                                  data.test)
