@@ -59,7 +59,11 @@ def build_backend(name: str, spec, initial_weights, factory, settings):
   """The round backend called `name` (see `tff_backend` for the interface)."""
   if name == 'tff':
     return tff_backend.TffBackend(spec, initial_weights, factory, settings)
-  raise ValueError(f"unknown backend {name!r}; allowed: 'tff'")
+  if name == 'vectorized':
+    from tff_hdp import vectorized_backend  # pylint: disable=g-import-not-at-top
+    return vectorized_backend.VectorizedBackend(spec, initial_weights, factory,
+                                                settings)
+  raise ValueError(f"unknown backend {name!r}; allowed: 'tff', 'vectorized'")
 
 
 def _excluded_groups(setup: config_lib.Setup) -> set[int]:
