@@ -32,6 +32,7 @@ model (so theirs is the global model) and spend no privacy budget.
 
 import collections
 import dataclasses
+import json
 import time
 from typing import Any, Callable, Optional
 
@@ -39,6 +40,7 @@ import numpy as np
 import tensorflow as tf
 
 from tff_hdp import accounting
+from tff_hdp import checkpoint
 from tff_hdp import config as config_lib
 from tff_hdp import evaluation
 from tff_hdp import federated_data
@@ -78,8 +80,9 @@ def train(config: config_lib.TrainingConfig,
           *,
           summary_writer: Optional[tf.summary.SummaryWriter] = None,
           progress: bool = False,
-          on_round: Optional[Callable[[int, dict], None]] = None
-          ) -> dict[str, Any]:
+          on_round: Optional[Callable[[int, dict], None]] = None,
+          checkpoint_dir: Optional[str] = None,
+          checkpoint_every: int = 10) -> dict[str, Any]:
   """Runs one experiment and returns its results record.
 
   Args:
@@ -88,6 +91,10 @@ def train(config: config_lib.TrainingConfig,
     summary_writer: Optional TensorBoard writer for per-round scalars.
     progress: Show a progress bar over rounds (tqdm, on stderr).
     on_round: Called as on_round(round, history_entry) after each round.
+    checkpoint_dir: If given, progress is saved there every
+      `checkpoint_every` rounds and after the last, and a run finding a
+      checkpoint of the same configuration there resumes from it.
+    checkpoint_every: See `checkpoint_dir`.
 
   Returns:
     {'config', 'dataset', 'setup', 'metrics', 'epsilon', 'history',
@@ -121,10 +128,22 @@ def train(config: config_lib.TrainingConfig,
   excluded = _excluded_groups(setup)
   state = backend.initialize()
   history = []
-  rounds = range(config.rounds)
+  first_round = 0
+  checkpointer = None
+  if checkpoint_dir is not None:
+    if checkpoint_every < 1:
+      raise ValueError(f'checkpoint_every must be >= 1, got {checkpoint_every}')
+    checkpointer = checkpoint.Checkpointer(
+        checkpoint_dir, json.dumps(dataclasses.asdict(config), sort_keys=True))
+    restored = checkpointer.restore(state, store)
+    if restored is not None:
+      first_round, state, ledger, history = restored
+      state = tff_backend.to_numpy(state)
+  rounds = range(first_round, config.rounds)
   if progress:
     import tqdm  # pylint: disable=g-import-not-at-top
-    rounds = tqdm.tqdm(rounds, desc=f'{config.algorithm}', unit='round')
+    rounds = tqdm.tqdm(rounds, desc=f'{config.algorithm}', unit='round',
+                       initial=first_round, total=config.rounds)
   for round_num in rounds:
     rng = sampling.round_rng(config.seed, round_num)
     cohort = sampling.sample_cohort(
@@ -167,6 +186,10 @@ def train(config: config_lib.TrainingConfig,
         for key, value in entry.items():
           if key != 'round':
             tf.summary.scalar(key, value)
+    if checkpointer is not None and (
+        (round_num + 1) % checkpoint_every == 0 or
+        round_num + 1 == config.rounds):
+      checkpointer.save(round_num + 1, state, store, ledger, history)
     if on_round is not None:
       on_round(round_num + 1, entry)
 

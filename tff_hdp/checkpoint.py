@@ -1,0 +1,110 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Checkpoints of a training run, so that a killed run resumes exactly.
+
+A checkpoint holds everything a run carries between rounds: the server state
+(global model, round, clip norm S^t and the noise key), every client's Ditto
+model and its "initialised" flag, the privacy ledger and the history so far.
+Random draws need no saved generator state: cohorts and local shuffles come
+from a generator seeded by (seed, round), DP noise from the key in the server
+state and dropout from (seed, round, client), so a run resumed at round t
+makes exactly the draws of an uninterrupted one.
+
+Storage is TFF's `tff.program.FileProgramStateManager` (SavedModel files,
+written to a temporary directory and renamed), keeping the latest version.
+The run's configuration is saved with it; resuming under another
+configuration is refused.
+"""
+
+import asyncio
+import collections
+import json
+from typing import Any, Optional
+
+import numpy as np
+import tensorflow_federated as tff
+
+from tff_hdp import accounting
+from tff_hdp import personal_store as personal_store_lib
+
+
+class CheckpointMismatchError(ValueError):
+  """The checkpoint directory belongs to a run with another configuration."""
+
+
+def _template(state, store, with_store: bool):
+  return collections.OrderedDict(
+      config='',
+      round_num=np.int32(0),
+      state=state,
+      store=collections.OrderedDict(
+          initialized=np.zeros(store.num_clients, bool),
+          weights=[np.zeros((store.num_clients,) + s, np.float32)
+                   for s in store.shapes]) if with_store else
+      collections.OrderedDict(),
+      ledger='',
+      history='')
+
+
+class Checkpointer:
+  """Saves and restores a run's progress in `directory`."""
+
+  def __init__(self, directory: str, config_json: str, keep: int = 1):
+    self._manager = tff.program.FileProgramStateManager(
+        directory, keep_total=keep, keep_first=False)
+    self._directory = directory
+    self._config = config_json
+
+  def save(self, round_num: int, state, store: Optional[
+      personal_store_lib.PersonalModelStore], ledger: accounting.PrivacyLedger,
+           history: list[dict[str, Any]]) -> None:
+    """Saves the progress after `round_num` rounds (the version number)."""
+    value = collections.OrderedDict(
+        config=self._config,
+        round_num=np.int32(round_num),
+        state=state,
+        store=collections.OrderedDict(store.state()) if store is not None
+        else collections.OrderedDict(),
+        ledger=ledger.to_json(),
+        history=json.dumps(history))
+    asyncio.run(self._manager.save(value, round_num))
+
+  def restore(self, state_template, store: Optional[
+      personal_store_lib.PersonalModelStore]):
+    """Loads the latest checkpoint into `store`.
+
+    Returns:
+      (round_num, state, ledger, history), or None if there is no checkpoint.
+
+    Raises:
+      CheckpointMismatchError: It was written under another configuration.
+    """
+    template = _template(state_template, store, store is not None)
+    value, version = asyncio.run(self._manager.load_latest(template))
+    if value is None:
+      return None
+    saved_config = value['config']
+    if isinstance(saved_config, bytes):
+      saved_config = saved_config.decode()
+    if saved_config != self._config:
+      raise CheckpointMismatchError(
+          f'the checkpoint in {self._directory} (round {version}) was written '
+          'by a run with another configuration; use another directory or '
+          'delete it')
+    if store is not None:
+      store.load_state(value['store'])
+    decode = lambda v: v.decode() if isinstance(v, bytes) else str(v)
+    return (int(value['round_num']), value['state'],
+            accounting.PrivacyLedger.from_json(decode(value['ledger'])),
+            json.loads(decode(value['history'])))
