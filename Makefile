@@ -15,10 +15,10 @@ TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt setup.py
+$(STAMP): requirements.txt constraints.txt setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --quiet --no-deps $(TFF)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -c "import tensorflow_federated as tff, tensorflow_privacy, dp_accounting; print('tff', tff.__version__, 'installed')"
