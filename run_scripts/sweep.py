@@ -37,8 +37,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import concurrent.futures
-import csv
-import dataclasses
 import subprocess
 from typing import Optional, Sequence
 
@@ -46,12 +44,11 @@ from absl import app
 from absl import flags
 
 from run_scripts import cli
+from tff_hdp import paper_tables
 
-REFERENCE_CSV = os.path.join(cli.REPO_ROOT, 'datasets', 'reference',
-                             'paper001_tables.csv')
 RUN_EXPERIMENT = os.path.join(cli.REPO_ROOT, 'run_scripts',
                               'run_experiment.py')
-TABLES = (2, 3, 8, 9, 10, 11)
+TABLES = paper_tables.TABLES
 
 _TABLE = flags.DEFINE_integer('table', None, 'Table of paper 001: '
                               '2, 3, 8, 9, 10 or 11.')
@@ -66,52 +63,40 @@ _SHARD = flags.DEFINE_string('shard', '0/1', 'i/n: run rows i, i+n, i+2n, ...')
 _LIST = flags.DEFINE_bool('list', False, 'Print the rows and exit.')
 
 
-@dataclasses.dataclass(frozen=True)
-class Row:
-  """One published row: which run reproduces it."""
-
-  table: int
-  dataset: str
-  algorithm: str
-  r: Optional[str]
-  lambda_p: Optional[str]
-  lambda_np: Optional[str]
-
-  @property
-  def name(self) -> str:
-    """Directory name of the row's run, unique within a table."""
-    parts = [self.dataset, self.algorithm]
-    if self.r:
-      parts.append(f'r{self.r}')
-    parts.append(f'lp{self.lambda_p or self.lambda_np}')
-    parts.append(f'lnp{self.lambda_np or self.lambda_p}')
-    return '_'.join(parts)
-
-  def flags(self) -> list[str]:
-    # A baseline row of Tables 2/3 prints a single lambda: the lambda of the
-    # only group that baseline has; use it for both.
-    lp = self.lambda_p or self.lambda_np
-    lnp = self.lambda_np or self.lambda_p
-    out = [f'--preset={self.dataset}', f'--algorithm={self.algorithm}',
-           f'--lambda_p={lp}', f'--lambda_np={lnp}']
-    if self.r:
-      out.append(f'--r={self.r}')
-    return out
+def _g(value: Optional[float]) -> str:
+  return '' if value is None else f'{value:g}'
 
 
-def read_rows(table: int, path: str = REFERENCE_CSV) -> list[Row]:
-  """The table's rows, in published order, without duplicates."""
+def row_name(row: paper_tables.PaperRow) -> str:
+  """Directory name of the row's run, unique within a table."""
+  lp = _g(row.lambda_p if row.lambda_p is not None else row.lambda_np)
+  lnp = _g(row.lambda_np if row.lambda_np is not None else row.lambda_p)
+  parts = [row.dataset, row.algorithm]
+  if row.r is not None:
+    parts.append(f'r{_g(row.r)}')
+  return '_'.join(parts + [f'lp{lp}', f'lnp{lnp}'])
+
+
+def row_flags(row: paper_tables.PaperRow) -> list[str]:
+  """run_experiment.py flags that reproduce the row."""
+  # A baseline row of Tables 2/3 prints one lambda, that of the only group the
+  # baseline has: use it for both.
+  lp = row.lambda_p if row.lambda_p is not None else row.lambda_np
+  lnp = row.lambda_np if row.lambda_np is not None else row.lambda_p
+  out = [f'--preset={row.dataset}', f'--algorithm={row.algorithm}',
+         f'--lambda_p={_g(lp)}', f'--lambda_np={_g(lnp)}']
+  if row.r is not None:
+    out.append(f'--r={_g(row.r)}')
+  return out
+
+
+def read_rows(table: int) -> list[paper_tables.PaperRow]:
+  """The table's rows, in published order, one per distinct run."""
   rows, seen = [], set()
-  with open(path, newline='') as f:
-    for record in csv.DictReader(f):
-      if int(record['table']) != table:
-        continue
-      row = Row(table, record['dataset'], record['algorithm'],
-                record['r'] or None, record['lambda_p'] or None,
-                record['lambda_np'] or None)
-      if row.name not in seen:
-        seen.add(row.name)
-        rows.append(row)
+  for row in paper_tables.load_reference():
+    if row.table == table and row_name(row) not in seen:
+      seen.add(row_name(row))
+      rows.append(row)
   return rows
 
 
@@ -126,10 +111,10 @@ def parse_shard(text: str) -> tuple[int, int]:
   return i, n
 
 
-def run_row(row: Row, output_dir: str, extra: Sequence[str]) -> int:
+def run_row(row: paper_tables.PaperRow, output_dir: str, extra: Sequence[str]) -> int:
   """Runs one row to completion (resuming if interrupted); returns rc."""
   os.makedirs(output_dir, exist_ok=True)
-  command = [sys.executable, RUN_EXPERIMENT, *row.flags(),
+  command = [sys.executable, RUN_EXPERIMENT, *row_flags(row),
              f'--output_dir={output_dir}', '--noprogress']
   if _DATA_DIR.value:
     command.append(f'--data_dir={_DATA_DIR.value}')
@@ -147,8 +132,6 @@ def main(argv):
   cli.check(_PARALLEL.value >= 1,
             f'--parallel must be >= 1, got {_PARALLEL.value}')
   shard_index, shard_count = parse_shard(_SHARD.value)
-  if not os.path.isfile(REFERENCE_CSV):
-    raise cli.UsageError(f'reference table file {REFERENCE_CSV} is missing')
   rows = read_rows(_TABLE.value)
   indices = list(range(len(rows)))
   if _ROWS.value:
@@ -163,14 +146,14 @@ def main(argv):
   indices = indices[shard_index::shard_count]
   if _LIST.value:
     for i in indices:
-      print(f'{i}\t{rows[i].name}\t{" ".join(rows[i].flags())}')
+      print(f'{i}\t{row_name(rows[i])}\t{" ".join(row_flags(rows[i]))}')
     return
   table_dir = os.path.join(_RESULTS_DIR.value, f'table{_TABLE.value}')
   todo = []
   for i in indices:
-    output_dir = os.path.join(table_dir, rows[i].name)
+    output_dir = os.path.join(table_dir, row_name(rows[i]))
     if os.path.isfile(os.path.join(output_dir, 'results.json')):
-      print(f'skip {rows[i].name}: results exist', flush=True)
+      print(f'skip {row_name(rows[i])}: results exist', flush=True)
     else:
       todo.append((rows[i], output_dir))
   failed = []
@@ -178,10 +161,10 @@ def main(argv):
     futures = {pool.submit(run_row, row, out, extra): row for row, out in todo}
     for future in concurrent.futures.as_completed(futures):
       row, rc = futures[future], future.result()
-      print(f'{"done" if rc == 0 else f"FAILED (exit {rc})"} {row.name}',
+      print(f'{"done" if rc == 0 else f"FAILED (exit {rc})"} {row_name(row)}',
             flush=True)
       if rc:
-        failed.append(row.name)
+        failed.append(row_name(row))
   if failed:
     sys.stderr.write(f'sweep.py: error: {len(failed)} rows failed (see their '
                      f'log.txt): {", ".join(failed)}\n')

@@ -16,7 +16,8 @@
 Columns: Algorithm | hyperparam. | Acc_g% | Acc_g,p% | Acc_g,np% | Delta_g% |
 Acc_l,p% | Acc_l,np% | Delta_l%, with the variance across clients (100 x the
 variance of the per-client accuracy as a fraction) in parentheses, and '-'
-where a column does not apply. TensorFlow-free.
+where a column does not apply; formatted as fixed-width text, Markdown or a
+LaTeX table. TensorFlow-free.
 """
 
 from typing import Any, Mapping, Optional, Sequence
@@ -79,4 +80,30 @@ def format_markdown(rows: Sequence[Sequence[str]],
   lines = ['| ' + ' | '.join(header) + ' |',
            '|' + '---|' * len(header)]
   lines += ['| ' + ' | '.join(r) + ' |' for r in rows]
+  return '\n'.join(lines)
+
+
+_LATEX_SPECIAL = {
+    '\\': r'\textbackslash{}', '&': r'\&', '%': r'\%', '$': r'\$', '#': r'\#',
+    '_': r'\_', '{': r'\{', '}': r'\}', '~': r'\textasciitilde{}',
+    '^': r'\textasciicircum{}',
+}
+
+
+def latex_escape(text: str) -> str:
+  """`text` with LaTeX's special characters escaped."""
+  return ''.join(_LATEX_SPECIAL.get(c, c) for c in text)
+
+
+def format_latex(rows: Sequence[Sequence[str]],
+                 header: Sequence[str] = HEADER,
+                 caption: Optional[str] = None) -> str:
+  """A LaTeX `table` with a `tabular` (no package needed); cells escaped."""
+  lines = [r'\begin{table}[t]', r'\centering', r'\scriptsize']
+  if caption:
+    lines.append(r'\caption{' + latex_escape(caption) + '}')
+  lines += [r'\begin{tabular}{' + 'l' * len(header) + '}', r'\hline',
+            ' & '.join(latex_escape(h) for h in header) + r' \\', r'\hline']
+  lines += [' & '.join(latex_escape(c) for c in r) + r' \\' for r in rows]
+  lines += [r'\hline', r'\end{tabular}', r'\end{table}']
   return '\n'.join(lines)
