@@ -1,0 +1,102 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""A small sweep of Table 8 on a tiny mnist.npz: kill it, resume it.
+
+The tables and plots of the resumed sweep must be byte-identical to those of
+a sweep that was never interrupted (issue: reproduce the papers end to end).
+"""
+
+import filecmp
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SWEEP = os.path.join(REPO, 'run_scripts', 'sweep.py')
+ROWS = '0,2,5'  # Non-Private, HDP-FedAvg and FedHDP r=0.01, lambda=0.005.
+SMALL = ['--num_clients=20', '--clients_per_round=10', '--rounds=4',
+         '--local_epochs=1', '--eval_every=2', '--checkpoint_every=2',
+         '--clipped_count_stddev=2.0']
+
+
+def _write_mnist(path):
+  """A tiny file in the layout of Keras' mnist.npz (uint8 images/labels)."""
+  rng = np.random.default_rng(0)
+  np.savez(path,
+           x_train=rng.integers(0, 256, (200, 28, 28), dtype=np.uint8),
+           y_train=np.repeat(np.arange(10, dtype=np.uint8), 20),
+           x_test=rng.integers(0, 256, (60, 28, 28), dtype=np.uint8),
+           y_test=np.repeat(np.arange(10, dtype=np.uint8), 6))
+
+
+def _sweep_command(data_dir, results_dir):
+  return [sys.executable, SWEEP, '--table=8', f'--rows={ROWS}',
+          f'--data_dir={data_dir}', f'--results_dir={results_dir}',
+          '--parallel=2', '--', *SMALL]
+
+
+def _tables_and_plots(results_dir):
+  for script in ('make_tables.py', 'make_plots.py'):
+    subprocess.run([sys.executable, os.path.join(REPO, 'run_scripts', script),
+                    f'--results_dir={results_dir}',
+                    f'--output_dir={results_dir}/report'],
+                   check=True, capture_output=True, timeout=300)
+  return os.path.join(results_dir, 'report')
+
+
+def test_killed_sweep_resumes_to_identical_tables_and_plots(tmp_path):
+  data_dir = tmp_path / 'data'
+  data_dir.mkdir()
+  _write_mnist(data_dir / 'mnist.npz')
+
+  whole = tmp_path / 'whole'
+  done = subprocess.run(_sweep_command(data_dir, whole), capture_output=True,
+                        text=True, timeout=900, check=False)
+  assert done.returncode == 0, done.stdout + done.stderr
+
+  cut = tmp_path / 'cut'
+  process = subprocess.Popen(_sweep_command(data_dir, cut),
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+  deadline = time.time() + 600
+  checkpoint = None
+  while time.time() < deadline and process.poll() is None and not checkpoint:
+    for root, dirs, _ in os.walk(cut):
+      if 'program_state_2' in dirs:
+        checkpoint = root
+    time.sleep(0.05)
+  assert checkpoint, 'the sweep ended before a checkpoint was written'
+  os.killpg(process.pid, signal.SIGKILL)  # the sweep and its runs
+  process.wait()
+  finished = [d for d in os.listdir(cut / 'table8')
+              if (cut / 'table8' / d / 'results.json').exists()]
+  assert len(finished) < 3
+
+  resumed = subprocess.run(_sweep_command(data_dir, cut), capture_output=True,
+                           text=True, timeout=900, check=False)
+  assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+  assert resumed.stdout.count('skip ') == len(finished)
+
+  a, b = _tables_and_plots(whole), _tables_and_plots(cut)
+  names = sorted(os.listdir(a))
+  assert names == sorted(os.listdir(b))
+  assert any(n.endswith('.md') for n in names)
+  assert any(n.endswith('.png') for n in names)
+  match, mismatch, errors = filecmp.cmpfiles(a, b, names, shallow=False)
+  assert not mismatch and not errors, (mismatch, errors)
