@@ -1,0 +1,132 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Measures seconds per round of each paper preset, and extrapolates.
+
+    python run_scripts/time_presets.py --presets=mnist,fmnist,femnist \
+        --backends=tff,vectorized --rounds=3
+
+For each preset and backend: a short FedHDP+Ditto run at the preset's full
+scale (Table 5's population and cohort, Table 7's epochs and batch size) on
+synthetic data with the dataset's shapes (the cost of a round depends only on
+shapes and sizes, not on pixel values): client training sizes as in the real
+data (non-IID MNIST: 27 images per client; TFF EMNIST: 341,873 digit images
+over 3,383 writers and 671,585 images over 3,400 writers, spread uniformly
+between half and 1.5x the mean). The first round (tracing) is not timed.
+Prints seconds per round, and per run (T rounds) and per table (rows x T),
+both extrapolated from the measured rounds and labelled so.
+"""
+
+import os
+import sys
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import dataclasses
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+
+from run_scripts import cli
+from tff_hdp import config as config_lib
+from tff_hdp import federated_data
+from tff_hdp import paper_tables
+from tff_hdp import presets
+
+# Mean training examples per client of each dataset (see module docstring).
+_MEAN_TRAIN = {'mnist': 27, 'skewed_mnist': 27, 'fmnist': 341_873 / 3383,
+               'femnist': 671_585 / 3400, 'digits': 6}
+_TABLE_OF = {'mnist': 8, 'skewed_mnist': 9, 'fmnist': 10, 'femnist': 11}
+
+_PRESETS = flags.DEFINE_list('presets', ['mnist', 'fmnist', 'femnist'],
+                             'Presets to time.')
+_BACKENDS = flags.DEFINE_list('backends', ['tff', 'vectorized'],
+                              'Backends to time.')
+_ROUNDS = flags.DEFINE_integer('rounds', 3, 'Rounds run (the first is not '
+                               'timed).')
+
+
+def synthetic_data(preset: presets.Preset,
+                   seed: int = 0) -> federated_data.FederatedData:
+  """Random data with the dataset's shapes and per-client sizes."""
+  rng = np.random.default_rng(seed)
+  mean = _MEAN_TRAIN[preset.dataset]
+  if preset.dataset in ('mnist', 'skewed_mnist', 'digits'):
+    sizes = np.full(preset.num_clients, int(mean))
+  else:
+    sizes = rng.integers(int(mean / 2), int(1.5 * mean) + 1,
+                         preset.num_clients)
+  shape = (8, 8) if preset.dataset == 'digits' else (28, 28)
+  make = lambda n: (rng.random((n,) + shape, dtype=np.float32),
+                    rng.integers(0, preset.num_classes, n).astype(np.int32))
+  train = [make(int(n)) for n in sizes]
+  test = [make(max(1, int(n) // 9)) for n in sizes]
+  return federated_data.FederatedData(
+      name=preset.dataset, input_shape=shape, num_classes=preset.num_classes,
+      train=train, test=test, server_test=make(1000),
+      client_labels=np.arange(preset.num_clients, dtype=np.int32) % 10)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  for name in _PRESETS.value:
+    cli.check(name in presets.PRESETS, f'--presets: unknown preset {name!r}; '
+              f'allowed: {", ".join(sorted(presets.PRESETS))}')
+  for backend in _BACKENDS.value:
+    cli.check(backend in ('tff', 'vectorized'),
+              f'--backends: unknown backend {backend!r}; allowed: tff, '
+              'vectorized')
+  cli.check(_ROUNDS.value >= 2, f'--rounds must be >= 2, got {_ROUNDS.value}')
+
+  from tff_hdp import runtime
+  from tff_hdp import training
+
+  reference = paper_tables.load_reference()
+  print('| preset | backend | clients/round | E | s/round (measured) | '
+        'per run, T rounds (extrapolated) | per table (extrapolated) |')
+  print('|---|---|---|---|---|---|---|')
+  with runtime.local_cpp_context():
+    for name in _PRESETS.value:
+      preset = presets.get_preset(name)
+      data = synthetic_data(preset)
+      rows = sum(1 for r in reference if r.table == _TABLE_OF.get(name))
+      for backend in _BACKENDS.value:
+        config = config_lib.TrainingConfig(
+            algorithm='fedhdp', ratio=0.01, model=preset.model,
+            rounds=_ROUNDS.value, clients_per_round=preset.clients_per_round,
+            sampling_rate=preset.sampling_rate,
+            local_epochs=preset.local_epochs, batch_size=preset.batch_size,
+            learning_rate=preset.learning_rate,
+            personal_learning_rate=preset.personal_learning_rate,
+            initial_clip=preset.initial_clip,
+            noise_multiplier=preset.noise_multiplier,
+            optout_fraction=preset.optout_fraction,
+            eval_every=10 * _ROUNDS.value, backend=backend)
+        stamps = []
+        training.train(dataclasses.replace(config), data,
+                       on_round=lambda r, e: stamps.append(time.time()))
+        per_round = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
+        run_hours = per_round * preset.rounds / 3600
+        table = (f'{run_hours * rows:.0f} h ({rows} rows)' if rows else '-')
+        print(f'| {name} | {backend} | {preset.clients_per_round} | '
+              f'{preset.local_epochs} | {per_round:.2f} | {run_hours:.1f} h '
+              f'({preset.rounds} rounds) | {table} |', flush=True)
+
+
+if __name__ == '__main__':
+  app.run(cli.run_main(main), flags_parser=cli.parse_flags)
