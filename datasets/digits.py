@@ -14,10 +14,14 @@
 """The offline default: scikit-learn's bundled handwritten digits, non-IID.
 
 scikit-learn ships the UCI optical-recognition digits (1,797 8x8 images, 16
-grey levels) inside its wheel, so this dataset needs no download. It is split
-one digit per client, equal counts per client, exactly as non-IID MNIST
-(`tff_hdp.federated_data.split_one_label_per_client`), after a stratified
-70/30 train/test split with a fixed seed. Pixels are scaled to [0, 1].
+grey levels) inside its wheel, so this dataset needs no file and no
+download: it is the default where no MNIST or EMNIST file is at hand. After a
+stratified 70/30 train/test split (seeded with `seed`) it is split exactly as
+non-IID MNIST (`tff_hdp.federated_data.split_one_label_per_client`): one
+digit per client, equal training counts, each digit's test samples split
+evenly among its clients, the server test set the whole 30% test split, and
+`client_labels` set, so the skewed opt-out (digit-7 clients) works on it
+too. Pixels are scaled to [0, 1]; images are 8 x 8.
 """
 
 import numpy as np
@@ -26,9 +30,16 @@ from sklearn import model_selection
 
 from tff_hdp import federated_data
 
+NUM_CLIENTS = 100
 
-def load(num_clients: int = 100, seed: int = 0) -> federated_data.FederatedData:
-  """Non-IID digits: `num_clients` clients (a multiple of 10)."""
+
+def load(num_clients: int = NUM_CLIENTS,
+         seed: int = 0) -> federated_data.FederatedData:
+  """Non-IID digits: `num_clients` clients (a multiple of 10, at most 1,220).
+
+  Raises:
+    ValueError: `num_clients` is not a multiple of 10 or too large.
+  """
   bunch = sk_datasets.load_digits()
   x = (bunch.images / 16.0).astype(np.float32)
   y = bunch.target.astype(np.int32)

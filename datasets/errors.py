@@ -15,4 +15,9 @@
 
 
 class DataFileError(FileNotFoundError):
-  """A data file is missing or corrupt; the message says how to get it."""
+  """A data file is missing, truncated or damaged.
+
+  The message is one line naming the file, the directory it was looked for
+  in, and the command that fetches it on a connected machine (no machine
+  here reaches the internet). Binaries turn it into a usage error.
+  """
