@@ -53,6 +53,20 @@ from tff_hdp import group_aggregation
 from tff_hdp import privacy_groups
 
 
+AggregationParts = collections.namedtuple(
+    'AggregationParts', ['initial_state', 'client_records', 'server_update'])
+AggregationParts.__doc__ = """The TFF computations of one aggregation.
+
+Attributes:
+  initial_state: () -> OrderedDict(clip_norm, noise_key), at the server.
+  client_records: (value, group, clip_norm) -> OrderedDict(sums, counts,
+    below): a client's update clipped by its group's query and masked into its
+    group's slot, its one-hot group, and its centred clip-count record.
+  server_update: (state, summed records) -> (new state, Delta^t,
+    measurements): noise, group means, combination and the clip update.
+"""
+
+
 class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
   """Group-wise DP averaging with ratio weighting and adaptive clipping."""
 
@@ -129,7 +143,13 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
                                             self._target_quantile,
                                             self._clip_learning_rate)
 
-  def create(self, value_type, weight_type) -> tff.templates.AggregationProcess:
+  def create_parts(self, value_type, weight_type) -> AggregationParts:
+    """The aggregation's TFF computations, before federated orchestration.
+
+    `create` composes them into an `AggregationProcess`; a runtime that splits
+    a round differently (e.g. `distributed`, which merges partial sums of
+    several workers before the server update) composes them itself.
+    """
     value_type = tff.types.to_type(value_type)
     groups = self._groups
     num_groups = len(groups)
@@ -192,9 +212,16 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
       result = tf.nest.pack_sequence_as(totals['sums'][0], delta)
       return new_state, result, measurements
 
+    return AggregationParts(initial_state, client_records, server_update)
+
+  def create(self, value_type, weight_type) -> tff.templates.AggregationProcess:
+    parts = self.create_parts(value_type, weight_type)
+    value_type = tff.types.to_type(value_type)
+    state_type = parts.initial_state.type_signature.result
+
     @tff.federated_computation
     def init_fn():
-      return tff.federated_eval(initial_state, tff.SERVER)
+      return tff.federated_eval(parts.initial_state, tff.SERVER)
 
     @tff.federated_computation(
         init_fn.type_signature.result,
@@ -202,17 +229,18 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
         tff.FederatedType(weight_type, tff.CLIENTS))
     def next_fn(state, value, weight):
       clip_norm = tff.federated_broadcast(
-          tff.federated_map(_select_clip_norm(state_type), state))
-      records = tff.federated_map(client_records, (value, weight, clip_norm))
+          tff.federated_map(select_clip_norm(state_type), state))
+      records = tff.federated_map(parts.client_records,
+                                  (value, weight, clip_norm))
       totals = tff.federated_sum(records)
-      output = tff.federated_map(server_update, (state, totals))
+      output = tff.federated_map(parts.server_update, (state, totals))
       return tff.templates.MeasuredProcessOutput(
           state=output[0], result=output[1], measurements=output[2])
 
     return tff.templates.AggregationProcess(init_fn, next_fn)
 
 
-def _select_clip_norm(state_type):
+def select_clip_norm(state_type):
 
   @tff.tensorflow.computation(state_type)
   def select(state):

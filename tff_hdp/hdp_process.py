@@ -55,6 +55,97 @@ CLIENT_INFO_TYPE = tff.types.to_type(
     collections.OrderedDict(group=np.int32, client_id=np.int32))
 
 
+RoundParts = collections.namedtuple(
+    'RoundParts', ['state_type', 'server_message', 'client_fn', 'server_apply'])
+RoundParts.__doc__ = """The TFF computations of a round, apart from the aggregation.
+
+Attributes:
+  state_type: OrderedDict(global_weights, round_num, aggregator).
+  server_message: state -> what is broadcast (weights, decayed eta and eta_p,
+    the round's seed).
+  client_fn: (dataset, personal, client_info, message) ->
+    OrderedDict(delta, personal): `client_update` on one client.
+  server_apply: (state, Delta^t, new aggregator state) -> new state.
+"""
+
+
+def build_round_parts(spec: models.ModelSpec,
+                      aggregator_state_type,
+                      *,
+                      ditto_lambdas: Sequence[float],
+                      local_epochs: int,
+                      learning_rate: float,
+                      personal_learning_rate: float,
+                      lr_decay_factor: float = 1.0,
+                      lr_decay_rounds: int = 50,
+                      ditto: bool = True,
+                      seed: int = 0) -> RoundParts:
+  """The round's computations (see `build_hdp_process` for the arguments).
+
+  `build_hdp_process` composes them with an aggregation process; a runtime
+  that splits a round differently (`distributed`) composes them itself.
+  """
+  if local_epochs < 1:
+    raise ValueError(f'local_epochs must be >= 1, got {local_epochs}')
+  if not learning_rate > 0:
+    raise ValueError(f'learning_rate must be > 0, got {learning_rate}')
+  if not personal_learning_rate >= 0:
+    raise ValueError(
+        f'personal_learning_rate must be >= 0, got {personal_learning_rate}')
+  if any(not lam >= 0 for lam in ditto_lambdas):
+    raise ValueError(f'ditto lambdas must be >= 0, got {list(ditto_lambdas)}')
+  if not 0 < lr_decay_factor <= 1:
+    raise ValueError(f'lr_decay_factor must be in (0, 1], got {lr_decay_factor}')
+  if lr_decay_rounds < 1:
+    raise ValueError(f'lr_decay_rounds must be >= 1, got {lr_decay_rounds}')
+
+  weights_type = _weights_type(spec)
+  state_type = tff.types.to_type(
+      collections.OrderedDict(
+          global_weights=weights_type,
+          round_num=np.int32,
+          aggregator=aggregator_state_type))
+  lambdas = np.asarray(ditto_lambdas, np.float32)
+
+  @tff.tensorflow.computation(state_type)
+  def server_message(state):
+    decay = tf.pow(tf.constant(lr_decay_factor, tf.float32),
+                   tf.cast(state['round_num'] // lr_decay_rounds, tf.float32))
+    return collections.OrderedDict(
+        weights=state['global_weights'],
+        learning_rate=learning_rate * decay,
+        personal_learning_rate=personal_learning_rate * decay,
+        key=tf.stack([tf.constant(seed, tf.int32), state['round_num']]))
+
+  @tff.tensorflow.computation(dataset_type(spec), weights_type,
+                              CLIENT_INFO_TYPE,
+                              server_message.type_signature.result)
+  def client_fn(dataset, personal, info, message):
+    out = client_update_lib.client_update(
+        spec,
+        message['weights'],
+        personal,
+        dataset,
+        local_epochs=local_epochs,
+        learning_rate=message['learning_rate'],
+        personal_learning_rate=message['personal_learning_rate'],
+        ditto_lambda=tf.gather(lambdas, info['group']),
+        train_personal=ditto,
+        seed=tf.random.experimental.stateless_fold_in(message['key'],
+                                                      info['client_id']))
+    return collections.OrderedDict(delta=out.delta,
+                                   personal=out.personal_weights)
+
+  @tff.tensorflow.computation(state_type, weights_type, aggregator_state_type)
+  def server_apply(state, delta, aggregator_state):
+    return collections.OrderedDict(
+        global_weights=[w + d for w, d in zip(state['global_weights'], delta)],
+        round_num=state['round_num'] + 1,
+        aggregator=aggregator_state)
+
+  return RoundParts(state_type, server_message, client_fn, server_apply)
+
+
 def build_hdp_process(spec: models.ModelSpec,
                       initial_weights: Sequence[np.ndarray],
                       aggregator: tff.aggregators.WeightedAggregationFactory,
@@ -86,25 +177,20 @@ def build_hdp_process(spec: models.ModelSpec,
   Returns:
     A `tff.templates.IterativeProcess`.
   """
-  if local_epochs < 1:
-    raise ValueError(f'local_epochs must be >= 1, got {local_epochs}')
-  if not learning_rate > 0:
-    raise ValueError(f'learning_rate must be > 0, got {learning_rate}')
-  if not personal_learning_rate >= 0:
-    raise ValueError(
-        f'personal_learning_rate must be >= 0, got {personal_learning_rate}')
-  if any(not lam >= 0 for lam in ditto_lambdas):
-    raise ValueError(f'ditto lambdas must be >= 0, got {list(ditto_lambdas)}')
-  if not 0 < lr_decay_factor <= 1:
-    raise ValueError(f'lr_decay_factor must be in (0, 1], got {lr_decay_factor}')
-  if lr_decay_rounds < 1:
-    raise ValueError(f'lr_decay_rounds must be >= 1, got {lr_decay_rounds}')
-
-  weights_type = _weights_type(spec)
-  data_type = dataset_type(spec)
-  lambdas = np.asarray(ditto_lambdas, np.float32)
+  aggregation = aggregator.create(_weights_type(spec),
+                                  tff.TensorType(np.int32))
+  parts = build_round_parts(
+      spec,
+      aggregation.state_type.member,
+      ditto_lambdas=ditto_lambdas,
+      local_epochs=local_epochs,
+      learning_rate=learning_rate,
+      personal_learning_rate=personal_learning_rate,
+      lr_decay_factor=lr_decay_factor,
+      lr_decay_rounds=lr_decay_rounds,
+      ditto=ditto,
+      seed=seed)
   initial_weights = [np.asarray(w, np.float32) for w in initial_weights]
-  aggregation = aggregator.create(weights_type, tff.TensorType(np.int32))
 
   @tff.tensorflow.computation
   def initial_model():
@@ -118,59 +204,20 @@ def build_hdp_process(spec: models.ModelSpec,
             round_num=tff.federated_value(np.int32(0), tff.SERVER),
             aggregator=aggregation.initialize()))
 
-  state_type = initialize_fn.type_signature.result.member
-
-  @tff.tensorflow.computation(state_type)
-  def server_message(state):
-    decay = tf.pow(tf.constant(lr_decay_factor, tf.float32),
-                   tf.cast(state['round_num'] // lr_decay_rounds, tf.float32))
-    return collections.OrderedDict(
-        weights=state['global_weights'],
-        learning_rate=learning_rate * decay,
-        personal_learning_rate=personal_learning_rate * decay,
-        key=tf.stack([tf.constant(seed, tf.int32), state['round_num']]))
-
-  message_type = server_message.type_signature.result
-
-  @tff.tensorflow.computation(data_type, weights_type, CLIENT_INFO_TYPE,
-                              message_type)
-  def client_fn(dataset, personal, info, message):
-    out = client_update_lib.client_update(
-        spec,
-        message['weights'],
-        personal,
-        dataset,
-        local_epochs=local_epochs,
-        learning_rate=message['learning_rate'],
-        personal_learning_rate=message['personal_learning_rate'],
-        ditto_lambda=tf.gather(lambdas, info['group']),
-        train_personal=ditto,
-        seed=tf.random.experimental.stateless_fold_in(message['key'],
-                                                      info['client_id']))
-    return collections.OrderedDict(delta=out.delta,
-                                   personal=out.personal_weights)
-
-  @tff.tensorflow.computation(state_type, weights_type,
-                              aggregation.state_type.member)
-  def server_apply(state, delta, aggregator_state):
-    return collections.OrderedDict(
-        global_weights=[w + d for w, d in zip(state['global_weights'], delta)],
-        round_num=state['round_num'] + 1,
-        aggregator=aggregator_state)
-
   @tff.federated_computation(
-      tff.FederatedType(state_type, tff.SERVER),
-      tff.FederatedType(data_type, tff.CLIENTS),
-      tff.FederatedType(weights_type, tff.CLIENTS),
+      tff.FederatedType(parts.state_type, tff.SERVER),
+      tff.FederatedType(dataset_type(spec), tff.CLIENTS),
+      tff.FederatedType(_weights_type(spec), tff.CLIENTS),
       tff.FederatedType(CLIENT_INFO_TYPE, tff.CLIENTS))
   def next_fn(state, client_data, personal_weights, client_info):
-    message = tff.federated_broadcast(tff.federated_map(server_message, state))
+    message = tff.federated_broadcast(
+        tff.federated_map(parts.server_message, state))
     outputs = tff.federated_map(
-        client_fn, (client_data, personal_weights, client_info, message))
+        parts.client_fn, (client_data, personal_weights, client_info, message))
     aggregate = aggregation.next(state.aggregator, outputs.delta,
                                  client_info.group)
     new_state = tff.federated_map(
-        server_apply, (state, aggregate.result, aggregate.state))
+        parts.server_apply, (state, aggregate.result, aggregate.state))
     return new_state, outputs.personal, aggregate.measurements
 
   return tff.templates.IterativeProcess(initialize_fn, next_fn)

@@ -23,6 +23,9 @@ TFF's own local factory is made of), with its output sent to a log file, a
 parent-death signal so it cannot outlive us even after SIGKILL, and an
 explicit `stop()` (also run at interpreter exit).
 
+Importing this module replaces TFF's default context by one that refuses to
+run (with a message saying what to do), so TFF's own worker is never started.
+
 Use:
 
     with runtime.local_cpp_context():
@@ -47,7 +50,7 @@ import tensorflow_federated as tff
 
 _PR_SET_PDEATHSIG = 1
 # No message-size limit: model updates of a whole cohort travel in one call.
-_GRPC_OPTIONS = [('grpc.max_message_length', -1),
+GRPC_OPTIONS = [('grpc.max_message_length', -1),
                  ('grpc.max_receive_message_length', -1),
                  ('grpc.max_send_message_length', -1)]
 
@@ -75,7 +78,7 @@ class Worker:
       log_path = os.path.join(tempfile.gettempdir(),
                               f'tff_hdp_worker_{os.getpid()}_{self.port}.log')
     self.log_path = log_path
-    self.channel = grpc.insecure_channel(f'localhost:{self.port}', _GRPC_OPTIONS)
+    self.channel = grpc.insecure_channel(f'localhost:{self.port}', GRPC_OPTIONS)
     self.stub = tff.framework.RemoteExecutorGrpcStub(self.channel)
     self._log = open(log_path, 'ab')
     self.process = subprocess.Popen(
@@ -111,27 +114,51 @@ class Worker:
       self._log.close()
 
 
-def create_local_cpp_context(default_num_clients: int = 0):
-  """Returns (context, worker): a sync TFF context backed by our own worker."""
-  worker = Worker()
-  worker.wait_ready()
+def executor_factory(stub, default_num_clients: int = 0):
+  """TFF executors on the worker behind `stub` (a `RemoteExecutorGrpcStub`).
+
+  The stack TFF's own local factory builds: a `tff.framework.RemoteExecutor`
+  with the call's CLIENTS cardinality set.
+  """
 
   def stack_fn(cardinalities):
     if cardinalities.get(tff.CLIENTS) is None:
       cardinalities[tff.CLIENTS] = default_num_clients
-    executor = tff.framework.RemoteExecutor(worker.stub)
+    executor = tff.framework.RemoteExecutor(stub)
     executor.set_cardinalities(cardinalities)
     return executor
 
-  factory = tff.framework.ResourceManagingExecutorFactory(
+  return tff.framework.ResourceManagingExecutorFactory(
       executor_stack_fn=stack_fn)
+
+
+def create_local_cpp_context(default_num_clients: int = 0):
+  """Returns (context, worker): a sync TFF context backed by our own worker."""
+  worker = Worker()
+  worker.wait_ready()
   context = tff.framework.SyncExecutionContext(
-      executor_fn=factory,
+      executor_fn=executor_factory(worker.stub, default_num_clients),
       compiler_fn=tff.backends.native.desugar_and_transform_to_native,
       transform_args=tff.tensorflow.transform_args,
       transform_result=tff.tensorflow.transform_result)
   return context, worker
 
+
+class _NoContext(tff.framework.SyncContext):
+  """Stands in for TFF's default context, which would start a leaking worker."""
+
+  def invoke(self, comp, arg):
+    del comp, arg
+    raise RuntimeError(
+        'no TFF execution context is installed: wrap TFF calls in '
+        '`with tff_hdp.runtime.local_cpp_context():` (TFF\'s default context '
+        'starts a worker_binary that can outlive Python)')
+
+
+# Importing this module retires TFF's default context: no code path can start
+# TFF's own worker by accident, and its executor factory is collected now,
+# while the interpreter is whole (collected at exit, it prints a traceback).
+tff.framework.set_default_context(_NoContext())
 
 _installed: Optional[Worker] = None
 
@@ -149,6 +176,7 @@ def shutdown() -> None:
   """Ends the worker installed by `install_local_cpp_context`, if any."""
   global _installed
   if _installed is not None:
+    tff.framework.set_default_context(_NoContext())
     _installed.stop()
     _installed = None
 
