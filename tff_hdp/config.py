@@ -73,6 +73,7 @@ class TrainingConfig:
   eval_every: int = 10
   seed: int = 0
   backend: str = 'tff'
+  tff_workers: tuple[str, ...] = ()
 
   @property
   def noise_multipliers(self) -> tuple[float, ...]:
@@ -126,6 +127,10 @@ class TrainingConfig:
         (self.lr_decay_rounds >= 1,
          f'lr_decay_rounds must be >= 1, got {self.lr_decay_rounds}'),
         (self.eval_every >= 1, f'eval_every must be >= 1, got {self.eval_every}'),
+        (self.backend in ('tff', 'vectorized'),
+         f"backend must be 'tff' or 'vectorized', got {self.backend!r}"),
+        (not self.tff_workers or self.backend == 'tff',
+         'tff_workers needs backend tff (TFF workers run TFF computations)'),
     ]
     for ok, message in checks:
       if not ok:

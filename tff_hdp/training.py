@@ -57,8 +57,17 @@ def _shuffled(x, y, rng):
   return x[order].astype(np.float32), y[order].astype(np.int32)
 
 
-def build_backend(name: str, spec, initial_weights, factory, settings):
-  """The round backend called `name` (see `tff_backend` for the interface)."""
+def build_backend(name: str, spec, initial_weights, factory, settings,
+                  workers=()):
+  """The round backend called `name` (see `tff_backend` for the interface).
+
+  With `workers` (host:port of running TFF workers), the TFF backend spreads
+  each round's clients over them (`distributed`).
+  """
+  if name == 'tff' and workers:
+    from tff_hdp import distributed  # pylint: disable=g-import-not-at-top
+    return distributed.DistributedTffBackend(spec, initial_weights, factory,
+                                             settings, list(workers))
   if name == 'tff':
     return tff_backend.TffBackend(spec, initial_weights, factory, settings)
   if name == 'vectorized':
@@ -121,7 +130,7 @@ def train(config: config_lib.TrainingConfig,
       ditto=config.ditto,
       seed=config.seed)
   backend = build_backend(config.backend, spec, spec.init(config.seed),
-                          factory, settings)
+                          factory, settings, config.tff_workers)
   store = (personal_store.PersonalModelStore(data.num_clients, spec.shapes)
            if config.ditto else None)
   ledger = accounting.PrivacyLedger()

@@ -1,0 +1,236 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Rounds over two TFF workers on 127.0.0.1 against the single-machine run."""
+
+import collections
+import dataclasses
+import math
+
+import numpy as np
+import portpicker
+import pytest
+import tensorflow_federated as tff
+
+import datasets
+from tff_hdp import distributed
+from tff_hdp import hdp_factory
+from tff_hdp import models
+from tff_hdp import privacy_groups as pg
+from tff_hdp import tff_backend
+
+NOISE_MULTIPLIER = 0.8
+INITIAL_CLIP = 0.5
+
+
+@pytest.fixture(scope='module')
+def workers():
+  """Two worker_binary processes for this module; checked to be gone after."""
+  started = distributed.start_local_workers(2)
+  yield started
+  for worker in started:
+    worker.stop()
+  assert all(w.process.poll() is not None for w in started)
+
+
+@pytest.fixture(scope='module')
+def context(workers):
+  return distributed.create_mergeable_context(
+      distributed.local_addresses(workers))
+
+
+@pytest.fixture(scope='module')
+def data():
+  return datasets.load_federated_data('digits', num_clients=20, seed=0)
+
+
+@pytest.fixture(scope='module')
+def setup(data):
+  """FedHDP with a noised private group (0) and a non-private group (1)."""
+  spec = models.build_model('fc', data.input_shape, data.num_classes)
+  groups = pg.build_groups(pg.Algorithm.FEDHDP,
+                           noise_multipliers=[NOISE_MULTIPLIER], ratios=[0.5],
+                           lambda_p=0.1, lambda_np=0.3)
+  factory = hdp_factory.HeterogeneousDPFactory(
+      groups, initial_clip=INITIAL_CLIP, clipped_count_stddev=1.0, seed=3)
+  settings = tff_backend.ClientSettings(
+      ditto_lambdas=(0.1, 0.3), local_epochs=1, batch_size=10,
+      learning_rate=0.2, personal_learning_rate=0.2, seed=5)
+  return spec, spec.init(0), factory, settings
+
+
+@pytest.fixture(scope='module')
+def backends(setup, context):
+  """(single-machine, two-worker) backends of the same run."""
+  local = tff_backend.TffBackend(*setup)
+  remote = distributed.DistributedTffBackend(*setup, workers=(),
+                                             context=context)
+  return local, remote
+
+
+def _info(clients, groups):
+  return [
+      collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
+      for c, g in zip(clients, groups)
+  ]
+
+
+def _assert_states_close(a, b, atol):
+  for x, y in zip(a['global_weights'], b['global_weights']):
+    np.testing.assert_allclose(x, y, atol=atol, rtol=0)
+  assert int(a['round_num']) == int(b['round_num'])
+  np.testing.assert_allclose(a['aggregator']['clip_norm'],
+                             b['aggregator']['clip_norm'], rtol=1e-5)
+  np.testing.assert_array_equal(a['aggregator']['noise_key'],
+                                b['aggregator']['noise_key'])
+
+
+@pytest.mark.parametrize('spec,expected', [
+    ('127.0.0.1:8000', ['127.0.0.1:8000']),
+    (' a:1, b.example.org:65535 ', ['a:1', 'b.example.org:65535']),
+    ('[::1]:9000', ['[::1]:9000']),
+])
+def test_parse_workers(spec, expected):
+  assert distributed.parse_workers(spec) == expected
+
+
+@pytest.mark.parametrize('spec,message', [
+    ('', 'at least one'),
+    ('localhost', 'not host:port'),
+    (':80', 'not host:port'),
+    ('h:0', 'not host:port'),
+    ('h:70000', 'not host:port'),
+    ('h:x', 'not host:port'),
+    ('a:1,,b:2', 'not host:port'),
+    ('a:1,a:1', 'listed twice'),
+])
+def test_parse_workers_refuses(spec, message):
+  with pytest.raises(ValueError, match=message) as e:
+    distributed.parse_workers(spec)
+  assert '\n' not in str(e.value)
+
+
+def test_unreachable_worker_is_named(workers):
+  address = f'127.0.0.1:{portpicker.pick_unused_port()}'
+  running = distributed.local_addresses(workers)
+  distributed.check_workers(running, timeout=5)
+  with pytest.raises(ConnectionError, match=address) as e:
+    distributed.check_workers(running + [address], timeout=0.5)
+  assert '\n' not in str(e.value)
+  with pytest.raises(ConnectionError, match=address):
+    distributed.create_mergeable_context([address], timeout=0.5)
+
+
+def test_federated_sum_over_two_workers(context):
+
+  @tff.federated_computation(tff.FederatedType(np.float32, tff.CLIENTS))
+  def federated_sum(values):
+    return tff.federated_sum(values)
+
+  with tff.framework.get_context_stack().install(context):
+    assert federated_sum([1.0, 2.0, 3.0, 4.0, 5.0]) == 15.0
+
+  # The same sum as an explicit form counting its subrounds: one per worker.
+  @tff.federated_computation(tff.FederatedType(np.float32, tff.CLIENTS))
+  def up_to_merge(values):
+    return tff.federated_zip(
+        (tff.federated_sum(values), tff.federated_value(1, tff.SERVER)))
+
+  @tff.tensorflow.computation((np.float32, np.int32), (np.float32, np.int32))
+  def merge(a, b):
+    return a[0] + b[0], a[1] + b[1]
+
+  @tff.federated_computation(up_to_merge.type_signature.parameter,
+                             up_to_merge.type_signature.result)
+  def after_merge(values, merged):
+    del values
+    return merged
+
+  form = tff.framework.MergeableCompForm(up_to_merge=up_to_merge, merge=merge,
+                                         after_merge=after_merge)
+  total, subrounds = context.invoke(form, [1.0, 2.0, 3.0, 4.0, 5.0])
+  assert (total, subrounds) == (15.0, 2)
+
+
+def test_rounds_match_single_machine(tff_runtime, backends, data):
+  del tff_runtime  # The single-machine backend runs on it.
+  local, remote = backends
+  local_state, remote_state = local.initialize(), remote.initialize()
+  _assert_states_close(local_state, remote_state, atol=0)
+  rng = np.random.default_rng(1)
+  personal = {}
+  # The 1-client round uses a single worker (no empty subround).
+  for size in (7, 1, 6):
+    cohort = rng.choice(data.num_clients, size, replace=False)
+    theta = tff_backend.global_weights(local_state)
+    client_data = [data.train[c] for c in cohort]
+    weights = [personal.get(c, theta) for c in cohort]
+    info = _info(cohort, rng.integers(0, 2, size))
+    local_state, local_personal, local_m = local.next(local_state, client_data,
+                                                      weights, info)
+    remote_state, remote_personal, remote_m = remote.next(
+        remote_state, client_data, weights, info)
+    _assert_states_close(local_state, remote_state, atol=1e-5)
+    assert remote_m == pytest.approx(local_m, rel=1e-5)
+    assert len(remote_personal) == size
+    for a, b in zip(local_personal, remote_personal):  # Same client order.
+      for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, atol=1e-5, rtol=0)
+    personal.update(zip(cohort, local_personal))
+  # The run moved: personal models differ between clients and from theta.
+  assert not np.allclose(remote_personal[0][0], theta[0])
+
+
+def test_noise_is_added_once_after_the_merge(tff_runtime, backends, data):
+  """All-zero updates: the round's change is the private group's noise alone.
+
+  With N private clients split over two workers, Delta^t = N(0, (z S)^2 I)/N
+  drawn once. Noise per worker would give stddev sqrt(2) z S / N.
+  """
+  del tff_runtime
+  local, remote = backends
+  state = local.initialize()
+  n = 6
+  empty = (np.zeros((0,) + data.input_shape, np.float32),
+           np.zeros((0,), np.int32))
+  theta = tff_backend.global_weights(state)
+  args = ([empty] * n, [theta] * n, _info(range(n), [0] * n))
+  local_state, _, _ = local.next(state, *args)
+  remote_state, remote_personal, _ = remote.next(state, *args)
+  delta = [r - t for r, t in zip(remote_state['global_weights'], theta)]
+  local_delta = [r - t for r, t in zip(local_state['global_weights'], theta)]
+  for d, e in zip(delta, local_delta):  # The same draw, bit for bit.
+    np.testing.assert_array_equal(d, e)
+  flat = np.concatenate([d.ravel() for d in delta]) * n
+  expected = NOISE_MULTIPLIER * INITIAL_CLIP
+  standard_error = expected / math.sqrt(2 * flat.size)
+  assert abs(np.std(flat) - expected) < 5 * standard_error
+  assert abs(np.mean(flat)) < 5 * expected / math.sqrt(flat.size)
+  # No training happened: personal models are theta.
+  for p in remote_personal:
+    for x, t in zip(p, theta):
+      np.testing.assert_array_equal(x, t)
+
+
+def test_backend_needs_workers_or_context(setup, context):
+  with pytest.raises(ValueError, match='either workers'):
+    distributed.DistributedTffBackend(*setup, workers=())
+  with pytest.raises(ValueError, match='either workers'):
+    distributed.DistributedTffBackend(*setup, workers=['127.0.0.1:1'],
+                                      context=context)
+  spec, weights, factory, settings = setup
+  with pytest.raises(ValueError, match='learning_rate must be > 0'):
+    distributed.DistributedTffBackend(
+        spec, weights, factory,
+        dataclasses.replace(settings, learning_rate=0.0), workers=(),
+        context=context)
