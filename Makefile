@@ -27,7 +27,8 @@ $(STAMP): requirements.txt constraints.txt setup.py
 # The main job: the four algorithms (with Ditto) on scikit-learn's bundled
 # digits, split non-IID across clients; no download needed.
 demo: install
-	$(PY) run_scripts/run_experiment.py --preset=digits --algorithm=all --ditto --output_dir=results/digits
+	$(PY) run_scripts/run_experiment.py --preset=digits --algorithm=all --r=0.1 \
+	    --lambda_p=0.05 --lambda_np=0.05 --backend=vectorized --output_dir=results/digits
 
 test: install
 	$(PY) -m pytest tests

@@ -47,6 +47,7 @@ import json
 
 from absl import app
 from absl import flags
+from absl import logging
 
 from run_scripts import cli
 from tff_hdp import accounting
@@ -275,6 +276,9 @@ def _run_name(config) -> str:
 
 
 def main(argv):
+  if not flags.FLAGS['verbosity'].present:
+    # TFF's program-state manager logs every checkpoint at INFO.
+    logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
   configs, preset, num_clients = build_configs()
