@@ -74,7 +74,8 @@ class Checkpointer:
         config=self._config,
         round_num=np.int32(round_num),
         state=state,
-        store=collections.OrderedDict(store.state()) if store is not None
+        store=collections.OrderedDict(store.state(copy=False))
+        if store is not None
         else collections.OrderedDict(),
         ledger=ledger.to_json(),
         history=json.dumps(history))

@@ -46,6 +46,20 @@ def _predict(spec: models.ModelSpec, weights, x: np.ndarray,
   return np.concatenate(out) if out else np.zeros((0,), np.int32)
 
 
+def loss_and_accuracy(spec: models.ModelSpec, weights, x: np.ndarray,
+                      y: np.ndarray,
+                      batch_size: int = 4096) -> tuple[float, float]:
+  """Mean loss and accuracy of one model on (x, y), in batches."""
+  weights = [tf.constant(w) for w in weights]
+  loss_sum, hits = 0.0, 0
+  for start in range(0, len(y), batch_size):
+    xb, yb = x[start:start + batch_size], y[start:start + batch_size]
+    logits = spec.apply(weights, tf.constant(xb))
+    loss_sum += float(models.loss_fn(logits, yb)) * len(yb)
+    hits += int(np.sum(np.argmax(logits.numpy(), axis=-1) == yb))
+  return loss_sum / max(len(y), 1), hits / max(len(y), 1)
+
+
 def accuracy(spec: models.ModelSpec, weights, x: np.ndarray,
              y: np.ndarray) -> float:
   """Fraction of (x, y) classified correctly."""

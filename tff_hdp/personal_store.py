@@ -133,11 +133,17 @@ class PersonalModelStore:
       if isinstance(w, np.memmap):
         w.flush()
 
-  def state(self) -> dict:
-    """A copy of everything, for checkpoints: {'initialized', 'weights'}."""
+  def state(self, copy: bool = True) -> dict:
+    """Everything, for checkpoints: {'initialized', 'weights'}.
+
+    Args:
+      copy: Return copies. A checkpoint that serialises the arrays at once
+        passes False, to avoid holding a second copy of a large store.
+    """
+    take = np.array if copy else np.asarray
     return {
-        'initialized': np.array(self.initialized),
-        'weights': [np.array(w) for w in self._weights]
+        'initialized': take(self.initialized),
+        'weights': [take(w) for w in self._weights]
     }
 
   def load_state(self, state: dict) -> None:

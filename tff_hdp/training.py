@@ -91,7 +91,8 @@ def train(config: config_lib.TrainingConfig,
           progress: bool = False,
           on_round: Optional[Callable[[int, dict], None]] = None,
           checkpoint_dir: Optional[str] = None,
-          checkpoint_every: int = 10) -> dict[str, Any]:
+          checkpoint_every: int = 10,
+          store_dir: Optional[str] = None) -> dict[str, Any]:
   """Runs one experiment and returns its results record.
 
   Args:
@@ -104,6 +105,8 @@ def train(config: config_lib.TrainingConfig,
       `checkpoint_every` rounds and after the last, and a run finding a
       checkpoint of the same configuration there resumes from it.
     checkpoint_every: See `checkpoint_dir`.
+    store_dir: Keep the Ditto models memory-mapped in this directory instead
+      of in memory (FEMNIST: 3,400 x 213,630 float32 = 2.9 GB).
 
   Returns:
     {'config', 'dataset', 'setup', 'metrics', 'epsilon', 'history',
@@ -131,7 +134,8 @@ def train(config: config_lib.TrainingConfig,
       seed=config.seed)
   backend = build_backend(config.backend, spec, spec.init(config.seed),
                           factory, settings, config.tff_workers)
-  store = (personal_store.PersonalModelStore(data.num_clients, spec.shapes)
+  store = (personal_store.PersonalModelStore(
+      data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)
   ledger = accounting.PrivacyLedger()
   excluded = _excluded_groups(setup)
@@ -183,12 +187,8 @@ def train(config: config_lib.TrainingConfig,
     entry = {'round': round_num + 1, 'num_clients': int(len(cohort))}
     entry.update({k: float(v) for k, v in measurements.items()})
     if (round_num + 1) % config.eval_every == 0 or round_num + 1 == config.rounds:
-      x, y = data.server_test
-      logits = spec.apply([tf.constant(w) for w in
-                           tff_backend.global_weights(state)], tf.constant(x))
-      entry['loss'] = float(models.loss_fn(logits, y))
-      entry['accuracy'] = float(
-          np.mean(np.argmax(logits.numpy(), axis=-1) == y))
+      entry['loss'], entry['accuracy'] = evaluation.loss_and_accuracy(
+          spec, tff_backend.global_weights(state), *data.server_test)
     history.append(entry)
     if summary_writer is not None:
       with summary_writer.as_default(step=round_num + 1):
