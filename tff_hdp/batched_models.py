@@ -1,0 +1,273 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The models of `models` run for a whole cohort at once (paper 001, Table 6).
+
+A batched model takes K clients' weights stacked on a leading axis and one
+batch per client,
+
+    forward(weights [K, ...], x [K, B, ...], seeds [K, 2] or None)
+        -> logits [K, B, C],
+
+and computes, client by client, exactly what `ModelSpec.forward(weights[k],
+x[k], training, seeds[k])` computes, with the same operations batched over
+the client axis:
+
+- FC NN: each dense layer is one batched matmul [K, B, d] @ [K, d, h]
+  (`_fc_forward` of `models`, with a client axis). Its input layer's weight
+  gradient x^T dz (what TF's matmul gradient computes) reads a transposed
+  copy of the inputs made once per round by `prepare`: on CPU a batched
+  matmul with a transposed operand is markedly slower.
+- CNN: each convolution is ONE grouped convolution whose groups are the
+  clients (clients' channels side by side, [B, H, W, K*C] conv
+  [k, k, C, K*O]), so a cohort costs one conv kernel launch per layer, on CPU
+  (oneDNN) and GPU (cuDNN) alike; max-pooling acts per channel and is
+  unchanged. Dropout multiplies by per-client masks drawn by `models`' own
+  dropout with the client's seed, so client k's masks are bit-identical to
+  those of `ModelSpec.forward` with seeds[k] (stateless Philox draws of a
+  [b, ...] tensor are the first b rows of the [B, ...] draw, so a client's
+  smaller last batch sees the same mask rows).
+
+`masked_loss` is `models.loss_fn` per client over the real examples of a
+padded batch. Any other `ModelSpec` falls back to mapping its own `forward`
+over the clients (correct, not fast).
+"""
+
+import math
+from typing import Callable, NamedTuple, Optional, Sequence
+
+import tensorflow as tf
+
+from tff_hdp import models
+
+# (rate, salt) of the CNN's two dropout layers, as in `models._cnn_forward`.
+_CNN_DROPOUT = ((0.25, 1), (0.5, 2))
+
+
+class BatchedModel(NamedTuple):
+  """A model evaluated for K clients at once.
+
+  Attributes:
+    spec: The per-client model.
+    forward: `forward(weights, x, seeds) -> logits [K, B, C]`; `seeds` is an
+      int32 [K, 2] tensor of per-client dropout seeds while training, None
+      otherwise.
+    uses_seeds: Whether training draws randomness (dropout); if not, callers
+      may pass `seeds=None` while training too.
+    prepare: Optional; maps inputs [R, B, ...] to what `forward` takes (a
+      tensor or a tuple of tensors with leading axis R), once per round, so
+      that a step slices its batches' rows out of each. None: identity.
+  """
+
+  spec: models.ModelSpec
+  forward: Callable[..., tf.Tensor]
+  uses_seeds: bool
+  prepare: Optional[Callable[[tf.Tensor], object]] = None
+
+
+def masked_loss(logits: tf.Tensor, labels: tf.Tensor,
+                mask: tf.Tensor) -> tf.Tensor:
+  """Per client, mean cross-entropy over the real examples of its batch.
+
+  Args:
+    logits: [K, B, C].
+    labels: [K, B].
+    mask: [K, B], 1 for a real example, 0 for padding.
+
+  Returns:
+    [K]: `models.loss_fn` of each client's real examples (0 if none).
+  """
+  cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=tf.cast(labels, tf.int32), logits=logits)
+  return tf.math.divide_no_nan(
+      tf.reduce_sum(cross_entropy * mask, axis=1), tf.reduce_sum(mask, axis=1))
+
+
+def _flatten_examples(x: tf.Tensor) -> tf.Tensor:
+  """[K, B, ...] -> [K, B, d] float32."""
+  x = tf.cast(x, tf.float32)
+  return tf.reshape(x, [tf.shape(x)[0], tf.shape(x)[1], -1])
+
+
+def _fc_prepare(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+  """Flattened inputs [R, B, d] and their transposes [R, d, B]."""
+  x = _flatten_examples(x)
+  return x, tf.transpose(x, [0, 2, 1])
+
+
+def _input_layer(x: tf.Tensor, x_transposed: tf.Tensor,
+                 kernel: tf.Tensor) -> tf.Tensor:
+  """x @ kernel; its gradient x^T dz reads `x_transposed` (= x^T).
+
+  The inputs are data: no gradient flows to them.
+  """
+
+  @tf.custom_gradient
+  def matmul(w):
+
+    def grad(dz):
+      return tf.matmul(x_transposed, dz)
+
+    return tf.matmul(x, w), grad
+
+  return matmul(kernel)
+
+
+def _fc_forward(weights, x, seeds):
+  del seeds  # No dropout in the FC NN.
+  w1, b1, w2, b2 = weights
+  if isinstance(x, tuple):  # From `_fc_prepare`.
+    pre_activation = _input_layer(x[0], x[1], w1)
+  else:
+    pre_activation = tf.matmul(_flatten_examples(x), w1)
+  hidden = tf.nn.relu(pre_activation + b1[:, tf.newaxis, :])
+  return tf.matmul(hidden, w2) + b2[:, tf.newaxis, :]
+
+
+def grouped_conv2d(x: tf.Tensor, kernels: tf.Tensor) -> tf.Tensor:
+  """Per client k, conv2d(x[..., k, :], kernels[k]) with 'SAME' padding.
+
+  Args:
+    x: [B, H, W, K * C], client k's channels at k*C..(k+1)*C-1.
+    kernels: [K, kh, kw, C, O].
+
+  Returns:
+    [B, H, W, K * O], client k's channels at k*O..(k+1)*O-1.
+  """
+  shape = tf.shape(kernels)
+  filters = tf.transpose(kernels, [1, 2, 3, 0, 4])  # [kh, kw, C, K, O]
+  filters = tf.reshape(
+      filters, [shape[1], shape[2], kernels.shape[3], shape[0] * shape[4]])
+  # conv2d infers groups = (K*C) / C = K from the channel counts.
+  return tf.nn.conv2d(x, filters, strides=1, padding='SAME')
+
+
+def _clients_to_channels(x: tf.Tensor) -> tf.Tensor:
+  """[K, B, H, W, C] -> [B, H, W, K*C]."""
+  s = tf.shape(x)
+  x = tf.transpose(x, [1, 2, 3, 0, 4])
+  return tf.reshape(x, [s[1], s[2], s[3], s[0] * x.shape[-1]])
+
+
+def _channels_to_clients(x: tf.Tensor, num_clients: tf.Tensor,
+                         channels: int) -> tf.Tensor:
+  """[B, H, W, K*C] -> [K, B, H, W, C]."""
+  s = tf.shape(x)
+  x = tf.reshape(x, [s[0], s[1], s[2], num_clients, channels])
+  return tf.transpose(x, [3, 0, 1, 2, 4])
+
+
+def cnn_dropout_masks(seed: tf.Tensor, batch_size: tf.Tensor,
+                      pooled_shape: Sequence[int],
+                      hidden: int) -> tuple[tf.Tensor, tf.Tensor]:
+  """One client's CNN dropout masks (scale or 0 per unit) for seed `seed`.
+
+  `models`' dropout applied to ones: x * mask then equals `models`' dropout
+  of x with the same seed, bit for bit (both are x * 1/(1 - rate) where the
+  uniform draw is >= rate, else 0).
+  """
+  (rate1, salt1), (rate2, salt2) = _CNN_DROPOUT
+  ones1 = tf.ones(tf.concat([[batch_size], pooled_shape], 0))
+  ones2 = tf.ones([batch_size, hidden])
+  dropout = models._dropout  # pylint: disable=protected-access
+  return (dropout(ones1, rate1, True, seed, salt1),
+          dropout(ones2, rate2, True, seed, salt2))
+
+
+def _cnn_forward(weights, x, seeds):
+  c1, cb1, c2, cb2, w1, b1, w2, b2 = weights
+  num_clients = tf.shape(c1)[0]
+  x = tf.cast(x, tf.float32)
+  if x.shape.rank == 4:  # [K, B, H, W] -> one input channel.
+    x = x[..., tf.newaxis]
+  batch_size = x.shape[1] or tf.shape(x)[1]
+  pooled_shape = (x.shape[2] // 4, x.shape[3] // 4, c2.shape[-1])
+  # Convolutions and pooling with the clients' channels side by side.
+  x = _clients_to_channels(x)
+  x = tf.nn.relu(grouped_conv2d(x, c1) + tf.reshape(cb1, [-1]))
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = tf.nn.relu(grouped_conv2d(x, c2) + tf.reshape(cb2, [-1]))
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = _channels_to_clients(x, num_clients, c2.shape[-1])  # [K, B, h, w, 32]
+  if seeds is not None:
+    hidden = w1.shape[-1]
+    mask1, mask2 = tf.map_fn(
+        lambda s: cnn_dropout_masks(s, batch_size, pooled_shape, hidden),
+        seeds,
+        fn_output_signature=(tf.float32, tf.float32))
+    x = x * mask1
+  x = tf.reshape(x, [num_clients, batch_size, w1.shape[1]])
+  x = tf.nn.relu(tf.matmul(x, w1) + b1[:, tf.newaxis, :])
+  if seeds is not None:
+    x = x * mask2
+  return tf.matmul(x, w2) + b2[:, tf.newaxis, :]
+
+
+def _mapped_forward(spec: models.ModelSpec):
+  """Any model: its own forward, mapped over the clients (slow, exact)."""
+
+  def forward(weights, x, seeds):
+    if seeds is None:
+      return tf.map_fn(lambda a: spec.apply(a[0], a[1]), (list(weights), x),
+                       fn_output_signature=tf.float32)
+    return tf.map_fn(lambda a: spec.apply(a[0], a[1], True, a[2]),
+                     (list(weights), x, seeds),
+                     fn_output_signature=tf.float32)
+
+  return forward
+
+
+def batched_model(spec: models.ModelSpec) -> BatchedModel:
+  """The batched form of `spec`: fast for 'fc' and 'cnn', mapped otherwise."""
+  if spec.name == 'fc' and spec.forward is models.fc_model().forward:
+    return BatchedModel(spec, _fc_forward, uses_seeds=False,
+                        prepare=_fc_prepare)
+  if spec.name == 'cnn' and spec.forward is models.cnn_model().forward:
+    return BatchedModel(spec, _cnn_forward, uses_seeds=True)
+  return BatchedModel(spec, _mapped_forward(spec), uses_seeds=True)
+
+
+def activation_floats(spec: models.ModelSpec) -> int:
+  """Floats of one example's input and layer outputs (a memory estimate)."""
+  d = math.prod(spec.input_shape)
+  if spec.name == 'cnn':
+    h, w = spec.input_shape[:2]
+    c1, c2 = spec.shapes[0][-1], spec.shapes[2][-1]
+    return (d + h * w * c1 + (h // 2) * (w // 2) * (c1 + c2) +
+            (h // 4) * (w // 4) * c2 + spec.shapes[4][-1] + spec.num_classes)
+  if spec.name == 'fc':
+    return d + spec.shapes[0][-1] + spec.num_classes
+  return 16 * d  # Unknown layers: a generous guess.
+
+
+def fold_in_each(seeds: tf.Tensor, data: tf.Tensor) -> tf.Tensor:
+  """Per row k, `stateless_fold_in(seeds[k], data)` (int32 [K, 2])."""
+  data = tf.convert_to_tensor(data, tf.int32)
+  return tf.map_fn(
+      lambda s: tf.random.experimental.stateless_fold_in(s, data),
+      seeds, fn_output_signature=tf.int32)
+
+
+def fold_in_rows(seed: tf.Tensor, data: tf.Tensor) -> tf.Tensor:
+  """Per k, `stateless_fold_in(seed, data[k])` (int32 [K, 2])."""
+  return tf.map_fn(
+      lambda d: tf.random.experimental.stateless_fold_in(seed, d),
+      tf.convert_to_tensor(data, tf.int32), fn_output_signature=tf.int32)
+
+
+def weights_spec(spec: models.ModelSpec,
+                 leading: Optional[Sequence[Optional[int]]] = (None,)
+                 ) -> list[tf.TensorSpec]:
+  """TensorSpecs of `spec`'s weights with `leading` axes in front."""
+  return [tf.TensorSpec(tuple(leading) + tuple(s), tf.float32)
+          for s in spec.shapes]

@@ -1,0 +1,563 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""A round backend that runs the whole cohort as stacked tensors.
+
+Same interface and the same round as `tff_backend.TffBackend` (paper 001,
+Algorithm 2; see `tff_backend` for the interface), executed differently: the
+K sampled clients' models are stacked on a leading axis and every local step
+of every client is one batched step (`batched_models`: one batched matmul or
+one grouped convolution per layer for the cohort), inside one `tf.function`
+per round. On the 2-core CPU it was developed on, an FC NN round of 100
+clients is about 7-10x faster than on TFF's simulation runtime, which trains
+the clients one by one (run_scripts/benchmark.py); when TensorFlow sees a GPU,
+the same code runs there.
+
+Client work (Algorithm 2's ClientUpdate, as `client_update`):
+
+    theta_k   <- theta_k   - eta   grad f_k(theta_k; B)
+    theta_k,p <- theta_k,p - eta_p (grad f_k(theta_k,p; B)
+                                    + lambda_k (theta_k,p - theta^t))
+
+for E epochs over batches of `batch_size` in the order the driver gave
+(`dataset.batch(B).repeat(E)`: the last, smaller batch of an epoch stays
+small). Clients hold different numbers of examples, hence of steps: their
+data is padded to [S_max, K, B, ...] with a count of real rows per batch, the
+loss of a batch is the mean over its real examples, and clients are sorted by
+step count so that the clients still training at step t are a prefix of the
+cohort; a finished client's weights are set aside untouched. On a CPU the
+clients of a step form two independent halves, which run on two cores at
+once (batched small matmuls use one core well, two less so). Learning rates
+decay as in `hdp_process`; dropout seeds are derived as there (per round,
+client id and step; Ditto's personal step folds in 7), so dropout masks are
+bit-identical. A cohort whose batched step would exceed a memory budget
+(FEMNIST's CNN with 100 clients) trains in consecutive parts.
+
+Aggregation is the aggregator's own maths (`group_aggregation`, TF Privacy's
+queries), applied as `hdp_factory.HeterogeneousDPFactory` applies it:
+each client's update clipped by each group's query and masked to its group,
+summed, then noised group means with stateless draws from the SAME keys
+(`stateless_split(noise_key, l + 2)`: group i's noise from key i, the clip
+count's from key l, the next state's key is key l + 1), combined with
+w_i = r_i N_i^t / sum_k r_k N_k^t, and the clip norm updated. Hence, from the
+same state and inputs, both backends give the same global model, clip norm,
+personal models and measurements up to float32 round-off
+(tests/test_vectorized_backend.py checks 1e-5 after several rounds; ~1e-7 is
+typical).
+
+Shapes: every `tf.function` here has an input signature with unknown cohort
+size and step count, so it is traced once (and shared by backends with the
+same model, batch size and Ditto setting); a long run whose cohort and group
+sizes change every round neither retraces nor grows.
+"""
+
+import collections
+import functools
+import os
+import time
+from typing import Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tff_hdp import batched_models
+from tff_hdp import group_aggregation
+from tff_hdp import hdp_factory
+from tff_hdp import models
+from tff_hdp import privacy_groups
+from tff_hdp import tff_backend
+
+
+def _validate(spec, initial_weights, factory, settings):
+  """The checks of `hdp_process.build_hdp_process`, plus shapes."""
+  if settings.local_epochs < 1:
+    raise ValueError(f'local_epochs must be >= 1, got {settings.local_epochs}')
+  if settings.batch_size < 1:
+    raise ValueError(f'batch_size must be >= 1, got {settings.batch_size}')
+  if not settings.learning_rate > 0:
+    raise ValueError(
+        f'learning_rate must be > 0, got {settings.learning_rate}')
+  if not settings.personal_learning_rate >= 0:
+    raise ValueError('personal_learning_rate must be >= 0, got '
+                     f'{settings.personal_learning_rate}')
+  if any(not lam >= 0 for lam in settings.ditto_lambdas):
+    raise ValueError(
+        f'ditto lambdas must be >= 0, got {list(settings.ditto_lambdas)}')
+  if len(settings.ditto_lambdas) != len(factory.groups):
+    raise ValueError(f'ditto_lambdas must give one lambda per privacy group '
+                     f'({len(factory.groups)}), got '
+                     f'{len(settings.ditto_lambdas)}')
+  if not 0 < settings.lr_decay_factor <= 1:
+    raise ValueError('lr_decay_factor must be in (0, 1], got '
+                     f'{settings.lr_decay_factor}')
+  if settings.lr_decay_rounds < 1:
+    raise ValueError(
+        f'lr_decay_rounds must be >= 1, got {settings.lr_decay_rounds}')
+  shapes = [tuple(np.shape(w)) for w in initial_weights]
+  if shapes != [tuple(s) for s in spec.shapes]:
+    raise ValueError(f'initial_weights must have the shapes {spec.shapes} of '
+                     f'model {spec.name!r}, got {shapes}')
+
+
+def _phases(total_steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """(active clients, end step) of each phase, for clients sorted by steps.
+
+  With `total_steps` sorted descending, the clients still training at step t
+  are the first n(t) = #{k: total_k > t}; n is constant on each phase
+  [end_{p-1}, end_p).
+  """
+  ends = np.unique(total_steps[total_steps > 0])
+  counts = np.array([(total_steps >= e).sum() for e in ends], np.int32)
+  return counts, ends.astype(np.int32)
+
+
+def _rows(structure, start, stop):
+  """Rows [start, stop) of every tensor of a nested structure (views)."""
+  return tf.nest.map_structure(lambda v: v[start:stop], structure)
+
+
+def _broadcast_rows(values: tf.Tensor, rank: int) -> tf.Tensor:
+  """[K] -> [K, 1, ..., 1] broadcastable against a rank-`rank` tensor."""
+  return tf.reshape(values, tf.concat([tf.shape(values),
+                                       tf.ones([rank - 1], tf.int32)], 0))
+
+
+@functools.lru_cache(maxsize=32)
+def _client_work_fn(model: batched_models.BatchedModel, batch: int,
+                    ditto: bool, num_parts: int):
+  """The cohort's ClientUpdate as one `tf.function` (traced once, shared).
+
+  Everything else (learning rates, their decay, the dropout seed) is an
+  argument, so backends that differ only in those (e.g. the four algorithms
+  of a run) share one traced function. `num_parts` independent parts of the
+  cohort step side by side.
+  """
+  spec = model.spec
+  signature = [
+      batched_models.weights_spec(spec, ()),  # theta^t
+      batched_models.weights_spec(spec, (None,)),  # personal (sorted cohort)
+      # Step-major data: [S_max, K, B, ...], labels, real rows per batch.
+      tf.TensorSpec((None, None, batch) + spec.input_shape, tf.float32),
+      tf.TensorSpec((None, None, batch), tf.int32),
+      tf.TensorSpec((None, None), tf.int32),
+      tf.TensorSpec((None,), tf.int32),  # batches per epoch
+      tf.TensorSpec((None,), tf.int32),  # phase: active clients
+      tf.TensorSpec((None,), tf.int32),  # phase: end step
+      tf.TensorSpec((None,), tf.float32),  # lambda of each client
+      tf.TensorSpec((None,), tf.int32),  # client ids
+      tf.TensorSpec((), tf.int32),  # round number
+      tf.TensorSpec((3,), tf.float32),  # eta, eta_p, decay factor
+      tf.TensorSpec((2,), tf.int32),  # decay period (rounds), dropout seed
+  ]
+
+  def scaled_gradients(weights, x, y, mask, seeds, scale):
+    """Per client, `scale` x the gradient of its batch's mean loss.
+
+    Scaling the loss (a scalar) instead of the gradient (as large as the
+    model) saves one pass over the stacked weights per step; it changes the
+    result only by float32 round-off.
+    """
+    with tf.GradientTape() as tape:
+      tape.watch(weights)
+      losses = batched_models.masked_loss(
+          model.forward(list(weights), x, seeds), y, mask)
+      total = tf.reduce_sum(losses) * scale  # Client k's gradient is its own.
+    return tape.gradient(total, weights)
+
+  @tf.function(input_signature=signature, autograph=False)
+  def client_work(global_weights, personal, x, y, rows, steps, phase_clients,
+                  phase_end, lambdas, client_ids, round_num, rates, ints):
+    # `hdp_process`'s server message: decayed rates and the dropout key.
+    decay = tf.pow(rates[2],
+                   tf.cast(round_num // ints[0], tf.float32))
+    learning_rate = rates[0] * decay
+    personal_learning_rate = rates[1] * decay
+    num_clients = tf.shape(x)[1]
+    if model.uses_seeds:
+      key = tf.stack([ints[1], round_num])
+      client_seeds = batched_models.fold_in_rows(key, client_ids)
+    else:
+      client_seeds = tf.zeros([num_clients, 2], tf.int32)
+    global_weights = tuple(global_weights)
+    weights = tuple(
+        tf.tile(w[tf.newaxis], [num_clients] + [1] * w.shape.rank)
+        for w in global_weights)
+    personal = tuple(personal)
+
+    # x is [S_max, K, B, ...]: batch b of all clients is one contiguous block
+    # (equal-sized clients, e.g. non-IID MNIST, read it without a copy);
+    # otherwise client k's batch b is row b * K + k of [S_max * K, B, ...].
+    x_rows = tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], 0))
+    if model.prepare is not None:
+      x_rows = model.prepare(x_rows)
+    y_rows = tf.reshape(y, [-1, batch])
+    real_rows = tf.reshape(rows, [-1])
+    data = (x_rows, y_rows, real_rows)
+
+    def batches(t, n):
+      b = tf.math.floormod(t, steps[:n])  # Same batch order every epoch.
+
+      def same_batch():  # Rows [b K, b K + n): a view, no copy.
+        return _rows(data, b[0] * num_clients, b[0] * num_clients + n)
+
+      def own_batches():
+        index = b * num_clients + tf.range(n)
+        return tf.nest.map_structure(lambda v: tf.gather(v, index), data)
+
+      return tf.cond(tf.reduce_all(tf.equal(b, b[0])), same_batch,
+                     own_batches)
+
+    def part_step(live, live_personal, xb, yb, mask, seeds, lambdas_part):
+      """One local step of a part of the cohort."""
+      steps_taken = scaled_gradients(live, xb, yb, mask, seeds, learning_rate)
+      new_live = tuple(w - d for w, d in zip(live, steps_taken))
+      if ditto:
+        personal_seeds = (batched_models.fold_in_each(seeds, 7)
+                          if model.uses_seeds else None)
+        personal_steps = scaled_gradients(live_personal, xb, yb, mask,
+                                          personal_seeds,
+                                          personal_learning_rate)
+        pull = personal_learning_rate * lambdas_part  # eta_p lambda_k.
+        live_personal = tuple(
+            q - (d + _broadcast_rows(pull, q.shape.rank) * (q - w0))
+            for q, d, w0 in zip(live_personal, personal_steps,
+                                global_weights))
+      return new_live, live_personal
+
+    def local_step(t, parts, bounds):
+      """Step t of the first n = bounds[-1] clients, all still training.
+
+      The n clients are split into independent parts [bounds[i],
+      bounds[i+1]), which TensorFlow runs concurrently (one per core).
+      """
+      n = bounds[-1]
+      xb, yb, rb = batches(t, n)
+      mask = tf.sequence_mask(rb, batch, tf.float32)
+      seeds = (batched_models.fold_in_each(client_seeds[:n], t)
+               if model.uses_seeds else None)
+      new_parts = []
+      for i, (live, live_personal) in enumerate(parts):
+        lo, hi = bounds[i], bounds[i + 1]
+        step = functools.partial(
+            part_step, live, live_personal, _rows(xb, lo, hi), yb[lo:hi],
+            mask[lo:hi], None if seeds is None else seeds[lo:hi],
+            lambdas[lo:hi])
+        # A part is empty when fewer clients than parts are left.
+        new_parts.append(tf.cond(hi > lo, step,
+                                 lambda p=(live, live_personal): p))
+      return t + 1, tuple(new_parts)
+
+    def phase(p, start, weights, personal):
+      """Steps [start, phase_end[p]) of the phase's active prefix."""
+      n = phase_clients[p]
+      bounds = [(i * n) // num_parts for i in range(num_parts + 1)]
+      parts = tuple(
+          (tuple(w[bounds[i]:bounds[i + 1]] for w in weights),
+           tuple(q[bounds[i]:bounds[i + 1]] for q in personal)
+           if ditto else ())
+          for i in range(num_parts))
+      _, parts = tf.while_loop(
+          lambda t, _: t < phase_end[p],
+          lambda t, state: local_step(t, state, bounds),
+          (start, parts))
+      weights = tuple(
+          tf.concat([part[0][j] for part in parts] + [w[n:]], 0)
+          for j, w in enumerate(weights))
+      if ditto:
+        personal = tuple(
+            tf.concat([part[1][j] for part in parts] + [q[n:]], 0)
+            for j, q in enumerate(personal))
+      return p + 1, phase_end[p], weights, personal
+
+    _, _, weights, personal = tf.while_loop(
+        lambda p, *_: p < tf.size(phase_clients), phase,
+        (tf.constant(0), tf.constant(0), weights, personal))
+    delta = [w - w0 for w, w0 in zip(weights, global_weights)]
+    return delta, list(personal)
+
+  return client_work
+
+
+@functools.lru_cache(maxsize=32)
+def _aggregation_fn(spec: models.ModelSpec,
+                    groups: tuple[privacy_groups.PrivacyGroup, ...],
+                    initial_clip: float, target_quantile: float,
+                    clip_learning_rate: float, count_stddev: float):
+  """`HeterogeneousDPFactory`'s round over the stacked deltas, in plain TF.
+
+  The bodies of its `client_records` (per client, mapped over the cohort)
+  and `server_update`, with the same `group_aggregation` calls and keys.
+  """
+  num_groups = len(groups)
+  ratios = np.array([g.ratio for g in groups], np.float32)
+  estimator = group_aggregation.clip_estimator(initial_clip, target_quantile,
+                                               clip_learning_rate)
+  signature = [
+      batched_models.weights_spec(spec, ()),  # theta^t
+      batched_models.weights_spec(spec, (None,)),  # deltas
+      tf.TensorSpec((None,), tf.int32),  # group of each client
+      tf.TensorSpec((), tf.int32),  # round number
+      tf.TensorSpec((), tf.float32),  # S^t
+      tf.TensorSpec((2,), tf.int64),  # noise key
+  ]
+  weight_specs = [tf.TensorSpec(s, tf.float32) for s in spec.shapes]
+
+  @tf.function(input_signature=signature, autograph=False)
+  def aggregate(global_weights, deltas, client_groups, round_num, clip_norm,
+                noise_key):
+
+    def client_records(args):
+      flat, group = args
+      sums, counts = [], []
+      for i, g in enumerate(groups):
+        mask = tf.cast(tf.equal(group, i), tf.float32)
+        query = group_aggregation.value_query(g, clip_norm)
+        clipped = group_aggregation.clip_record(query, flat)
+        sums.append([mask * c for c in clipped])
+        counts.append(mask)
+      below = group_aggregation.below_record(
+          estimator, clip_norm, group_aggregation.global_norm(flat))
+      return sums, tf.stack(counts), below
+
+    sums, counts, below = tf.map_fn(
+        client_records, (list(deltas), client_groups),
+        fn_output_signature=([weight_specs] * num_groups,
+                             tf.TensorSpec([num_groups], tf.float32),
+                             tf.TensorSpec([], tf.float32)))
+    sums = [[tf.reduce_sum(v, 0) for v in group_sums] for group_sums in sums]
+    counts = tf.reduce_sum(counts, 0)
+    below = tf.reduce_sum(below, 0)
+
+    keys = tf.random.experimental.stateless_split(noise_key,
+                                                  num=num_groups + 2)
+    means = []
+    for i, g in enumerate(groups):
+      query = group_aggregation.value_query(g, clip_norm)
+      stddev = group_aggregation.noise_stddev(query,
+                                              query.initial_global_state())
+      means.append(
+          group_aggregation.noised_group_mean(sums[i], counts[i], stddev,
+                                              keys[i]))
+    weights = group_aggregation.combination_weights(counts, ratios)
+    delta = group_aggregation.combine(means, weights)
+    new_clip, unclipped_fraction = group_aggregation.update_clip_norm(
+        estimator, clip_norm, below, tf.reduce_sum(counts), count_stddev,
+        keys[num_groups])
+    measurements = collections.OrderedDict(clip_norm=clip_norm)
+    measurements['unclipped_fraction'] = unclipped_fraction
+    for i, g in enumerate(groups):
+      measurements[f'{g.name}/count'] = counts[i]
+      measurements[f'{g.name}/weight'] = weights[i]
+    new_global = [w + d for w, d in zip(global_weights, delta)]
+    return (new_global, round_num + 1, new_clip, keys[num_groups + 1],
+            measurements)
+
+  return aggregate
+
+
+def step_bytes_per_client(spec: models.ModelSpec,
+                          settings: tff_backend.ClientSettings) -> int:
+  """Rough memory of one client in a batched step.
+
+  Its weights, their gradients and updates (twice with Ditto), and one
+  batch's activations kept for the backward pass, in float32.
+  """
+  models_trained = 2 if settings.ditto else 1
+  return 4 * (4 * models_trained * spec.num_parameters + 6 *
+              settings.batch_size * batched_models.activation_floats(spec))
+
+
+def pack_cohort(client_data, order: np.ndarray, batch_size: int,
+                input_shape: tuple[int, ...]):
+  """The cohort's data in `order`, padded, step-major: [S_max, K, B, ...].
+
+  Returns:
+    (x [S_max, K, B, ...] float32, y [S_max, K, B] int32, rows [S_max, K]
+    int32 real examples of each batch, steps [K] int32 batches per epoch).
+  """
+  sizes = np.array([len(client_data[c][1]) for c in order], np.int64)
+  steps = -(-sizes // batch_size)
+  max_steps = max(int(steps.max(initial=0)), 1)
+  shape = tuple(input_shape)
+  x = np.zeros((max_steps, len(order), batch_size) + shape, np.float32)
+  y = np.zeros((max_steps, len(order), batch_size), np.int32)
+  for i, c in enumerate(order):
+    cx, cy = client_data[c]
+    full, rest = divmod(int(sizes[i]), batch_size)
+    cx = np.asarray(cx, np.float32).reshape((sizes[i],) + shape)
+    cy = np.asarray(cy, np.int32)
+    used = full * batch_size
+    x[:full, i] = cx[:used].reshape((full, batch_size) + shape)
+    y[:full, i] = cy[:used].reshape((full, batch_size))
+    if rest:
+      x[full, i, :rest] = cx[used:]
+      y[full, i, :rest] = cy[used:]
+  rows = np.clip(sizes[None] - np.arange(max_steps)[:, None] * batch_size, 0,
+                 batch_size).astype(np.int32)
+  return x, y, rows, steps.astype(np.int32)
+
+
+class VectorizedBackend:
+  """Runs each round as batched TensorFlow over the stacked cohort."""
+
+  name = 'vectorized'
+
+  def __init__(self, spec: models.ModelSpec,
+               initial_weights: Sequence[np.ndarray],
+               factory: hdp_factory.HeterogeneousDPFactory,
+               settings: tff_backend.ClientSettings,
+               *,
+               memory_budget_bytes: int = 512 * 2**20,
+               parallel_parts: Optional[int] = None):
+    """Initializes the backend.
+
+    Args:
+      spec: The model.
+      initial_weights: theta^0.
+      factory: The aggregator; its groups, clip parameters and seed define
+        the server step (as `HeterogeneousDPFactory.create` does).
+      settings: The clients' work.
+      memory_budget_bytes: Rough bound on the memory one batched step may
+        use; a cohort larger than it allows trains in consecutive parts
+        (FEMNIST's CNN: about 28 clients per part by default; the FC NN: all
+        of them). Results do not depend on it.
+      parallel_parts: The cohort steps as this many independent parts, which
+        TensorFlow runs concurrently. Default: 2 on a CPU with 2 or more
+        cores (batched small matmuls use one core well, two less so), 1 when
+        TensorFlow sees a GPU. Results do not depend on it.
+    """
+    _validate(spec, initial_weights, factory, settings)
+    if memory_budget_bytes <= 0:
+      raise ValueError(
+          f'memory_budget_bytes must be > 0, got {memory_budget_bytes}')
+    if parallel_parts is None:
+      gpu = bool(tf.config.list_logical_devices('GPU'))
+      parallel_parts = 1 if gpu else min(2, os.cpu_count() or 1)
+    if parallel_parts < 1:
+      raise ValueError(f'parallel_parts must be >= 1, got {parallel_parts}')
+    self._spec = spec
+    self._factory = factory
+    self._settings = settings
+    self._model = batched_models.batched_model(spec)
+    self._initial_weights = [np.array(w, np.float32) for w in initial_weights]
+    self._client_work = _client_work_fn(self._model, settings.batch_size,
+                                        settings.ditto, parallel_parts)
+    self._aggregate = _aggregation_fn(spec, tuple(factory.groups),
+                                      factory.initial_clip,
+                                      factory.target_quantile,
+                                      factory.clip_learning_rate,
+                                      factory.clipped_count_stddev)
+    self._rates = np.array([settings.learning_rate,
+                            settings.personal_learning_rate,
+                            settings.lr_decay_factor], np.float32)
+    self._ints = np.array([settings.lr_decay_rounds, settings.seed], np.int32)
+    self._lambdas = np.asarray(settings.ditto_lambdas, np.float32)
+    self.clients_per_call = max(
+        1, int(memory_budget_bytes // step_bytes_per_client(spec, settings)))
+    self.last_round_seconds = {}
+
+  @property
+  def batched_model(self) -> batched_models.BatchedModel:
+    return self._model
+
+  def initialize(self):
+    """The state of `TffBackend.initialize`, built directly."""
+    return collections.OrderedDict(
+        global_weights=[w.copy() for w in self._initial_weights],
+        round_num=np.asarray(0, np.int32),
+        aggregator=collections.OrderedDict(
+            clip_norm=np.asarray(self._factory.initial_clip, np.float32),
+            noise_key=np.asarray([self._factory.seed, 0x4844], np.int64)))
+
+  def next(self, state, client_data, personal_weights, client_info):
+    """One round; see `tff_backend` for the arguments and results.
+
+    `last_round_seconds` then holds where the round's time went: 'prepare'
+    (padding and stacking on the host), 'client_work', 'aggregate', 'total'.
+    """
+    t0 = time.perf_counter()
+    k = len(client_data)
+    if k < 1:
+      raise ValueError('client_data must hold at least one client')
+    if len(personal_weights) != k or len(client_info) != k:
+      raise ValueError(f'{k} clients but {len(personal_weights)} personal '
+                       f'models and {len(client_info)} client infos')
+    s = self._settings
+    sizes = np.array([len(y) for _, y in client_data], np.int64)
+    total_steps = -(-sizes // s.batch_size) * s.local_epochs
+    order = np.argsort(-total_steps, kind='stable')
+    groups = np.array([int(client_info[c]['group']) for c in order], np.int32)
+    client_ids = np.array([int(client_info[c]['client_id']) for c in order],
+                          np.int32)
+    global_weights = [np.asarray(w, np.float32)
+                      for w in state['global_weights']]
+    round_num = np.asarray(state['round_num'], np.int32)
+    seconds = collections.Counter(prepare=time.perf_counter() - t0)
+    deltas, new_personal = [], []
+    # Clients of similar step counts together, at most `clients_per_call`
+    # at a time (the activations of a CNN cohort are large).
+    for start in range(0, k, self.clients_per_call):
+      t1 = time.perf_counter()
+      part = slice(start, start + self.clients_per_call)
+      x, y, rows, steps = pack_cohort(client_data, order[part], s.batch_size,
+                                      self._spec.input_shape)
+      phase_clients, phase_end = _phases(total_steps[order[part]])
+      if s.ditto:
+        personal = [
+            np.stack([np.asarray(personal_weights[c][i], np.float32)
+                      for c in order[part]])
+            for i in range(len(global_weights))
+        ]
+      else:  # Not trained: an empty stack.
+        personal = [np.zeros((0,) + w.shape, np.float32)
+                    for w in global_weights]
+      t2 = time.perf_counter()
+      delta, trained = self._client_work(
+          global_weights, personal, x, y, rows, steps, phase_clients,
+          phase_end, self._lambdas[groups[part]], client_ids[part], round_num,
+          self._rates, self._ints)
+      deltas.append(delta)
+      if s.ditto:
+        new_personal.append([p.numpy() for p in trained])
+      t3 = time.perf_counter()
+      seconds['prepare'] += t2 - t1
+      seconds['client_work'] += t3 - t2
+    t4 = time.perf_counter()
+    if len(deltas) > 1:
+      delta = [tf.concat(parts, 0) for parts in zip(*deltas)]
+    aggregator = state['aggregator']
+    new_global, new_round, clip_norm, noise_key, measurements = (
+        self._aggregate(global_weights, delta, groups, round_num,
+                        np.asarray(aggregator['clip_norm'], np.float32),
+                        np.asarray(aggregator['noise_key'], np.int64)))
+    new_state = collections.OrderedDict(
+        global_weights=[w.numpy() for w in new_global],
+        round_num=new_round.numpy(),
+        aggregator=collections.OrderedDict(clip_norm=clip_norm.numpy(),
+                                           noise_key=noise_key.numpy()))
+    if s.ditto:
+      stacked = [np.concatenate(parts) for parts in zip(*new_personal)]
+      position = np.empty(k, np.int64)
+      position[order] = np.arange(k)
+      personal_out = [[p[position[c]] for p in stacked] for c in range(k)]
+    else:  # Ditto off: personal models come back unchanged, as from TFF.
+      personal_out = [[np.asarray(w) for w in p] for p in personal_weights]
+    measurements = {key: float(v) for key, v in measurements.items()}
+    t5 = time.perf_counter()
+    self.last_round_seconds = {
+        'prepare': seconds['prepare'],
+        'client_work': seconds['client_work'],
+        'aggregate': t5 - t4,
+        'total': t5 - t0,
+    }
+    return new_state, personal_out, measurements
