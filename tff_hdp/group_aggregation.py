@@ -37,6 +37,7 @@ state (`noise_key`). Averages divide by the realised count N_i^t, as the paper
 does (TFF's `gaussian_adaptive` divides by the expected count instead).
 """
 
+import collections
 from typing import Sequence
 
 import tensorflow as tf
@@ -179,3 +180,75 @@ def update_clip_norm(estimator: tfp.QuantileEstimatorQuery,
   new_clip = tf.where(count > 0, new_clip, state.current_estimate)
   unclipped_fraction = tf.math.divide_no_nan(noised_sum, count) + 0.5
   return new_clip, unclipped_fraction
+
+
+def client_record(groups: Sequence[privacy_groups.PrivacyGroup],
+                  estimator: tfp.QuantileEstimatorQuery, clip_norm: tf.Tensor,
+                  update: Sequence[tf.Tensor], group: tf.Tensor):
+  """What one client contributes to the sums of Algorithm 2's server step.
+
+  Args:
+    groups: The privacy groups.
+    estimator: From `clip_estimator`.
+    clip_norm: S^t.
+    update: The client's unclipped Delta_j, one tensor per weight.
+    group: The client's group index g(j).
+
+  Returns:
+    (sums, counts, below): per group, the update clipped by that group's query
+    if the client is in it and zeros otherwise; the one-hot group [l]; and
+    the centred clip-count record b_j - 1/2.
+  """
+  group = tf.cast(group, tf.int32)
+  sums, counts = [], []
+  for i, g in enumerate(groups):
+    mask = tf.cast(tf.equal(group, i), tf.float32)
+    clipped = clip_record(value_query(g, clip_norm), update)
+    sums.append([mask * c for c in clipped])
+    counts.append(mask)
+  below = below_record(estimator, clip_norm, global_norm(update))
+  return sums, tf.stack(counts), below
+
+
+def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
+                     estimator: tfp.QuantileEstimatorQuery,
+                     clipped_count_stddev: float, clip_norm: tf.Tensor,
+                     noise_key: tf.Tensor, sums, counts: tf.Tensor,
+                     below_sum: tf.Tensor):
+  """Algorithm 2's server step on the summed client records.
+
+  Noise keys: `stateless_split(noise_key, l + 2)`; group i's noise comes from
+  key i, the clip count's from key l, and key l + 1 is the next round's key.
+
+  Args:
+    groups: The privacy groups (their ratios r_i weight the combination).
+    estimator: From `clip_estimator`.
+    clipped_count_stddev: z_b.
+    clip_norm: S^t.
+    noise_key: This round's int64 [2] key.
+    sums: Per group, the summed clipped updates (lists of tensors).
+    counts: [l] clients per group, N_i^t.
+    below_sum: Summed centred clip-count records.
+
+  Returns:
+    (Delta^t as a list of tensors, S^{t+1}, next noise key, measurements).
+  """
+  num_groups = len(groups)
+  ratios = tf.constant([g.ratio for g in groups], tf.float32)
+  keys = tf.random.experimental.stateless_split(noise_key, num=num_groups + 2)
+  means = []
+  for i, g in enumerate(groups):
+    query = value_query(g, clip_norm)
+    stddev = noise_stddev(query, query.initial_global_state())
+    means.append(noised_group_mean(list(sums[i]), counts[i], stddev, keys[i]))
+  weights = combination_weights(counts, ratios)
+  delta = combine(means, weights)
+  new_clip, unclipped_fraction = update_clip_norm(
+      estimator, clip_norm, below_sum, tf.reduce_sum(counts),
+      clipped_count_stddev, keys[num_groups])
+  measurements = collections.OrderedDict(clip_norm=clip_norm)
+  measurements['unclipped_fraction'] = unclipped_fraction
+  for i, g in enumerate(groups):
+    measurements[f'{g.name}/count'] = counts[i]
+    measurements[f'{g.name}/weight'] = weights[i]
+  return delta, new_clip, keys[num_groups + 1], measurements

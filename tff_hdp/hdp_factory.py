@@ -152,8 +152,6 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     """
     value_type = tff.types.to_type(value_type)
     groups = self._groups
-    num_groups = len(groups)
-    ratios = np.array([g.ratio for g in groups], np.float32)
     estimator = self._estimator()
     count_stddev = self._clipped_count_stddev
 
@@ -167,48 +165,23 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
 
     @tff.tensorflow.computation(value_type, weight_type, np.float32)
     def client_records(value, group, clip_norm):
-      flat = tf.nest.flatten(value)
-      group = tf.cast(group, tf.int32)
-      sums, counts = [], []
-      for i, g in enumerate(groups):
-        mask = tf.cast(tf.equal(group, i), tf.float32)
-        query = group_aggregation.value_query(g, clip_norm)
-        clipped = group_aggregation.clip_record(query, flat)
-        sums.append(tf.nest.pack_sequence_as(value,
-                                             [mask * c for c in clipped]))
-        counts.append(mask)
-      below = group_aggregation.below_record(
-          estimator, clip_norm, group_aggregation.global_norm(flat))
+      sums, counts, below = group_aggregation.client_record(
+          groups, estimator, clip_norm, tf.nest.flatten(value), group)
       return collections.OrderedDict(
-          sums=sums, counts=tf.stack(counts), below=below)
+          sums=[tf.nest.pack_sequence_as(value, s) for s in sums],
+          counts=counts,
+          below=below)
 
     @tff.tensorflow.computation(state_type, client_records.type_signature.result)
     def server_update(state, totals):
-      clip_norm = state['clip_norm']
-      keys = tf.random.experimental.stateless_split(
-          state['noise_key'], num=num_groups + 2)
-      means = []
-      for i, g in enumerate(groups):
-        query = group_aggregation.value_query(g, clip_norm)
-        stddev = group_aggregation.noise_stddev(query,
-                                                query.initial_global_state())
-        means.append(
-            group_aggregation.noised_group_mean(
-                tf.nest.flatten(totals['sums'][i]),
-                                                totals['counts'][i], stddev,
-                                                keys[i]))
-      weights = group_aggregation.combination_weights(totals['counts'], ratios)
-      delta = group_aggregation.combine(means, weights)
-      new_clip, unclipped_fraction = group_aggregation.update_clip_norm(
-          estimator, clip_norm, totals['below'],
-          tf.reduce_sum(totals['counts']), count_stddev, keys[num_groups])
-      new_state = collections.OrderedDict(
-          clip_norm=new_clip, noise_key=keys[num_groups + 1])
-      measurements = collections.OrderedDict(clip_norm=clip_norm)
-      measurements['unclipped_fraction'] = unclipped_fraction
-      for i, g in enumerate(groups):
-        measurements[f'{g.name}/count'] = totals['counts'][i]
-        measurements[f'{g.name}/weight'] = weights[i]
+      delta, new_clip, new_key, measurements = (
+          group_aggregation.server_aggregate(
+              groups, estimator, count_stddev, state['clip_norm'],
+              state['noise_key'],
+              [tf.nest.flatten(s) for s in totals['sums']], totals['counts'],
+              totals['below']))
+      new_state = collections.OrderedDict(clip_norm=new_clip,
+                                          noise_key=new_key)
       result = tf.nest.pack_sequence_as(totals['sums'][0], delta)
       return new_state, result, measurements
 

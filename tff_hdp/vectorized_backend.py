@@ -299,7 +299,6 @@ def _aggregation_fn(spec: models.ModelSpec,
   and `server_update`, with the same `group_aggregation` calls and keys.
   """
   num_groups = len(groups)
-  ratios = np.array([g.ratio for g in groups], np.float32)
   estimator = group_aggregation.clip_estimator(initial_clip, target_quantile,
                                                clip_learning_rate)
   signature = [
@@ -318,16 +317,8 @@ def _aggregation_fn(spec: models.ModelSpec,
 
     def client_records(args):
       flat, group = args
-      sums, counts = [], []
-      for i, g in enumerate(groups):
-        mask = tf.cast(tf.equal(group, i), tf.float32)
-        query = group_aggregation.value_query(g, clip_norm)
-        clipped = group_aggregation.clip_record(query, flat)
-        sums.append([mask * c for c in clipped])
-        counts.append(mask)
-      below = group_aggregation.below_record(
-          estimator, clip_norm, group_aggregation.global_norm(flat))
-      return sums, tf.stack(counts), below
+      return group_aggregation.client_record(groups, estimator, clip_norm,
+                                             flat, group)
 
     sums, counts, below = tf.map_fn(
         client_records, (list(deltas), client_groups),
@@ -338,29 +329,12 @@ def _aggregation_fn(spec: models.ModelSpec,
     counts = tf.reduce_sum(counts, 0)
     below = tf.reduce_sum(below, 0)
 
-    keys = tf.random.experimental.stateless_split(noise_key,
-                                                  num=num_groups + 2)
-    means = []
-    for i, g in enumerate(groups):
-      query = group_aggregation.value_query(g, clip_norm)
-      stddev = group_aggregation.noise_stddev(query,
-                                              query.initial_global_state())
-      means.append(
-          group_aggregation.noised_group_mean(sums[i], counts[i], stddev,
-                                              keys[i]))
-    weights = group_aggregation.combination_weights(counts, ratios)
-    delta = group_aggregation.combine(means, weights)
-    new_clip, unclipped_fraction = group_aggregation.update_clip_norm(
-        estimator, clip_norm, below, tf.reduce_sum(counts), count_stddev,
-        keys[num_groups])
-    measurements = collections.OrderedDict(clip_norm=clip_norm)
-    measurements['unclipped_fraction'] = unclipped_fraction
-    for i, g in enumerate(groups):
-      measurements[f'{g.name}/count'] = counts[i]
-      measurements[f'{g.name}/weight'] = weights[i]
+    delta, new_clip, new_key, measurements = (
+        group_aggregation.server_aggregate(groups, estimator, count_stddev,
+                                           clip_norm, noise_key, sums, counts,
+                                           below))
     new_global = [w + d for w, d in zip(global_weights, delta)]
-    return (new_global, round_num + 1, new_clip, keys[num_groups + 1],
-            measurements)
+    return new_global, round_num + 1, new_clip, new_key, measurements
 
   return aggregate
 
