@@ -84,3 +84,11 @@ def check(condition: bool, message: str) -> None:
   """Raises `UsageError(message)` unless `condition` holds."""
   if not condition:
     raise UsageError(message)
+
+
+def check_results_dir(results_dir: str) -> None:
+  """Checks a --results_dir flag: given, and an existing directory."""
+  check(bool(results_dir),
+        '--results_dir is required: a directory holding results.json files')
+  check(os.path.isdir(results_dir),
+        f'--results_dir={results_dir} is not a directory')

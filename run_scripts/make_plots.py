@@ -156,10 +156,7 @@ def main(argv):
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
   results_dir = _RESULTS_DIR.value
-  cli.check(bool(results_dir), '--results_dir is required: a directory '
-            'holding results.json files')
-  cli.check(os.path.isdir(results_dir),
-            f'--results_dir={results_dir} is not a directory')
+  cli.check_results_dir(results_dir)
   cli.check(bool(_OUTPUT_DIR.value), '--output_dir is required: where the '
             'PNG files go')
   try:

@@ -288,14 +288,7 @@ def build_round_form(spec: models.ModelSpec,
   proc = hdp_process.build_round_parts(
       spec,
       agg.initial_state.type_signature.result,
-      ditto_lambdas=settings.ditto_lambdas,
-      local_epochs=settings.local_epochs,
-      learning_rate=settings.learning_rate,
-      personal_learning_rate=settings.personal_learning_rate,
-      lr_decay_factor=settings.lr_decay_factor,
-      lr_decay_rounds=settings.lr_decay_rounds,
-      ditto=settings.ditto,
-      seed=settings.seed)
+      **settings.process_kwargs())
   empty, push, concat = _stack_computations(weights_type)
 
   @tff.tensorflow.computation(state_type)

@@ -60,6 +60,14 @@ class ClientSettings:
   ditto: bool = True
   seed: int = 0
 
+  def process_kwargs(self) -> dict:
+    """The keyword arguments of `hdp_process.build_round_parts` (and of
+    `build_hdp_process`): everything but the batch size, which only the
+    backends use to batch data."""
+    kwargs = dataclasses.asdict(self)
+    del kwargs['batch_size']
+    return kwargs
+
 
 def to_numpy(structure: Any) -> Any:
   """The state as nested OrderedDicts/lists of numpy values."""
@@ -86,14 +94,7 @@ class TffBackend:
         spec,
         initial_weights,
         factory,
-        ditto_lambdas=settings.ditto_lambdas,
-        local_epochs=settings.local_epochs,
-        learning_rate=settings.learning_rate,
-        personal_learning_rate=settings.personal_learning_rate,
-        lr_decay_factor=settings.lr_decay_factor,
-        lr_decay_rounds=settings.lr_decay_rounds,
-        ditto=settings.ditto,
-        seed=settings.seed)
+        **settings.process_kwargs())
 
   @property
   def process(self):
