@@ -14,7 +14,7 @@
 """Federated datasets of paper 001 (Table 5) and the offline default.
 
 `load_federated_data(name, ...)` returns a
-`tff_hdp.federated_data.FederatedData`: per-client train and test arrays, the
+`tff_hdp.data.federated_data.FederatedData`: per-client train and test arrays, the
 server test set, and for the one-digit-per-client splits the digit each
 client holds, from which the skewed opt-out is drawn.
 
@@ -37,7 +37,7 @@ top-level `datasets` would collide with the Hugging Face distribution).
 from typing import Optional
 
 from datasets.errors import DataFileError
-from tff_hdp import federated_data
+from tff_hdp.data import federated_data
 
 DATASETS = ('digits', 'mnist', 'skewed_mnist', 'fmnist', 'femnist')
 

@@ -17,7 +17,7 @@ scikit-learn ships the UCI optical-recognition digits (1,797 8x8 images, 16
 grey levels) inside its wheel, so this dataset needs no file and no
 download: it is the default where no MNIST or EMNIST file is at hand. After a
 stratified 70/30 train/test split (seeded with `seed`) it is split exactly as
-non-IID MNIST (`tff_hdp.federated_data.split_one_label_per_client`): one
+non-IID MNIST (`tff_hdp.data.federated_data.split_one_label_per_client`): one
 digit per client, equal training counts, each digit's test samples split
 evenly among its clients, the server test set the whole 30% test split, and
 `client_labels` set, so the skewed opt-out (digit-7 clients) works on it
@@ -28,7 +28,7 @@ import numpy as np
 from sklearn import datasets as sk_datasets
 from sklearn import model_selection
 
-from tff_hdp import federated_data
+from tff_hdp.data import federated_data
 
 NUM_CLIENTS = 100
 

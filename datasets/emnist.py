@@ -84,7 +84,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from datasets.errors import DataFileError
-from tff_hdp import federated_data
+from tff_hdp.data import federated_data
 
 FILENAME = 'emnist_all.sqlite'
 URL = ('https://storage.googleapis.com/tff-datasets-public/'

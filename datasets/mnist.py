@@ -38,7 +38,7 @@ The split
 ---------
 Pixels are scaled to [0, 1]. Paper 001 (Section 5.1, Table 5): N = 2,000
 clients, each holding training samples of a single digit, the same count for
-every client (`tff_hdp.federated_data.split_one_label_per_client`). Each
+every client (`tff_hdp.data.federated_data.split_one_label_per_client`). Each
 client's local test data is its digit's test samples split evenly among that
 digit's clients (the papers do not say; spec section 5), and the server test
 set is the whole MNIST test set. The skewed variant ('skewed_mnist') is the
@@ -54,7 +54,7 @@ from typing import Optional
 import numpy as np
 
 from datasets.errors import DataFileError
-from tff_hdp import federated_data
+from tff_hdp.data import federated_data
 
 FILENAME = 'mnist.npz'
 URL = 'https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz'

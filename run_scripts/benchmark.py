@@ -266,11 +266,11 @@ class OurBackend:
 
   def __init__(self, name, spec, client_data, epochs, ditto):
     import numpy as np
-    from tff_hdp import accounting
-    from tff_hdp import hdp_factory
-    from tff_hdp import privacy_groups
-    from tff_hdp import tff_backend
-    from tff_hdp import training
+    from tff_hdp.privacy import accounting
+    from tff_hdp.fedhdp import hdp_factory
+    from tff_hdp.fedhdp import privacy_groups
+    from tff_hdp.fedhdp import tff_backend
+    from tff_hdp.fedhdp import training
     k = len(client_data)
     z_b = accounting.default_clipped_count_stddev(k)
     z = accounting.split_noise_multiplier(NOISE_MULTIPLIER, z_b)[0]
@@ -399,12 +399,12 @@ def profile_fc_step(tf, num_clients, spec):
 def femnist_memory(rounds: int, max_samples: int):
   """Peak resident memory of a FEMNIST-sized vectorized run with Ditto."""
   import numpy as np
-  from tff_hdp import hdp_factory
+  from tff_hdp.fedhdp import hdp_factory
   from tff_hdp import models
-  from tff_hdp import personal_store
-  from tff_hdp import privacy_groups
-  from tff_hdp import tff_backend
-  from tff_hdp import vectorized_backend
+  from tff_hdp.fedhdp import personal_store
+  from tff_hdp.fedhdp import privacy_groups
+  from tff_hdp.fedhdp import tff_backend
+  from tff_hdp.fedhdp import vectorized_backend
   spec = models.cnn_model((28, 28), 62)
   groups = privacy_groups.build_groups(
       privacy_groups.Algorithm.FEDHDP, noise_multipliers=[1.0], ratios=[0.1],
@@ -464,8 +464,8 @@ def femnist_memory(rounds: int, max_samples: int):
 def long_run_memory(checkpoints: list[int], backend: str, worker=None):
   """Resident memory at `checkpoints` of a Poisson-sampled digits run."""
   import datasets
-  from tff_hdp import config as config_lib
-  from tff_hdp import training
+  from tff_hdp.fedhdp import config as config_lib
+  from tff_hdp.fedhdp import training
   data = datasets.load_federated_data('digits', num_clients=100, seed=0)
   rounds = checkpoints[-1]
   config = config_lib.TrainingConfig(

@@ -71,7 +71,7 @@ def apply_preset(preset, flag_for_field: Mapping[str, str]) -> None:
   """Fills flags the user did not set from `preset`.
 
   Args:
-    preset: A `tff_hdp.presets.Preset`.
+    preset: A `tff_hdp.fedhdp.presets.Preset`.
     flag_for_field: Maps a preset attribute to the name of the flag it fills.
       An attribute may be a property (e.g. `clients_per_round`).
   """

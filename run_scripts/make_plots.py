@@ -46,8 +46,9 @@ from absl import app
 from absl import flags
 
 from run_scripts import cli
-from tff_hdp import paper_tables
+from tff_hdp.fedhdp import paper_tables
 from tff_hdp import tables
+from tff_hdp.fedhdp import table_rows
 
 _RESULTS_DIR = flags.DEFINE_string(
     'results_dir', None, 'Directory searched recursively for results.json.')
@@ -61,7 +62,7 @@ _LINTHRESH = 1e-3  # r = 0 and 0.001 both appear in Tables 8-11.
 
 
 def _label(record) -> str:
-  name, hyper = tables.run_row(record)[:2]
+  name, hyper = table_rows.run_row(record)[:2]
   seed = record['config'].get('seed')
   return f'{name} {hyper}' + (f' seed={seed}' if seed is not None else '')
 

@@ -22,7 +22,7 @@ papers' layout (Algorithm | hyperparam. | Acc_g% | Acc_g,p% | Acc_g,np% |
 Delta_g% | Acc_l,p% | Acc_l,np% | Delta_l% | epsilon | paper table) whose
 cells read `ours / paper [ours - paper]`: the paper's row is the one with the
 same dataset, algorithm, r and lambdas in
-`datasets/reference/paper001_tables.csv` (see `tff_hdp.paper_tables`), and
+`datasets/reference/paper001_tables.csv` (see `tff_hdp.fedhdp.paper_tables`), and
 our epsilon of each private group is set against the caption's epsilon. A run
 the paper does not report (e.g. the offline digits dataset) keeps only our
 numbers.
@@ -50,8 +50,9 @@ from absl import app
 from absl import flags
 
 from run_scripts import cli
-from tff_hdp import paper_tables
+from tff_hdp.fedhdp import paper_tables
 from tff_hdp import tables
+from tff_hdp.fedhdp import table_rows
 
 _RESULTS_DIR = flags.DEFINE_string(
     'results_dir', None, 'Directory searched recursively for results.json.')
@@ -62,7 +63,7 @@ _OUTPUT_DIR = flags.DEFINE_string(
     'output_dir', None, 'Where the tables are written. Default: '
     '<results_dir>/tables.')
 
-HEADER = tables.HEADER + ('Paper',)
+HEADER = table_rows.HEADER + ('Paper',)
 # Table cell -> (mean metric, variance metric or None).
 _CELLS = (('acc_g', None), ('acc_g_p', 'acc_g_p_var'),
           ('acc_g_np', 'acc_g_np_var'), ('delta_g', None),
@@ -122,7 +123,7 @@ def display_row(run: paper_tables.Run,
                 row: Optional[paper_tables.PaperRow]) -> list[str]:
   """One row of the Markdown / LaTeX table."""
   record = run.record
-  name, hyper = tables.run_row(record)[:2]
+  name, hyper = table_rows.run_row(record)[:2]
   if 'seed' in record['config']:
     hyper += f" seed={record['config']['seed']}"
   metrics = record['metrics']

@@ -14,7 +14,7 @@
 r"""Prints the (epsilon, delta) of each private group, or solves for its noise.
 
 Accounting: RDP of the Poisson-subsampled Gaussian mechanism at rate q with the
-effective noise multiplier z_eff over T rounds (see `tff_hdp.accounting`).
+effective noise multiplier z_eff over T rounds (see `tff_hdp.privacy.accounting`).
 Paper 001's Table 7 settings:
 
   python run_scripts/privacy_report.py --preset=mnist    # eps ~ 3.6
@@ -44,8 +44,8 @@ from absl import app
 from absl import flags
 
 from run_scripts import cli
-from tff_hdp import accounting
-from tff_hdp import presets
+from tff_hdp.privacy import accounting
+from tff_hdp.fedhdp import presets
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 _PRESET = flags.DEFINE_string(

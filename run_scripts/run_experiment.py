@@ -50,11 +50,12 @@ from absl import flags
 from absl import logging
 
 from run_scripts import cli
-from tff_hdp import accounting
-from tff_hdp import config as config_lib
-from tff_hdp import presets
-from tff_hdp import privacy_groups
+from tff_hdp.privacy import accounting
+from tff_hdp.fedhdp import config as config_lib
+from tff_hdp.fedhdp import presets
+from tff_hdp.fedhdp import privacy_groups
 from tff_hdp import tables
+from tff_hdp.fedhdp import table_rows
 
 ALGORITHMS = tuple(a.value for a in privacy_groups.Algorithm)
 
@@ -320,10 +321,10 @@ def main(argv):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
-  from tff_hdp import training  # pylint: disable=g-import-not-at-top
+  from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
 
   if _TFF_WORKERS.value:
-    from tff_hdp import distributed  # pylint: disable=g-import-not-at-top
+    from tff_hdp.fedhdp import distributed  # pylint: disable=g-import-not-at-top
     try:
       distributed.check_workers(
           distributed.parse_workers(','.join(_TFF_WORKERS.value)))
@@ -358,7 +359,8 @@ def main(argv):
           if v is not None and not k.endswith('_var')) + ' ' + ' '.join(
               f'epsilon[{g}]={e:.3f}' for g, e in record['epsilon'].items()),
             flush=True)
-  table = tables.format_text([tables.run_row(r) for r in records])
+  table = tables.format_text([table_rows.run_row(r) for r in records],
+                             table_rows.HEADER)
   title = (f'dataset={data.name} clients={data.num_clients} '
            f'rounds={configs[0].rounds} clients_per_round='
            f'{configs[0].clients_per_round} delta={configs[0].delta}')

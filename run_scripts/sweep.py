@@ -44,7 +44,7 @@ from absl import app
 from absl import flags
 
 from run_scripts import cli
-from tff_hdp import paper_tables
+from tff_hdp.fedhdp import paper_tables
 
 RUN_EXPERIMENT = os.path.join(cli.REPO_ROOT, 'run_scripts',
                               'run_experiment.py')

@@ -42,10 +42,10 @@ from absl import flags
 import numpy as np
 
 from run_scripts import cli
-from tff_hdp import config as config_lib
-from tff_hdp import federated_data
-from tff_hdp import paper_tables
-from tff_hdp import presets
+from tff_hdp.fedhdp import config as config_lib
+from tff_hdp.data import federated_data
+from tff_hdp.fedhdp import paper_tables
+from tff_hdp.fedhdp import presets
 
 # Mean training examples per client of each dataset (see module docstring).
 _MEAN_TRAIN = {'mnist': 27, 'skewed_mnist': 27, 'fmnist': 341_873 / 3383,
@@ -94,7 +94,7 @@ def main(argv):
   cli.check(_ROUNDS.value >= 2, f'--rounds must be >= 2, got {_ROUNDS.value}')
 
   from tff_hdp import runtime
-  from tff_hdp import training
+  from tff_hdp.fedhdp import training
 
   reference = paper_tables.load_reference()
   print('| preset | backend | clients/round | E | s/round (measured) | '

@@ -33,7 +33,7 @@ import pytest
 import datasets
 from datasets import emnist
 from datasets import mnist
-from tff_hdp import config as config_lib
+from tff_hdp.fedhdp import config as config_lib
 
 # ---------------------------------------------------------------- MNIST ----
 

@@ -13,9 +13,18 @@
 # limitations under the License.
 """tff_hdp: federated learning with heterogeneous differential privacy.
 
-Reference implementation of FedHDP (Aldaghri, Mahdavifar and Beirami,
-"Federated Learning with Heterogeneous Differential Privacy"; first published
-as FeO2) on TensorFlow Federated.
+Reference implementations on TensorFlow Federated, one subpackage per paper:
+
+  fedhdp/      FedHDP (Aldaghri, Mahdavifar and Beirami, "Federated Learning
+               with Heterogeneous Differential Privacy"; first published as
+               FeO2): a trusted server, per-group noise, Ditto personal models.
+  theory/      FedHDP's theory (closed forms and simulators), numpy only.
+  robust_hdp/  Robust-HDP (Malekmohammadi, Yu and Cao, ICML 2024).
+  udp/         UDP-Alg (Nemala, Lai and Phan, CIKM 2023).
+
+and the pieces every system uses beside them: `models`, `privacy`
+(accounting), `data` (federated data, sampling), `checkpoint`, `runtime` (the
+TFF execution context) and `tables`.
 
 This top-level module deliberately imports nothing heavy: `tff_hdp.theory` is
 numpy-only and must import without TensorFlow.

@@ -25,6 +25,11 @@ Storage is TFF's `tff.program.FileProgramStateManager` (SavedModel files,
 written to a temporary directory and renamed), keeping the latest version.
 The run's configuration is saved with it; resuming under another
 configuration is refused.
+
+Shared by every system's driver. The optional per-client `store` is anything
+with `num_clients`, `shapes`, `state(copy=...)` and `load_state(...)`, such
+as FedHDP's Ditto store (`tff_hdp.fedhdp.personal_store`); systems without
+per-client models pass None.
 """
 
 import asyncio
@@ -35,8 +40,8 @@ from typing import Any, Optional
 import numpy as np
 import tensorflow_federated as tff
 
-from tff_hdp import accounting
-from tff_hdp import personal_store as personal_store_lib
+from tff_hdp.privacy import accounting
+from tff_hdp.fedhdp import personal_store as personal_store_lib
 
 
 class CheckpointMismatchError(ValueError):
@@ -66,8 +71,7 @@ class Checkpointer:
     self._directory = directory
     self._config = config_json
 
-  def save(self, round_num: int, state, store: Optional[
-      personal_store_lib.PersonalModelStore], ledger: accounting.PrivacyLedger,
+  def save(self, round_num: int, state, store: Optional[Any], ledger: accounting.PrivacyLedger,
            history: list[dict[str, Any]]) -> None:
     """Saves the progress after `round_num` rounds (the version number)."""
     value = collections.OrderedDict(
@@ -81,8 +85,7 @@ class Checkpointer:
         history=json.dumps(history))
     asyncio.run(self._manager.save(value, round_num))
 
-  def restore(self, state_template, store: Optional[
-      personal_store_lib.PersonalModelStore]):
+  def restore(self, state_template, store: Optional[Any]):
     """Loads the latest checkpoint into `store`.
 
     Returns:

@@ -11,61 +11,18 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Result rows in the layout of paper 001's Tables 2, 3 and 8-11.
+"""Result tables as fixed-width text, Markdown or LaTeX.
 
-Columns: Algorithm | hyperparam. | Acc_g% | Acc_g,p% | Acc_g,np% | Delta_g% |
-Acc_l,p% | Acc_l,np% | Delta_l%, with the variance across clients (100 x the
-variance of the per-client accuracy as a fraction) in parentheses, and '-'
-where a column does not apply; formatted as fixed-width text, Markdown or a
-LaTeX table. TensorFlow-free.
+Every system's binaries print and write their tables through these three
+formatters; the columns are the caller's (FedHDP's layout of paper 001's Tables
+2, 3 and 8-11 is `tff_hdp.fedhdp.table_rows`). TensorFlow-free.
 """
 
-from typing import Any, Mapping, Optional, Sequence
-
-HEADER = ('Algorithm', 'hyperparam.', 'Acc_g%', 'Acc_g,p%', 'Acc_g,np%',
-          'Delta_g%', 'Acc_l,p%', 'Acc_l,np%', 'Delta_l%', 'epsilon')
-
-ALGORITHM_NAMES = {
-    'non_private': 'Non-Private',
-    'dp_fedavg': 'DP-FedAvg',
-    'hdp_fedavg': 'HDP-FedAvg',
-    'fedhdp': 'FedHDP',
-}
-
-
-def _cell(mean: Optional[float], var: Optional[float] = None) -> str:
-  if mean is None:
-    return '-'
-  return f'{mean:.2f}' if var is None else f'{mean:.2f}({var:.2f})'
-
-
-def run_row(record: Mapping[str, Any]) -> list[str]:
-  """One table row from a results record of `tff_hdp.training.train`."""
-  config, m = record['config'], record['metrics']
-  name = ALGORITHM_NAMES.get(config['algorithm'], config['algorithm'])
-  if config.get('ditto'):
-    name += '+Ditto'
-  hyper = []
-  if config['algorithm'] == 'fedhdp':
-    hyper.append(f"r={config['ratio']}")
-  if config.get('ditto'):
-    hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
-  eps = record.get('epsilon') or {}
-  return [
-      name, ' '.join(hyper) or '-',
-      _cell(m['acc_g']),
-      _cell(m['acc_g_p'], m['acc_g_p_var']),
-      _cell(m['acc_g_np'], m['acc_g_np_var']),
-      _cell(m['delta_g']),
-      _cell(m['acc_l_p'], m['acc_l_p_var']),
-      _cell(m['acc_l_np'], m['acc_l_np_var']),
-      _cell(m['delta_l']),
-      ','.join(f'{v:.2f}' for v in eps.values()) or '-',
-  ]
+from typing import Optional, Sequence
 
 
 def format_text(rows: Sequence[Sequence[str]],
-                header: Sequence[str] = HEADER) -> str:
+                header: Sequence[str]) -> str:
   """A fixed-width text table."""
   table = [list(header)] + [list(r) for r in rows]
   widths = [max(len(r[i]) for r in table) for i in range(len(header))]
@@ -76,7 +33,8 @@ def format_text(rows: Sequence[Sequence[str]],
 
 
 def format_markdown(rows: Sequence[Sequence[str]],
-                    header: Sequence[str] = HEADER) -> str:
+                    header: Sequence[str]) -> str:
+  """A Markdown (GitHub) table."""
   lines = ['| ' + ' | '.join(header) + ' |',
            '|' + '---|' * len(header)]
   lines += ['| ' + ' | '.join(r) + ' |' for r in rows]
@@ -96,7 +54,7 @@ def latex_escape(text: str) -> str:
 
 
 def format_latex(rows: Sequence[Sequence[str]],
-                 header: Sequence[str] = HEADER,
+                 header: Sequence[str],
                  caption: Optional[str] = None) -> str:
   """A LaTeX `table` with a `tabular` (no package needed); cells escaped."""
   lines = [r'\begin{table}[t]', r'\centering', r'\scriptsize']

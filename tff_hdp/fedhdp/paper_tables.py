@@ -43,7 +43,8 @@ import os
 from typing import Any, Mapping, Optional, Sequence
 
 REFERENCE_CSV = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'datasets',
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__)))), 'datasets',
     'reference', 'paper001_tables.csv')
 
 # The reference file's columns, in order.
@@ -217,7 +218,7 @@ def record_dataset(record: Mapping[str, Any]) -> str:
 def match_record(rows: Sequence[PaperRow],
                  record: Mapping[str, Any],
                  table: Optional[int] = None) -> Optional[PaperRow]:
-  """The paper row for a results record of `tff_hdp.training.train`, or None.
+  """The paper row for a results record of `tff_hdp.fedhdp.training.train`, or None.
 
   Runs without Ditto never match: every published row is "+Ditto".
   """
@@ -291,7 +292,7 @@ class Run:
     source: Path of its `results.json`, relative to the results directory
       (forward slashes).
     index: Position of the record in that file's `runs`.
-    record: The record (see `tff_hdp.training.train`).
+    record: The record (see `tff_hdp.fedhdp.training.train`).
   """
 
   source: str

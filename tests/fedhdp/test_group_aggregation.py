@@ -20,8 +20,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_privacy as tfp
 
-from tff_hdp import group_aggregation as ga
-from tff_hdp import privacy_groups as pg
+from tff_hdp.fedhdp import group_aggregation as ga
+from tff_hdp.fedhdp import privacy_groups as pg
 
 
 def _np(values):

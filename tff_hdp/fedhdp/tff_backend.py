@@ -41,8 +41,8 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp import hdp_factory
-from tff_hdp import hdp_process
+from tff_hdp.fedhdp import hdp_factory
+from tff_hdp.fedhdp import hdp_process
 from tff_hdp import models
 
 

@@ -43,7 +43,7 @@ from typing import Sequence
 import tensorflow as tf
 import tensorflow_privacy as tfp
 
-from tff_hdp import privacy_groups
+from tff_hdp.fedhdp import privacy_groups
 
 
 def value_query(group: privacy_groups.PrivacyGroup,

@@ -23,11 +23,11 @@ import pytest
 import tensorflow_federated as tff
 
 import datasets
-from tff_hdp import distributed
-from tff_hdp import hdp_factory
+from tff_hdp.fedhdp import distributed
+from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
-from tff_hdp import privacy_groups as pg
-from tff_hdp import tff_backend
+from tff_hdp.fedhdp import privacy_groups as pg
+from tff_hdp.fedhdp import tff_backend
 
 NOISE_MULTIPLIER = 0.8
 INITIAL_CLIP = 0.5

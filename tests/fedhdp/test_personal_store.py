@@ -16,7 +16,7 @@
 import numpy as np
 import pytest
 
-from tff_hdp import personal_store
+from tff_hdp.fedhdp import personal_store
 
 
 @pytest.mark.parametrize('on_disk', [False, True])

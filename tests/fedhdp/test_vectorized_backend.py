@@ -32,14 +32,14 @@ import pytest
 import tensorflow as tf
 
 import datasets
-from tff_hdp import batched_models
-from tff_hdp import config
-from tff_hdp import hdp_factory
+from tff_hdp.fedhdp import batched_models
+from tff_hdp.fedhdp import config
+from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
-from tff_hdp import privacy_groups as pg
-from tff_hdp import tff_backend
-from tff_hdp import training
-from tff_hdp import vectorized_backend
+from tff_hdp.fedhdp import privacy_groups as pg
+from tff_hdp.fedhdp import tff_backend
+from tff_hdp.fedhdp import training
+from tff_hdp.fedhdp import vectorized_backend
 
 TOLERANCE = 1e-5
 NUM_CLIENTS = 8

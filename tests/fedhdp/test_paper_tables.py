@@ -25,11 +25,12 @@ import os
 
 import pytest
 
-from tff_hdp import paper_tables
+from tff_hdp.fedhdp import paper_tables
 
 # The papers sit in shared/ next to the repository checkout (as in CI).
 PAPER = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))),
     'shared', 'papers', '001_4e75ec8ad6b70974.txt')
 _DISPLAY = ('acc_g', 'acc_g_p', 'acc_g_np', 'delta_g', 'acc_l_p', 'acc_l_np',
             'delta_l')

@@ -70,12 +70,12 @@ from typing import Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp import batched_models
-from tff_hdp import group_aggregation
-from tff_hdp import hdp_factory
+from tff_hdp.fedhdp import batched_models
+from tff_hdp.fedhdp import group_aggregation
+from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
-from tff_hdp import privacy_groups
-from tff_hdp import tff_backend
+from tff_hdp.fedhdp import privacy_groups
+from tff_hdp.fedhdp import tff_backend
 
 
 def _validate(spec, initial_weights, factory, settings):

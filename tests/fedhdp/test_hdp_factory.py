@@ -21,8 +21,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_federated as tff
 
-from tff_hdp import hdp_factory
-from tff_hdp import privacy_groups as pg
+from tff_hdp.fedhdp import hdp_factory
+from tff_hdp.fedhdp import privacy_groups as pg
 
 VALUE_TYPE = tff.types.to_type([(np.float32, (2,)), (np.float32, ())])
 

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import datasets
-from tff_hdp import accounting
-from tff_hdp import config
-from tff_hdp import training
+from tff_hdp.privacy import accounting
+from tff_hdp.fedhdp import config
+from tff_hdp.fedhdp import training
 
 TINY = config.TrainingConfig(
     model='fc', rounds=2, clients_per_round=8, sampling_rate=0.2,

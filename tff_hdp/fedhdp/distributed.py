@@ -73,11 +73,11 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
-from tff_hdp import hdp_factory
-from tff_hdp import hdp_process
+from tff_hdp.fedhdp import hdp_factory
+from tff_hdp.fedhdp import hdp_process
 from tff_hdp import models
 from tff_hdp import runtime
-from tff_hdp import tff_backend
+from tff_hdp.fedhdp import tff_backend
 
 def parse_workers(spec: str) -> list[str]:
   """'host:port,host:port' -> ['host:port', ...], checked.

@@ -25,9 +25,9 @@ from typing import Optional, Union
 
 import numpy as np
 
-from tff_hdp import accounting
-from tff_hdp import federated_data
-from tff_hdp import privacy_groups
+from tff_hdp.privacy import accounting
+from tff_hdp.data import federated_data
+from tff_hdp.fedhdp import privacy_groups
 
 
 @dataclasses.dataclass(frozen=True)

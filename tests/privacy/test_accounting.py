@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Tests for tff_hdp.accounting.
+"""Tests for tff_hdp.privacy.accounting.
 
 Three kinds of checks:
   * paper values: Table 7 of paper 001 (epsilon at delta = 1e-4, T = 500);
@@ -35,9 +35,10 @@ import numpy as np
 from scipy import integrate
 from scipy import special
 
-from tff_hdp import accounting
+from tff_hdp.privacy import accounting
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 # dp_accounting's default RDP orders, written out (not imported) so that the
 # reference below shares nothing with the code under test.
@@ -532,7 +533,7 @@ class GroupNamesTest(absltest.TestCase):
 class TensorFlowFreeTest(absltest.TestCase):
 
   def test_does_not_import_tensorflow(self):
-    code = ('import sys; import tff_hdp.accounting; '
+    code = ('import sys; import tff_hdp.privacy.accounting; '
             'bad = [m for m in sys.modules if m.split(".")[0] in '
             '("tensorflow", "tensorflow_privacy", "tensorflow_federated", '
             '"jax")]; print(bad); sys.exit(1 if bad else 0)')

@@ -27,9 +27,10 @@ import sys
 
 import pytest
 
-from tff_hdp import paper_tables
+from tff_hdp.fedhdp import paper_tables
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 _TABLES = os.path.join('run_scripts', 'make_tables.py')
 _PLOTS = os.path.join('run_scripts', 'make_plots.py')
 _OUTPUTS = ('comparison.md', 'comparison.tex', 'comparison.csv')

@@ -22,7 +22,8 @@ import time
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, 'run_scripts', 'run_experiment.py')
 TINY = ['--preset=digits', '--num_clients=40', '--clients_per_round=20',
         '--noise_multiplier=1.0',

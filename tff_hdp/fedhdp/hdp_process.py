@@ -36,7 +36,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
-from tff_hdp import client_update as client_update_lib
+from tff_hdp.fedhdp import client_update as client_update_lib
 from tff_hdp import models
 
 

@@ -16,7 +16,7 @@
 import numpy as np
 import pytest
 
-from tff_hdp import privacy_groups as pg
+from tff_hdp.fedhdp import privacy_groups as pg
 
 
 def test_algorithms_group_layout():

@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 SWEEP = os.path.join(REPO, 'run_scripts', 'sweep.py')
 ROWS = '0,2,5'  # Non-Private, HDP-FedAvg and FedHDP r=0.01, lambda=0.005.
 SMALL = ['--num_clients=20', '--clients_per_round=10', '--rounds=4',

@@ -33,7 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from tff_hdp import models
-from tff_hdp import personal_store as personal_store_lib
+from tff_hdp.fedhdp import personal_store as personal_store_lib
 
 
 def _predict(spec: models.ModelSpec, weights, x: np.ndarray,

@@ -21,10 +21,11 @@ import sys
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tff_hdp import accounting
-from tff_hdp import presets
+from tff_hdp.privacy import accounting
+from tff_hdp.fedhdp import presets
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 _SCRIPT = os.path.join('run_scripts', 'privacy_report.py')
 _LINE = re.compile(r'^group=(\S+) epsilon=(\S+) noise_multiplier=(\S+)$')
 

@@ -49,8 +49,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
-from tff_hdp import group_aggregation
-from tff_hdp import privacy_groups
+from tff_hdp.fedhdp import group_aggregation
+from tff_hdp.fedhdp import privacy_groups
 
 
 AggregationParts = collections.namedtuple(

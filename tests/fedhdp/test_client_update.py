@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tff_hdp import client_update
+from tff_hdp.fedhdp import client_update
 from tff_hdp import models
 
 

@@ -39,16 +39,16 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp import accounting
+from tff_hdp.privacy import accounting
 from tff_hdp import checkpoint
-from tff_hdp import config as config_lib
-from tff_hdp import evaluation
-from tff_hdp import federated_data
-from tff_hdp import hdp_factory
+from tff_hdp.fedhdp import config as config_lib
+from tff_hdp.fedhdp import evaluation
+from tff_hdp.data import federated_data
+from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
-from tff_hdp import personal_store
-from tff_hdp import sampling
-from tff_hdp import tff_backend
+from tff_hdp.fedhdp import personal_store
+from tff_hdp.data import sampling
+from tff_hdp.fedhdp import tff_backend
 
 
 def _shuffled(x, y, rng):
@@ -65,13 +65,13 @@ def build_backend(name: str, spec, initial_weights, factory, settings,
   each round's clients over them (`distributed`).
   """
   if name == 'tff' and workers:
-    from tff_hdp import distributed  # pylint: disable=g-import-not-at-top
+    from tff_hdp.fedhdp import distributed  # pylint: disable=g-import-not-at-top
     return distributed.DistributedTffBackend(spec, initial_weights, factory,
                                              settings, list(workers))
   if name == 'tff':
     return tff_backend.TffBackend(spec, initial_weights, factory, settings)
   if name == 'vectorized':
-    from tff_hdp import vectorized_backend  # pylint: disable=g-import-not-at-top
+    from tff_hdp.fedhdp import vectorized_backend  # pylint: disable=g-import-not-at-top
     return vectorized_backend.VectorizedBackend(spec, initial_weights, factory,
                                                 settings)
   raise ValueError(f"unknown backend {name!r}; allowed: 'tff', 'vectorized'")

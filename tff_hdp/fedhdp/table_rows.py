@@ -1,0 +1,64 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Result rows in the layout of paper 001's Tables 2, 3 and 8-11.
+
+Columns: Algorithm | hyperparam. | Acc_g% | Acc_g,p% | Acc_g,np% | Delta_g% |
+Acc_l,p% | Acc_l,np% | Delta_l%, with the variance across clients (100 x the
+variance of the per-client accuracy as a fraction) in parentheses, and '-'
+where a column does not apply. Format them with `tff_hdp.tables`.
+TensorFlow-free.
+"""
+
+from typing import Any, Mapping, Optional
+
+HEADER = ('Algorithm', 'hyperparam.', 'Acc_g%', 'Acc_g,p%', 'Acc_g,np%',
+          'Delta_g%', 'Acc_l,p%', 'Acc_l,np%', 'Delta_l%', 'epsilon')
+
+ALGORITHM_NAMES = {
+    'non_private': 'Non-Private',
+    'dp_fedavg': 'DP-FedAvg',
+    'hdp_fedavg': 'HDP-FedAvg',
+    'fedhdp': 'FedHDP',
+}
+
+
+def _cell(mean: Optional[float], var: Optional[float] = None) -> str:
+  if mean is None:
+    return '-'
+  return f'{mean:.2f}' if var is None else f'{mean:.2f}({var:.2f})'
+
+
+def run_row(record: Mapping[str, Any]) -> list[str]:
+  """One table row from a results record of `tff_hdp.fedhdp.training.train`."""
+  config, m = record['config'], record['metrics']
+  name = ALGORITHM_NAMES.get(config['algorithm'], config['algorithm'])
+  if config.get('ditto'):
+    name += '+Ditto'
+  hyper = []
+  if config['algorithm'] == 'fedhdp':
+    hyper.append(f"r={config['ratio']}")
+  if config.get('ditto'):
+    hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
+  eps = record.get('epsilon') or {}
+  return [
+      name, ' '.join(hyper) or '-',
+      _cell(m['acc_g']),
+      _cell(m['acc_g_p'], m['acc_g_p_var']),
+      _cell(m['acc_g_np'], m['acc_g_np_var']),
+      _cell(m['delta_g']),
+      _cell(m['acc_l_p'], m['acc_l_p_var']),
+      _cell(m['acc_l_np'], m['acc_l_np_var']),
+      _cell(m['delta_l']),
+      ','.join(f'{v:.2f}' for v in eps.values()) or '-',
+  ]
