@@ -1,7 +1,11 @@
 # One-command setup and entry points. Every target creates (or reuses) the
 # project-local virtual environment in .venv first; re-running is a no-op once
 # it is installed (the stamp file tracks requirements.txt and setup.py).
-PYTHON ?= python3
+# The interpreter .venv is built with: $(PYTHON) if given, else python3.11 or
+# python3, whichever first is a Python the pinned packages support (3.11; see
+# tools/find_python.sh). With none, make stops before creating anything, with
+# one line saying what to install, and exit status 2.
+PYTHON ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -16,7 +20,14 @@ TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 install: $(STAMP)
 
 $(STAMP): requirements.txt constraints.txt setup.py
-	$(PYTHON) -m venv $(VENV)
+	$(eval VENV_PYTHON := $(shell sh tools/find_python.sh $(PYTHON)))
+	$(if $(filter /%,$(VENV_PYTHON)),,$(error $(VENV_PYTHON)))
+	@# A .venv without the stamp is left from an install that stopped (or from
+	@# another interpreter): rebuild it rather than build on it.
+	@if [ -d $(VENV) ] && { [ ! -f $(STAMP) ] || ! $(PY) -c '' 2>/dev/null; }; then \
+	  echo "$(VENV) is incomplete (an earlier install did not finish): rebuilding it"; \
+	  rm -rf $(VENV); fi
+	[ -x $(PY) ] || $(VENV_PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --quiet --no-deps $(TFF)

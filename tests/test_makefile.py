@@ -1,0 +1,197 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""`make install` picks a Python the pinned wheels support, or says what to do.
+
+The Makefile, tools/ and the files the stamp depends on are copied to a
+temporary directory, and `make` runs there with a PATH holding only fake
+interpreters: shell scripts that answer the version probe with a chosen
+version and, for `-m venv DIR`, make a fake DIR/bin/python that records what
+it is asked to do. Nothing is installed.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A fake interpreter of version {version}: answers find_python.sh's probe,
+# creates a fake venv, and logs every other call (pip, the import check).
+_FAKE = r'''#!/bin/sh
+case "$*" in
+  *version_info*) echo "{version} {venv}"; exit 0 ;;
+  "-m venv "*)
+    mkdir -p "$3/bin"
+    cp "$0" "$3/bin/python"
+    echo "venv $3 by {version}" >> "$FAKE_LOG"
+    exit 0 ;;
+  "-c ") exit 0 ;;
+  *) echo "python{version}: $*" >> "$FAKE_LOG"; exit 0 ;;
+esac
+'''
+
+
+def _checkout(tmp_path):
+  root = tmp_path / 'repo'
+  root.mkdir()
+  for name in ('Makefile', 'requirements.txt', 'constraints.txt', 'setup.py'):
+    shutil.copy(os.path.join(REPO, name), root / name)
+  shutil.copytree(os.path.join(REPO, 'tools'), root / 'tools')
+  return root
+
+
+def _fake(bin_dir, name, version, venv=True):
+  bin_dir.mkdir(exist_ok=True)
+  path = bin_dir / name
+  path.write_text(_FAKE.format(version=version,
+                               venv='venv' if venv else 'novenv'))
+  path.chmod(0o755)
+  return path
+
+
+def _make(root, bin_dir, *args):
+  env = {'PATH': f'{bin_dir}:/usr/bin:/bin', 'FAKE_LOG': str(root / 'log'),
+         'HOME': str(root)}
+  # /usr/bin and /bin may hold a real python3: the fakes come first, and the
+  # tests name every interpreter they expect to be found.
+  return subprocess.run(['make', '--no-print-directory', *args], cwd=root,
+                        env=env, capture_output=True, text=True, timeout=60)
+
+
+def _shadow_system_pythons(bin_dir):
+  """Fakes that do not run, in front of any real python3.x in /usr/bin."""
+  for name in ('python3.9', 'python3.10', 'python3.11', 'python3'):
+    if not (bin_dir / name).exists():
+      path = bin_dir / name
+      path.write_text('#!/bin/sh\nexit 127\n')
+      path.chmod(0o755)
+
+
+def test_only_python_3_12_stops_with_one_line_and_exit_2(tmp_path):
+  root = _checkout(tmp_path)
+  bin_dir = tmp_path / 'bin'
+  _fake(bin_dir, 'python3', '3.12')
+  _shadow_system_pythons(bin_dir)
+  result = _make(root, bin_dir, 'install')
+  assert result.returncode == 2
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1, result.stderr
+  line = lines[0]
+  assert 'python3: 3.12' in line
+  assert 'need Python 3.11' in line
+  for how in ('python3.11-venv', 'pyenv install 3.11', 'uv python install 3.11',
+              'PYTHON='):
+    assert how in line
+  assert not (root / '.venv').exists()
+  assert not (root / 'log').exists()
+
+
+def test_python_3_11_is_chosen_before_python3(tmp_path):
+  root = _checkout(tmp_path)
+  bin_dir = tmp_path / 'bin'
+  _fake(bin_dir, 'python3', '3.12')
+  _fake(bin_dir, 'python3.11', '3.11')
+  _shadow_system_pythons(bin_dir)
+  result = _make(root, bin_dir, 'install')
+  assert result.returncode == 0, result.stderr
+  log = (root / 'log').read_text()
+  assert log.splitlines()[0] == 'venv .venv by 3.11'
+  assert 'pip install --quiet -r requirements.txt -c constraints.txt' in log
+  assert (root / '.venv' / '.installed').exists()
+  # Installed: a second run does nothing.
+  assert 'Nothing to be done' in _make(root, bin_dir, 'install').stdout
+
+
+def test_python3_of_a_supported_version_is_used(tmp_path):
+  root = _checkout(tmp_path)
+  bin_dir = tmp_path / 'bin'
+  _fake(bin_dir, 'python3', '3.11')
+  _shadow_system_pythons(bin_dir)
+  result = _make(root, bin_dir, 'install')
+  assert result.returncode == 0, result.stderr
+  assert (root / 'log').read_text().startswith('venv .venv by 3.11')
+
+
+def test_an_interpreter_without_venv_is_skipped_and_named(tmp_path):
+  root = _checkout(tmp_path)
+  bin_dir = tmp_path / 'bin'
+  _fake(bin_dir, 'python3.11', '3.11', venv=False)
+  _fake(bin_dir, 'python3', '3.13')
+  _shadow_system_pythons(bin_dir)
+  result = _make(root, bin_dir, 'install')
+  assert result.returncode == 2
+  assert 'python3.11: 3.11 without the venv module (install python3.11-venv)' in (
+      result.stderr)
+  assert 'python3: 3.13' in result.stderr
+
+
+def test_explicit_python_is_the_only_candidate(tmp_path):
+  root = _checkout(tmp_path)
+  bin_dir = tmp_path / 'bin'
+  _fake(bin_dir, 'python3.11', '3.11')
+  other = _fake(tmp_path / 'other', 'python', '3.12')
+  _shadow_system_pythons(bin_dir)
+  result = _make(root, bin_dir, 'install', f'PYTHON={other}')
+  assert result.returncode == 2
+  assert re.search(r'\(\S*python: 3\.12\)', result.stderr), result.stderr
+  good = _fake(tmp_path / 'good', 'python', '3.11')
+  result = _make(root, bin_dir, 'install', f'PYTHON={good}')
+  assert result.returncode == 0, result.stderr
+  assert (root / 'log').read_text().startswith(f'venv .venv by 3.11')
+  assert f'{good} -m venv' in result.stdout
+
+
+def test_a_half_made_venv_is_rebuilt(tmp_path):
+  root = _checkout(tmp_path)
+  bin_dir = tmp_path / 'bin'
+  _fake(bin_dir, 'python3.11', '3.11')
+  _shadow_system_pythons(bin_dir)
+  # Left by an install that stopped: no stamp, and an interpreter that fails.
+  (root / '.venv' / 'bin').mkdir(parents=True)
+  (root / '.venv' / 'bin' / 'python').write_text('#!/bin/sh\nexit 1\n')
+  (root / '.venv' / 'bin' / 'python').chmod(0o755)
+  (root / '.venv' / 'leftover').write_text('')
+  result = _make(root, bin_dir, 'install')
+  assert result.returncode == 0, result.stderr
+  assert 'incomplete' in result.stdout
+  assert not (root / '.venv' / 'leftover').exists()
+  assert (root / 'log').read_text().startswith('venv .venv by 3.11')
+  assert (root / '.venv' / '.installed').exists()
+
+
+def test_supported_range_lies_within_setup_py():
+  # setup.py states what the library's code runs on (TensorFlow 2.14's range);
+  # the Makefile's range is narrower: where the pinned freeze resolves.
+  with open(os.path.join(REPO, 'setup.py')) as f:
+    requires = re.search(r"python_requires='([^']+)'", f.read()).group(1)
+  low, high = re.fullmatch(r'>=3\.(\d+),<3\.(\d+)', requires).groups()
+  with open(os.path.join(REPO, 'tools', 'find_python.sh')) as f:
+    script = f.read()
+  lo = int(re.search(r'^MIN_MINOR=(\d+)$', script, re.M).group(1))
+  hi = int(re.search(r'^MAX_MINOR=(\d+)$', script, re.M).group(1))
+  assert int(low) <= lo <= hi < int(high)
+  assert (lo, hi) == (11, 11)
+
+
+@pytest.mark.parametrize('version', ['3.8', '3.10', '3.12', '4.0'])
+def test_find_python_refuses_out_of_range(tmp_path, version):
+  fake = _fake(tmp_path / 'bin', 'python', version)
+  result = subprocess.run(['sh', os.path.join(REPO, 'tools', 'find_python.sh'),
+                           str(fake)], capture_output=True, text=True,
+                          timeout=30)
+  assert result.returncode == 2
+  assert f'python: {version}' in result.stdout
