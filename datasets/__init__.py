@@ -26,6 +26,18 @@ client holds, from which the skewed opt-out is drawn.
 | fmnist       | TFF EMNIST digits-only (3,383 clients)            | emnist_all.sqlite  |
 | femnist      | TFF EMNIST full, 62 classes (3,400 clients)       | emnist_all.sqlite  |
 
+Paper 003 (Robust-HDP) splits its datasets by shards instead
+(`load_shards_data`, `tff_hdp.data.federated_data.split_by_shards`): the
+dataset's train and test parts are pooled and every client gets 3,000 images
+(2,400 train / 600 test), mostly of two labels.
+
+| name          | what it is                                  | file needed                   |
+|---------------|---------------------------------------------|-------------------------------|
+| digits        | scikit-learn's digits (80 per client)       | none (offline)                |
+| mnist         | MNIST                                       | mnist.npz (Keras)             |
+| fashion_mnist | Fashion-MNIST                               | Keras' four .gz files         |
+| cifar10       | CIFAR-10                                    | cifar-10-python.tar.gz        |
+
 Where each file comes from, where it goes and the command that fetches it on
 a connected machine are in `datasets/mnist.py` and `datasets/emnist.py`;
 a missing or damaged file raises `DataFileError` saying the same.
@@ -36,10 +48,15 @@ top-level `datasets` would collide with the Hugging Face distribution).
 
 from typing import Optional
 
+import numpy as np
+
 from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
 
 DATASETS = ('digits', 'mnist', 'skewed_mnist', 'fmnist', 'femnist')
+SHARD_DATASETS = ('digits', 'mnist', 'fashion_mnist', 'cifar10')
+# Paper 003: 3,000 images per client (2,400 train / 600 test).
+SHARD_EXAMPLES_PER_CLIENT = 3000
 
 
 def load_federated_data(name: str,
@@ -83,3 +100,53 @@ def load_federated_data(name: str,
   from datasets import emnist  # pylint: disable=g-import-not-at-top
   return emnist.load(only_digits=(name == 'fmnist'), data_dir=data_dir,
                      num_clients=num_clients, name=name)
+
+
+def load_shards_data(name: str,
+                     *,
+                     num_clients: int,
+                     data_dir: Optional[str] = None,
+                     examples_per_client: Optional[int] = None,
+                     seed: int = 0) -> federated_data.FederatedData:
+  """Paper 003's non-IID shards split of dataset `name` (see module doc).
+
+  Args:
+    name: One of `SHARD_DATASETS`.
+    num_clients: n >= 1.
+    data_dir: Directory holding the downloaded file(s).
+    examples_per_client: Images per client, split 80/20 into train and test;
+      default 3,000 (the paper), or as many as the pool allows for n clients
+      (rounded down to an even number): digits 1,797 images, MNIST and
+      Fashion-MNIST 70,000, CIFAR-10 60,000.
+    seed: Seed of the split.
+
+  Raises:
+    ValueError: Unknown dataset or impossible sizes.
+    DataFileError: The file is missing or unreadable.
+  """
+  if name not in SHARD_DATASETS:
+    raise ValueError(
+        f'unknown dataset {name!r}; allowed: {", ".join(SHARD_DATASETS)}')
+  if num_clients < 1:
+    raise ValueError(f'num_clients must be >= 1, got {num_clients}')
+  if name == 'digits':
+    from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
+    bunch = sk_datasets.load_digits()
+    x = (bunch.images / 16.0).astype(np.float32)
+    y = bunch.target.astype(np.int32)
+  else:
+    if name == 'mnist':
+      from datasets import mnist as module  # pylint: disable=g-import-not-at-top
+    elif name == 'fashion_mnist':
+      from datasets import fashion_mnist as module  # pylint: disable=g-import-not-at-top
+    else:
+      from datasets import cifar10 as module  # pylint: disable=g-import-not-at-top
+    x_train, y_train, x_test, y_test = module.load_arrays(data_dir)
+    x = np.concatenate([x_train, x_test]).astype(np.float32) / np.float32(255)
+    y = np.concatenate([y_train, y_test]).astype(np.int32)
+  if examples_per_client is None:
+    examples_per_client = min(SHARD_EXAMPLES_PER_CLIENT,
+                              (len(y) // num_clients) // 2 * 2)
+  return federated_data.split_by_shards(
+      x, y, num_clients=num_clients, examples_per_client=examples_per_client,
+      seed=seed, name=name)

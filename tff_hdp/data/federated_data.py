@@ -114,3 +114,68 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
       test=test,
       server_test=(x_test, y_test.astype(np.int32)),
       client_labels=client_labels)
+
+
+def split_by_shards(x: np.ndarray, y: np.ndarray, *, num_clients: int,
+                    examples_per_client: int, shards_per_client: int = 2,
+                    test_fraction: float = 0.2, seed: int = 0,
+                    name: str) -> FederatedData:
+  """The non-IID "shards" split of McMahan et al. (2017), as paper 003 uses it.
+
+  The pooled examples are sorted by label and cut into num_clients x
+  shards_per_client shards of examples_per_client / shards_per_client
+  consecutive examples; each client gets `shards_per_client` shards drawn at
+  random (so mostly two labels), shuffled, and split into the first
+  (1 - test_fraction) for training and the rest as its local test data (paper
+  003: 3,000 images per client, 2,400 train / 600 test). The server test set
+  is the union of the clients' test data (paper 003 reports the mean of the
+  clients' local test accuracies).
+
+  Args:
+    x, y: The pooled dataset (e.g. a dataset's train and test parts).
+    num_clients: n >= 1.
+    examples_per_client: Examples per client (a multiple of
+      shards_per_client); n x examples_per_client <= len(y).
+    shards_per_client: Shards each client gets.
+    test_fraction: Share of a client's examples kept as its test data.
+    seed: Seed of the shard assignment and shuffles.
+    name: Dataset name to record.
+  """
+  if num_clients < 1:
+    raise ValueError(f'num_clients must be >= 1, got {num_clients}')
+  if shards_per_client < 1 or examples_per_client % shards_per_client:
+    raise ValueError(f'examples_per_client ({examples_per_client}) must be a '
+                     f'positive multiple of shards_per_client '
+                     f'({shards_per_client})')
+  if not 0 < test_fraction < 1:
+    raise ValueError(f'test_fraction must be in (0, 1), got {test_fraction}')
+  if num_clients * examples_per_client > len(y):
+    raise ValueError(f'{num_clients} clients x {examples_per_client} examples '
+                     f'need more than the {len(y)} available')
+  rng = np.random.default_rng(seed)
+  # Sorted by label; a seeded shuffle first breaks ties randomly.
+  order = rng.permutation(len(y))
+  order = order[np.argsort(y[order], kind='stable')]
+  shard_size = examples_per_client // shards_per_client
+  num_shards = num_clients * shards_per_client
+  # Spread the shards over the whole sorted set so every label is used.
+  starts = np.linspace(0, len(y) - shard_size, num_shards).astype(np.int64)
+  assignment = rng.permutation(num_shards).reshape(num_clients,
+                                                   shards_per_client)
+  num_train = int(round(examples_per_client * (1 - test_fraction)))
+  train, test = [], []
+  for shards in assignment:
+    idx = np.concatenate([order[starts[s]:starts[s] + shard_size]
+                          for s in shards])
+    idx = rng.permutation(idx)
+    train.append((x[idx[:num_train]], y[idx[:num_train]].astype(np.int32)))
+    test.append((x[idx[num_train:]], y[idx[num_train:]].astype(np.int32)))
+  server_x = np.concatenate([t[0] for t in test])
+  server_y = np.concatenate([t[1] for t in test])
+  return FederatedData(
+      name=name,
+      input_shape=tuple(x.shape[1:]),
+      num_classes=int(y.max()) + 1,
+      train=train,
+      test=test,
+      server_test=(server_x, server_y))

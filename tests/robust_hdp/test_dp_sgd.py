@@ -1,0 +1,171 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Tests of tff_hdp/robust_hdp/dp_sgd.py: clipping, noise, batches, exact steps."""
+
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tff_hdp import models
+from tff_hdp.robust_hdp import dp_sgd
+
+
+def _spec():
+  return models.fc_model((4,), num_classes=3, hidden=5)
+
+
+def _data(n, seed=0):
+  rng = np.random.default_rng(seed)
+  return (rng.normal(size=(n, 4)).astype(np.float32),
+          rng.integers(0, 3, n).astype(np.int32))
+
+
+def test_per_example_gradients_match_one_at_a_time():
+  spec = _spec()
+  w = [tf.constant(a) for a in spec.init(1)]
+  x, y = _data(6)
+  grads = dp_sgd.per_example_gradients(spec, w, tf.constant(x), tf.constant(y))
+  for j in range(6):
+    with tf.GradientTape() as tape:
+      tape.watch(w)
+      loss = models.loss_fn(spec.apply(w, x[j:j + 1]), y[j:j + 1])
+    for g, ref in zip(grads, tape.gradient(loss, w)):
+      np.testing.assert_allclose(g[j], ref, rtol=1e-5, atol=1e-7)
+
+
+def test_clipped_sum_clips_each_record_to_c():
+  c = 0.7
+  query = dp_sgd.gaussian_query(c, 1.0)
+  state = query.initial_global_state()
+  rng = np.random.default_rng(2)
+  grads = [tf.constant(rng.normal(size=(5, 3, 2)).astype(np.float32) * s)
+           for s in (1.0, 0.01)]
+  grads[0] = tf.tensor_scatter_nd_update(grads[0], [[4]],
+                                         tf.fill([1, 3, 2], 1e-3))
+  summed = dp_sgd.clipped_sum(query, state, grads)
+  expected = [np.zeros((3, 2)), np.zeros((3, 2))]
+  for j in range(5):
+    record = [g[j].numpy().astype(np.float64) for g in grads]
+    norm = math.sqrt(sum(np.sum(r**2) for r in record))
+    factor = min(1.0, c / norm)
+    assert (factor < 1.0) == (j < 4)  # The last record is inside the ball.
+    for k in range(2):
+      expected[k] += factor * record[k]
+  for s, e in zip(summed, expected):
+    np.testing.assert_allclose(s, e, rtol=1e-5, atol=1e-7)
+
+
+def test_query_stddev_is_c_times_z():
+  query = dp_sgd.gaussian_query(3.0, 1.7)
+  assert float(query.initial_global_state().stddev) == pytest.approx(5.1)
+
+
+def test_noised_average_has_stddev_c_z_over_b():
+  # Statistical: 400 x 250 draws of (0 + N(0, (c z)^2)) / b. The sample
+  # stddev of m = 100,000 normals has relative standard error 1/sqrt(2m),
+  # 0.22%; we allow 1% (4.5 standard errors).
+  c, z, b = 3.0, 1.3, 32.0
+  summed = [tf.zeros([400, 250])]
+  draws = dp_sgd.noised_average(summed, tf.constant(c * z), tf.constant(b),
+                                tf.constant([7, 11]))[0].numpy()
+  assert draws.std() == pytest.approx(c * z / b, rel=0.01)
+  assert abs(draws.mean()) < 5 * (c * z / b) / math.sqrt(draws.size)
+
+
+def test_one_step_equals_hand_computation():
+  # N = b, fixed batches, one epoch: one step on the whole (shuffled) data.
+  spec = _spec()
+  w0 = [tf.constant(a) for a in spec.init(3)]
+  x, y = _data(8)
+  c, z, lr = 0.5, 0.9, 0.3
+  settings = dp_sgd.DpSgdSettings(clip=c, learning_rate=lr, local_epochs=1,
+                                  poisson=False)
+  key = tf.constant([5, 6])
+  delta = dp_sgd.client_update(spec, w0, x, y, batch_size=tf.constant(8),
+                               noise_multiplier=tf.constant(z), key=key,
+                               settings=settings)
+  query = dp_sgd.gaussian_query(c, z)
+  grads = dp_sgd.per_example_gradients(spec, w0, tf.constant(x),
+                                       tf.constant(y))
+  summed = dp_sgd.clipped_sum(query, query.initial_global_state(), grads)
+  expected = dp_sgd.noised_average(summed, tf.constant(c * z),
+                                   tf.constant(8.0), dp_sgd.noise_key(key, 0))
+  for d, e in zip(delta, expected):
+    np.testing.assert_allclose(d, -lr * e.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_steps_per_round():
+  assert dp_sgd.steps_per_round(2400, 64, 1) == 38
+  assert dp_sgd.steps_per_round(2400, 32, 2) == 150
+  with pytest.raises(ValueError, match='batch_size'):
+    dp_sgd.steps_per_round(10, 0, 1)
+
+
+def test_poisson_batches_have_rate_b_over_n():
+  # Statistical: 2,000 steps of Poisson sampling with q = 0.25 on 40
+  # examples: mean batch size 10, standard error sqrt(40 q (1-q) / 2000) =
+  # 0.061; we allow 0.3 (5 standard errors).
+  sizes = [int(tf.size(dp_sgd._batch_indices(  # pylint: disable=protected-access
+      tf.constant(s), 40, 10, 4, tf.constant([1, 2]), True)))
+           for s in range(2000)]
+  assert np.mean(sizes) == pytest.approx(10.0, abs=0.3)
+
+
+def test_shuffled_batches_cover_each_epoch_once():
+  idx = [dp_sgd._batch_indices(  # pylint: disable=protected-access
+      tf.constant(s), 10, 4, 3, tf.constant([1, 2]), False).numpy()
+         for s in range(6)]
+  assert [len(i) for i in idx] == [4, 4, 2, 4, 4, 2]
+  for epoch in (idx[:3], idx[3:]):
+    assert sorted(np.concatenate(epoch).tolist()) == list(range(10))
+  assert not np.array_equal(np.concatenate(idx[:3]), np.concatenate(idx[3:]))
+
+
+def test_same_key_same_update_other_key_other_noise():
+  spec = _spec()
+  w0 = [tf.constant(a) for a in spec.init(0)]
+  x, y = _data(30)
+  run = lambda key: dp_sgd.client_update(
+      spec, w0, x, y, batch_size=tf.constant(8),
+      noise_multiplier=tf.constant(1.0), key=tf.constant(key),
+      settings=dp_sgd.DpSgdSettings())
+  a, b, c = run([1, 2]), run([1, 2]), run([1, 3])
+  assert all(np.array_equal(u, v) for u, v in zip(a, b))
+  assert not np.array_equal(a[0], c[0])
+
+
+def test_non_private_is_plain_sgd():
+  spec = _spec()
+  w0 = [tf.constant(a) for a in spec.init(0)]
+  x, y = _data(8)
+  delta = dp_sgd.client_update(
+      spec, w0, x, y, batch_size=tf.constant(8), noise_multiplier=None,
+      key=tf.constant([1, 1]),
+      settings=dp_sgd.DpSgdSettings(learning_rate=0.5))
+  with tf.GradientTape() as tape:
+    tape.watch(w0)
+    loss = models.loss_fn(spec.apply(w0, x), y)
+  for d, g in zip(delta, tape.gradient(loss, w0)):
+    np.testing.assert_allclose(d, -0.5 * g.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize('field,value,message', [
+    ('clip', 0.0, 'clip'), ('learning_rate', -1.0, 'learning_rate'),
+    ('local_epochs', 0, 'local_epochs')])
+def test_bad_settings(field, value, message):
+  settings = dp_sgd.DpSgdSettings()._replace(**{field: value})
+  with pytest.raises(ValueError, match=message):
+    dp_sgd.check_settings(settings)

@@ -1,0 +1,95 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Tests of tff_hdp/robust_hdp/rpca.py against planted matrices and numpy ADMM."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tff_hdp.robust_hdp import rpca
+
+
+def numpy_pcp(m, tol=1e-7, max_iterations=1000):
+  """An independent PCP (Candes et al. 2011, Algorithm 1) with numpy's SVD."""
+  p, n = m.shape
+  lam = 1.0 / np.sqrt(max(p, n))
+  mu = p * n / (4.0 * np.abs(m).sum())
+  s = np.zeros_like(m)
+  y = np.zeros_like(m)
+  low = np.zeros_like(m)
+  for _ in range(max_iterations):
+    u, sig, vt = np.linalg.svd(m - s + y / mu, full_matrices=False)
+    low = (u * np.maximum(sig - 1 / mu, 0)) @ vt
+    x = m - low + y / mu
+    s = np.sign(x) * np.maximum(np.abs(x) - lam / mu, 0)
+    y = y + mu * (m - low - s)
+    if np.linalg.norm(m - low - s) <= tol * np.linalg.norm(m):
+      break
+  return low, s
+
+
+def _planted(p=400, n=40, rank=2, density=0.05, seed=0):
+  rng = np.random.default_rng(seed)
+  low = rng.normal(size=(p, rank)) @ rng.normal(size=(rank, n))
+  sparse = np.where(rng.random((p, n)) < density,
+                    rng.choice([-1.0, 1.0], (p, n)) * 5.0, 0.0)
+  return low, sparse
+
+
+def test_recovers_planted_low_rank_plus_sparse():
+  low, sparse = _planted()
+  est_low, est_sparse = rpca.robust_pca(low + sparse)
+  assert np.linalg.norm(est_low - low) / np.linalg.norm(low) < 1e-3
+  assert np.linalg.norm(est_sparse - sparse) / np.linalg.norm(sparse) < 1e-3
+  assert np.linalg.matrix_rank(est_low, tol=1e-6 * np.abs(est_low).max()) == 2
+
+
+@pytest.mark.parametrize('shape', [(300, 12), (12, 300)])
+def test_matches_independent_numpy_pcp(shape):
+  rng = np.random.default_rng(4)
+  m = rng.normal(size=shape) + rng.normal(size=(shape[0], 1))
+  ours_low, ours_sparse = rpca.robust_pca(m, max_iterations=300)
+  ref_low, ref_sparse = numpy_pcp(m, max_iterations=300)
+  np.testing.assert_allclose(ours_low, ref_low, atol=1e-8)
+  np.testing.assert_allclose(ours_sparse, ref_sparse, atol=1e-8)
+
+
+def test_noise_variances_rank_clients_by_noise():
+  # Client columns: a shared update plus Gaussian noise of known scale.
+  rng = np.random.default_rng(1)
+  p, n = 5000, 10
+  sigmas = np.linspace(0.05, 0.5, n)
+  m = rng.normal(size=(p, 1)) * 0.02 + rng.normal(size=(p, n)) * sigmas
+  est = rpca.noise_variances(tf.constant(m)).numpy()
+  assert np.corrcoef(est, sigmas**2)[0, 1] > 0.99
+  assert list(np.argsort(est)) == list(range(n))
+
+
+def test_blocks_average_the_estimates():
+  rng = np.random.default_rng(2)
+  m = tf.constant(rng.normal(size=(600, 6)) * np.arange(1, 7))
+  whole = rpca.noise_variances(m).numpy()
+  blocks = rpca.noise_variances(m, block_rows=200).numpy()
+  parts = [rpca.noise_variances(m[i:i + 200]).numpy() for i in (0, 200, 400)]
+  np.testing.assert_allclose(blocks, np.mean(parts, axis=0), rtol=1e-10)
+  np.testing.assert_allclose(blocks, whole, rtol=0.2)
+
+
+def test_zero_matrix_and_bad_input():
+  low, sparse = rpca.robust_pca(np.zeros((5, 3)))
+  assert not low.any() and not sparse.any()
+  with pytest.raises(ValueError, match='2-D'):
+    rpca.robust_pca(np.zeros(5))
+  with pytest.raises(ValueError, match='non-finite'):
+    rpca.robust_pca(np.array([[np.nan, 1.0]]))

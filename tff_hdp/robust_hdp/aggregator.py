@@ -1,0 +1,210 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Paper 003's aggregation rules as a `tff.aggregators` factory.
+
+`NoiseAwareAggregationFactory(rule, ...)` aggregates the n clients' updates
+by one rule of `aggregation_rules`. Every rule needs the updates side by side
+at the server (Robust-HDP runs RPCA on M = [Delta_1 | ... | Delta_n]; PFA
+projects onto the public updates' principal directions), which TFF 0.87 has no
+intrinsic for (`federated_collect` is gone). We express it as a sum: client i
+places its flattened update in row i of an n x p matrix of zeros, and
+`tff.federated_sum` stacks them. What that costs: each client contributes n x
+p numbers instead of p, an n-fold traffic in a real deployment (fine in
+simulation; a deployment would use a secure channel per client or an
+aggregation service that keeps the rows apart). Like FedHDP's factory, it is a
+`WeightedAggregationFactory` whose per-client "weight" carries the client's
+row index.
+
+What the server is told is fixed by the rule, not the other way round: the
+Robust-HDP server computation receives M alone; WeiAvg, DPFedAvg, minimum
+epsilon, the oracle and non-private FedAvg receive their fixed weights; PFA its
+clients' epsilons.
+
+With `first_round_only` (the authors' code) Robust-HDP's weights are
+estimated in the first round and reused; by default (Algorithm 1) every round.
+"""
+
+import collections
+from typing import Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_federated as tff
+
+from tff_hdp.robust_hdp import aggregation_rules
+from tff_hdp.robust_hdp import rpca
+
+
+class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
+  """sum_i w_i Delta_i over n clients by one of paper 003's rules."""
+
+  def __init__(self,
+               rule: str,
+               num_clients: int,
+               *,
+               fixed_weights: Optional[Sequence[float]] = None,
+               epsilons: Optional[Sequence[float]] = None,
+               pfa_public: Optional[Sequence[bool]] = None,
+               pfa_rank: int = 1,
+               first_round_only: bool = False,
+               block_rows: Optional[int] = None,
+               rpca_tol: float = rpca.DEFAULT_TOL,
+               rpca_max_iterations: int = rpca.DEFAULT_MAX_ITERATIONS):
+    """Initializes the factory.
+
+    Args:
+      rule: One of `aggregation_rules.RULES`.
+      num_clients: n; every round aggregates all n clients (as the paper).
+      fixed_weights: w for the rules of `aggregation_rules.FIXED_WEIGHT_RULES`.
+      epsilons: epsilon_i, for 'pfa' only.
+      pfa_public: PFA's public clients (default: `pfa_public_mask`).
+      pfa_rank: k, PFA's projection rank.
+      first_round_only: Robust-HDP: estimate the weights once (authors' code).
+      block_rows: Robust-HDP: RPCA on blocks of p' rows (Section 3.5).
+      rpca_tol: RPCA's stopping tolerance.
+      rpca_max_iterations: RPCA's iteration bound.
+    """
+    if rule not in aggregation_rules.RULES:
+      raise ValueError(f'unknown rule {rule!r}; allowed: '
+                       f'{", ".join(aggregation_rules.RULES)}')
+    if num_clients < 1:
+      raise ValueError(f'num_clients must be >= 1, got {num_clients}')
+    if rule in aggregation_rules.FIXED_WEIGHT_RULES:
+      if fixed_weights is None or len(fixed_weights) != num_clients:
+        raise ValueError(f'rule {rule} needs fixed_weights for '
+                         f'{num_clients} clients')
+      fixed_weights = aggregation_rules.normalized(fixed_weights)
+    elif fixed_weights is not None:
+      raise ValueError(f'rule {rule} takes no fixed_weights')
+    if rule == 'pfa':
+      if epsilons is None or len(epsilons) != num_clients:
+        raise ValueError(f'rule pfa needs epsilons for {num_clients} clients')
+      if pfa_public is None:
+        pfa_public = aggregation_rules.pfa_public_mask(epsilons)
+    self._rule = rule
+    self._n = int(num_clients)
+    self._fixed = fixed_weights
+    self._epsilons = None if epsilons is None else list(map(float, epsilons))
+    self._public = None if pfa_public is None else np.asarray(pfa_public, bool)
+    self._pfa_rank = int(pfa_rank)
+    self._first_round_only = bool(first_round_only)
+    self._rpca = dict(block_rows=block_rows, tol=rpca_tol,
+                      max_iterations=rpca_max_iterations)
+
+  @property
+  def rule(self) -> str:
+    return self._rule
+
+  def server_weights(self, updates: tf.Tensor, state):
+    """(w, sigma^2 estimate, new state) from the [n, p] stacked updates.
+
+    Plain TensorFlow; the only rule-dependent inputs are those in the module
+    doc's table. sigma^2 is Robust-HDP's estimate, zeros for other rules.
+    """
+    n = self._n
+    zeros = tf.zeros([n], tf.float64)
+    if self._rule == 'robust_hdp':
+      if self._first_round_only:
+        weights, variances = tf.cond(
+            state['estimated'], lambda: (state['weights'], zeros),
+            lambda: aggregation_rules.robust_hdp_weights(updates, **self._rpca))
+      else:
+        weights, variances = aggregation_rules.robust_hdp_weights(
+            updates, **self._rpca)
+      new_state = collections.OrderedDict(weights=weights,
+                                          estimated=tf.constant(True))
+      return weights, variances, new_state
+    if self._rule == 'pfa':
+      # PFA's aggregate is a projection, not a weighting: report the weights
+      # of its epsilon-weighted averaging.
+      weights = tf.constant(aggregation_rules.normalized(self._epsilons))
+    else:
+      weights = tf.constant(self._fixed)
+    return weights, zeros, state
+
+  def aggregate(self, updates: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
+    if self._rule == 'pfa':
+      return aggregation_rules.pfa_aggregate(updates, self._epsilons,
+                                             self._public, self._pfa_rank)
+    return aggregation_rules.weighted_sum(updates, weights)
+
+  def initial_state(self):
+    """The aggregator's state: Robust-HDP's kept weights (first_round_only)."""
+    return collections.OrderedDict(weights=tf.zeros([self._n], tf.float64),
+                                   estimated=tf.constant(False))
+
+  def server_step(self, state, updates: tf.Tensor):
+    """(new state, aggregate [p] float32, measurements) from [n, p] updates.
+
+    Plain TensorFlow, shared by the TFF process and the direct runner.
+    """
+    weights, variances, new_state = self.server_weights(updates, state)
+    measurements = collections.OrderedDict(
+        weights=tf.cast(weights, tf.float32),
+        sigma_hat2=tf.cast(variances, tf.float32))
+    return new_state, self.aggregate(updates, weights), measurements
+
+  def create(self, value_type, weight_type) -> tff.templates.AggregationProcess:
+    value_type = tff.types.to_type(value_type)
+    specs = tff.types.type_to_tf_tensor_specs(value_type)
+    n = self._n
+
+    @tff.tensorflow.computation
+    def initial_state():
+      return self.initial_state()
+
+    state_type = initial_state.type_signature.result
+
+    @tff.tensorflow.computation(value_type, weight_type)
+    def client_row(value, index):
+      return tf.one_hot(index, n, dtype=tf.float32)[:, tf.newaxis] * flatten(
+          value)
+
+    @tff.tensorflow.computation(state_type, client_row.type_signature.result)
+    def server_update(state, updates):
+      new_state, flat, measurements = self.server_step(state, updates)
+      return new_state, unflatten(flat, specs), measurements
+
+    @tff.federated_computation
+    def init_fn():
+      return tff.federated_eval(initial_state, tff.SERVER)
+
+    @tff.federated_computation(
+        init_fn.type_signature.result,
+        tff.FederatedType(value_type, tff.CLIENTS),
+        tff.FederatedType(weight_type, tff.CLIENTS))
+    def next_fn(state, value, index):
+      rows = tff.federated_map(client_row, (value, index))
+      stacked = tff.federated_sum(rows)
+      output = tff.federated_map(server_update, (state, stacked))
+      return tff.templates.MeasuredProcessOutput(
+          state=output[0], result=output[1], measurements=output[2])
+
+    return tff.templates.AggregationProcess(init_fn, next_fn)
+
+
+def flatten(value) -> tf.Tensor:
+  """A structure of tensors as one float32 vector, in `tf.nest` order."""
+  return tf.concat([tf.reshape(v, [-1]) for v in tf.nest.flatten(value)],
+                   axis=0)
+
+
+def unflatten(flat: tf.Tensor, specs):
+  """The inverse of `flatten` for a structure of `tf.TensorSpec`s."""
+  pieces, start = [], 0
+  for spec in tf.nest.flatten(specs):
+    size = int(np.prod(spec.shape))
+    pieces.append(tf.reshape(flat[start:start + size], spec.shape))
+    start += size
+  return tf.nest.pack_sequence_as(specs, pieces)

@@ -1,0 +1,216 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""One client's local training with DP-SGD (paper 003, eqs. (1) and (6)).
+
+Client i runs E_i = K_i ceil(N_i / b_i) steps from the global model theta^e:
+
+  g~_i = (1/b_i) [ sum_{j in B} clip_c(grad f(theta; x_j)) + N(0, c^2 z_i^2 I) ],
+  theta <- theta - eta_l g~_i,                                          (1), (6)
+
+and returns Delta theta_i = theta_{E_i} - theta^e. Clipping and calibration
+are TF Privacy's: the records are clipped by `GaussianSumQuery(l2_norm_clip=c,
+stddev=c z_i).preprocess_record`, the noise stddev is read from the query's
+global state, and the sum is normalised by b_i as `NormalizedQuery` does. As in
+`tff_hdp.fedhdp.group_aggregation`, the Gaussian itself is drawn with
+`tf.random.stateless_normal` from a key (the query's own draw uses TF's
+stateful generator, which cannot be seeded reproducibly inside TFF), so a
+seed reproduces a run bit for bit on every execution path.
+
+Batches (the accounting assumes Poisson sampling):
+- `poisson=True` (default, as the authors' Opacus code): every example joins a
+  step's batch independently with probability q_i = b_i / N_i; the batch size
+  varies and the sum is still divided by b_i (the expected size), which is
+  what the subsampled-Gaussian accounting covers.
+- `poisson=False`: each epoch is a fresh shuffle cut into ceil(N_i / b_i)
+  batches of b_i (the last one shorter). Common in practice; its privacy is
+  only approximated by the Poisson accounting (documented in the README).
+
+Per-example gradients are one vectorised computation (`tf.vectorized_map`),
+not a Python loop over examples.
+
+With `noise_multiplier=None` the client is non-private: plain minibatch SGD
+on shuffled batches of b_i (mean gradient of the batch, no clipping, no
+noise), the utility ceiling of paper 003's comparisons.
+"""
+
+import math
+from typing import NamedTuple, Optional, Sequence
+
+import tensorflow as tf
+import tensorflow_privacy as tfp
+
+from tff_hdp import models
+
+
+class DpSgdSettings(NamedTuple):
+  """Hyperparameters shared by all clients (paper 003's code defaults).
+
+  Attributes:
+    clip: c > 0, the per-example L2 clip norm (3.0).
+    learning_rate: eta_l > 0 (0.1).
+    local_epochs: K >= 1 (1).
+    poisson: Poisson-sampled batches (True) or fixed-size shuffled ones.
+  """
+  clip: float = 3.0
+  learning_rate: float = 0.1
+  local_epochs: int = 1
+  poisson: bool = True
+
+
+def check_settings(settings: DpSgdSettings) -> None:
+  if not settings.clip > 0:
+    raise ValueError(f'clip must be > 0, got {settings.clip}')
+  if not settings.learning_rate > 0:
+    raise ValueError(
+        f'learning_rate must be > 0, got {settings.learning_rate}')
+  if settings.local_epochs < 1:
+    raise ValueError(
+        f'local_epochs must be >= 1, got {settings.local_epochs}')
+
+
+def steps_per_round(num_examples: int, batch_size: int,
+                    local_epochs: int) -> int:
+  """E_i = K_i ceil(N_i / b_i), the DP-SGD steps of one round."""
+  if num_examples < 1 or batch_size < 1:
+    raise ValueError('num_examples and batch_size must be >= 1, got '
+                     f'{num_examples} and {batch_size}')
+  return local_epochs * math.ceil(num_examples / batch_size)
+
+
+def gaussian_query(clip: float, noise_multiplier: float) -> tfp.DPQuery:
+  """The per-step mechanism: sum of records clipped to c, noise c z."""
+  return tfp.GaussianSumQuery(l2_norm_clip=clip, stddev=clip * noise_multiplier)
+
+
+def per_example_gradients(spec: models.ModelSpec,
+                          weights: Sequence[tf.Tensor], x: tf.Tensor,
+                          y: tf.Tensor) -> list[tf.Tensor]:
+  """d loss(x_j, y_j) / d weights for every j, stacked on a leading axis."""
+
+  def one(example):
+    xj, yj = example
+    with tf.GradientTape() as tape:
+      tape.watch(weights)
+      loss = models.loss_fn(spec.apply(weights, xj[tf.newaxis]),
+                            yj[tf.newaxis])
+    return tape.gradient(loss, weights)
+
+  return tf.vectorized_map(one, (x, y))
+
+
+def clipped_sum(query: tfp.DPQuery, global_state,
+                grads: Sequence[tf.Tensor]) -> list[tf.Tensor]:
+  """sum_j clip_c(g_j) over the leading axis, clipped by `query`."""
+  params = query.derive_sample_params(global_state)
+  clipped = tf.vectorized_map(
+      lambda g: query.preprocess_record(params, g), list(grads))
+  return [tf.reduce_sum(g, axis=0) for g in clipped]
+
+
+def noise_key(client_key: tf.Tensor, step) -> tf.Tensor:
+  """The key of step `step`'s noise draw."""
+  return tf.random.experimental.stateless_fold_in(
+      tf.random.experimental.stateless_fold_in(client_key, step), 1)
+
+
+def noised_average(summed: Sequence[tf.Tensor], stddev: tf.Tensor,
+                   denominator: tf.Tensor, key: tf.Tensor) -> list[tf.Tensor]:
+  """(sum + N(0, stddev^2 I)) / denominator, eq. (1); tensor i's draw from
+  fold_in(key, i)."""
+  out = []
+  for i, s in enumerate(summed):
+    noise = tf.random.stateless_normal(
+        tf.shape(s), seed=tf.random.experimental.stateless_fold_in(key, i),
+        stddev=stddev)
+    out.append((s + noise) / denominator)
+  return out
+
+
+def _batch_indices(step, num_examples, batch_size, steps_per_epoch, key,
+                   poisson: bool):
+  """Indices of the examples in step `step`'s batch (`key`: the client's)."""
+  if poisson:
+    rate = tf.cast(batch_size, tf.float32) / tf.cast(num_examples, tf.float32)
+    step_key = tf.random.experimental.stateless_fold_in(key, step)
+    draw = tf.random.stateless_uniform(
+        [num_examples],
+        seed=tf.random.experimental.stateless_fold_in(step_key, 0))
+    return tf.reshape(tf.where(draw < rate), [-1])
+  epoch = step // steps_per_epoch
+  k = step % steps_per_epoch
+  order = tf.random.experimental.stateless_shuffle(
+      tf.range(num_examples),
+      seed=tf.random.experimental.stateless_fold_in(key, -1 - epoch))
+  start = k * batch_size
+  return order[start:tf.minimum(start + batch_size, num_examples)]
+
+
+def client_update(spec: models.ModelSpec,
+                  initial_weights: Sequence[tf.Tensor],
+                  x: tf.Tensor,
+                  y: tf.Tensor,
+                  *,
+                  batch_size: tf.Tensor,
+                  noise_multiplier: Optional[tf.Tensor],
+                  key: tf.Tensor,
+                  settings: DpSgdSettings) -> list[tf.Tensor]:
+  """Delta theta_i of one round of DP-SGD on (x, y) (eqs. (1), (6)).
+
+  Args:
+    spec: The model.
+    initial_weights: theta^e.
+    x, y: The client's N_i training examples.
+    batch_size: b_i (a scalar int32 tensor; capped by the caller to N_i).
+    noise_multiplier: z_i (scalar), or None for non-private SGD.
+    key: int32 [2] stateless key of this client and round; step k's batch
+      and noise come from keys folded from it.
+    settings: c, eta_l, K and the batch sampling.
+
+  Returns:
+    theta_{E_i} - theta^e, a list like `initial_weights`.
+  """
+  weights0 = [tf.convert_to_tensor(w, tf.float32) for w in initial_weights]
+  num_examples = tf.shape(y)[0]
+  batch_size = tf.cast(batch_size, tf.int32)
+  steps_per_epoch = (num_examples + batch_size - 1) // batch_size
+  num_steps = settings.local_epochs * steps_per_epoch
+  lr = tf.constant(settings.learning_rate, tf.float32)
+  private = noise_multiplier is not None
+  if private:
+    query = gaussian_query(settings.clip,
+                           tf.cast(noise_multiplier, tf.float32))
+    global_state = query.initial_global_state()
+    stddev = tf.cast(global_state.stddev, tf.float32)
+  denominator = tf.cast(batch_size, tf.float32)
+
+  def step_fn(step, weights):
+    idx = _batch_indices(step, num_examples, batch_size, steps_per_epoch,
+                         key, settings.poisson and private)
+    xb, yb = tf.gather(x, idx), tf.gather(y, idx)
+    if private:
+      grads = per_example_gradients(spec, weights, xb, yb)
+      gradient = noised_average(
+          clipped_sum(query, global_state, grads), stddev, denominator,
+          noise_key(key, step))
+    else:
+      with tf.GradientTape() as tape:
+        tape.watch(weights)
+        loss = models.loss_fn(spec.apply(weights, xb), yb)
+      gradient = tape.gradient(loss, weights)
+    return step + 1, [w - lr * g for w, g in zip(weights, gradient)]
+
+  _, weights = tf.while_loop(
+      lambda step, _: step < num_steps, step_fn,
+      (tf.constant(0, tf.int32), weights0))
+  return [w - w0 for w, w0 in zip(weights, weights0)]

@@ -1,0 +1,164 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Clients' privacy preferences (epsilon_i, b_i) and their noise multipliers.
+
+Paper 003's Dist1-Dist9 (its appendix Table 4) are not in the main text; the
+realised epsilon_i and batch sizes b_i of each distribution for 20, 40 and 60
+clients, as the authors ran them, are transcribed in
+`datasets/reference/robust_hdp_privacy_preferences.csv` (columns
+distribution, num_clients, client, epsilon, batch_size).
+
+Each client calibrates its own noise multiplier z_i from its target epsilon_i
+with the project's accountant (`tff_hdp.privacy.accounting`, RDP of the
+Poisson-subsampled Gaussian): rate q_i = b_i / N_i over E x E_i steps,
+E_i = K_i ceil(N_i / b_i) (paper 003, Algorithm 1 line 6 and Theorem 1).
+TensorFlow-free.
+"""
+
+import csv
+import dataclasses
+import functools
+import math
+import os
+from typing import Optional, Sequence
+
+from tff_hdp.privacy import accounting
+
+REFERENCE_CSV = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__)))), 'datasets', 'reference',
+    'robust_hdp_privacy_preferences.csv')
+
+# RDP orders of the DP-SGD accounting: dp_accounting's default grid with the
+# fractional orders every 0.5 instead of every 0.1 (1.5, 2, ..., 10.5, then
+# 11 ... 63, 128, 256, 512, 1024). The fractional orders dominate the cost
+# (about 4 ms each per evaluation), and a client's calibration evaluates
+# epsilon some 20 times; epsilon over a subset of the orders is never smaller,
+# so the noise calibrated on it is never too small (tests check it is within
+# 2% of the default grid's).
+ORDERS = (tuple(1 + x / 2 for x in range(1, 20)) + tuple(range(11, 64)) +
+          (128, 256, 512, 1024))
+
+DISTRIBUTIONS = tuple(f'dist{i}' for i in range(1, 10))
+CLIENT_COUNTS = (20, 40, 60)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientPrivacy:
+  """One client's privacy parameters and DP-SGD calibration.
+
+  Attributes:
+    epsilon: Target epsilon_i (None for a non-private client).
+    batch_size: b_i as used (capped to N_i).
+    num_examples: N_i.
+    steps: E x E_i, the DP-SGD steps of the whole run.
+    noise_multiplier: z_i (None for a non-private client).
+  """
+  epsilon: Optional[float]
+  batch_size: int
+  num_examples: int
+  steps: int
+  noise_multiplier: Optional[float]
+
+  @property
+  def sampling_rate(self) -> float:
+    return self.batch_size / self.num_examples
+
+
+def load_distribution(name: str, num_clients: int,
+                      path: str = REFERENCE_CSV
+                     ) -> tuple[list[float], list[int]]:
+  """(epsilons, batch_sizes) of distribution `name` for `num_clients`.
+
+  Raises:
+    ValueError: Unknown distribution or client count.
+  """
+  if name not in DISTRIBUTIONS:
+    raise ValueError(f'unknown privacy distribution {name!r}; allowed: '
+                     f'{", ".join(DISTRIBUTIONS)}')
+  if num_clients not in CLIENT_COUNTS:
+    raise ValueError(f'distribution {name} is given for '
+                     f'{", ".join(map(str, CLIENT_COUNTS))} clients, not '
+                     f'{num_clients}')
+  rows = []
+  with open(path, newline='', encoding='utf-8') as f:
+    for row in csv.DictReader(f):
+      if row['distribution'] == name and int(row['num_clients']) == num_clients:
+        rows.append((int(row['client']), float(row['epsilon']),
+                     int(row['batch_size'])))
+  rows.sort()
+  if [r[0] for r in rows] != list(range(num_clients)):
+    raise ValueError(f'{path}: distribution {name} with {num_clients} clients '
+                     'is incomplete')
+  return [r[1] for r in rows], [r[2] for r in rows]
+
+
+def calibrate(epsilons: Sequence[Optional[float]],
+              batch_sizes: Sequence[int],
+              num_examples: Sequence[int],
+              *,
+              rounds: int,
+              local_epochs: int,
+              delta: float,
+              epsilon_floor: Optional[float] = None) -> list[ClientPrivacy]:
+  """Every client's z_i for its target epsilon_i (see module doc).
+
+  Args:
+    epsilons: epsilon_i > 0, or None for a non-private client.
+    batch_sizes: b_i >= 1; capped to N_i (documented in the README).
+    num_examples: N_i >= 1.
+    rounds: E.
+    local_epochs: K (the same for every client).
+    delta: delta of every client.
+    epsilon_floor: If given, every client runs at min(epsilon_i, floor)
+      (the "minimum epsilon" baseline passes min_i epsilon_i).
+  """
+  if not len(epsilons) == len(batch_sizes) == len(num_examples):
+    raise ValueError('epsilons, batch_sizes and num_examples differ in length')
+  clients = []
+  for eps, b, n in zip(epsilons, batch_sizes, num_examples):
+    if b < 1 or n < 1:
+      raise ValueError(f'batch sizes and dataset sizes must be >= 1, got b={b} '
+                       f'N={n}')
+    b = min(int(b), int(n))
+    steps = rounds * local_epochs * math.ceil(n / b)
+    if eps is None:
+      clients.append(ClientPrivacy(None, b, int(n), steps, None))
+      continue
+    target = min(eps, epsilon_floor) if epsilon_floor is not None else eps
+    z = _noise_multiplier(target, b / n, steps, delta)
+    clients.append(ClientPrivacy(float(target), b, int(n), steps, float(z)))
+  return clients
+
+
+@functools.lru_cache(maxsize=4096)
+def _noise_multiplier(epsilon: float, rate: float, steps: int,
+                      delta: float) -> float:
+  # Cached: clients of one distribution share (epsilon, b), and every rule of
+  # a comparison calibrates the same clients (about 0.5 s a calibration).
+  return accounting.noise_multiplier_for_epsilon(epsilon, rate, steps, delta,
+                                                 orders=ORDERS)
+
+
+def achieved_epsilon(client: ClientPrivacy, delta: float) -> Optional[float]:
+  """epsilon of the client's run at its z_i (None if non-private)."""
+  if client.noise_multiplier is None:
+    return None
+  return _epsilon(client.sampling_rate, client.noise_multiplier, client.steps,
+                  delta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _epsilon(rate: float, z: float, steps: int, delta: float) -> float:
+  return accounting.compute_epsilon(rate, z, steps, delta, orders=ORDERS)

@@ -1,0 +1,303 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The Robust-HDP driver: one run of one aggregation rule, one results record.
+
+`train(config, data)` calibrates every client's noise multiplier from its
+target epsilon (`privacy_preferences`), builds the rule's aggregator and the
+TFF process, runs the rounds (all n clients every round, as paper 003) and
+returns a record with the configuration, the clients' privacy (target and
+achieved epsilon, z_i, b_i, N_i), the per-round weights, Robust-HDP's noise
+estimates sigma^_i^2, the true sigma_i^2 of eq. (7), the aggregate's noise
+power (Table 2) and the accuracy: the mean of the clients' local test
+accuracies of the global model (the authors' metric).
+
+Every rule of one comparison uses the same data, batch sizes, initial model
+and DP-SGD keys (seed, round, client), so results differ by aggregation only
+(and, for `min_epsilon`, by its larger noise; for `non_private`, by none).
+"""
+
+import dataclasses
+import json
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from tff_hdp import checkpoint
+from tff_hdp import models
+from tff_hdp.data import federated_data
+from tff_hdp.privacy import accounting
+from tff_hdp.robust_hdp import aggregation_rules
+from tff_hdp.robust_hdp import aggregator as aggregator_lib
+from tff_hdp.robust_hdp import dp_sgd
+from tff_hdp.robust_hdp import privacy_preferences
+from tff_hdp.robust_hdp import process as process_lib
+
+BACKENDS = ('tff', 'direct')
+
+ALGORITHM_NAMES = {
+    'robust_hdp': 'Robust-HDP',
+    'weiavg': 'WeiAvg',
+    'pfa': 'PFA',
+    'dpfedavg': 'DPFedAvg',
+    'min_epsilon': 'minimum eps',
+    'oracle': 'Oracle',
+    'non_private': 'Non-private',
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class RobustHdpConfig:
+  """One run's hyperparameters (defaults: paper 003's code, spec section 4).
+
+  Attributes:
+    algorithm: One of `aggregation_rules.RULES`.
+    epsilons: Target epsilon_i of each client.
+    batch_sizes: b_i of each client (capped to N_i).
+    distribution: Name of the privacy distribution (recorded only).
+    model: A `tff_hdp.models` name ('cnn5': paper 003's CNN).
+    rounds: E.
+    local_epochs: K.
+    learning_rate: eta_l.
+    clip: c.
+    delta: delta of every client.
+    poisson: Poisson-sampled batches (else fixed-size shuffled).
+    first_round_only: Robust-HDP: weights from the first round only.
+    block_rows: Robust-HDP: RPCA on blocks of p' rows.
+    rpca_max_iterations: Bound on RPCA's iterations.
+    pfa_rank: PFA's k.
+    eval_every: Evaluate every k rounds (and after the last).
+    backend: 'tff' (TFF's runtime) or 'direct' (the same round in plain TF,
+      bit-identical, faster; see `process.DirectRunner`).
+    seed: Seed of the initial model and every client's batches and noise.
+  """
+  algorithm: str
+  epsilons: tuple[float, ...]
+  batch_sizes: tuple[int, ...]
+  distribution: str = ''
+  model: str = 'cnn5'
+  rounds: int = 200
+  local_epochs: int = 1
+  learning_rate: float = 0.1
+  clip: float = 3.0
+  delta: float = 1e-4
+  poisson: bool = True
+  first_round_only: bool = False
+  block_rows: Optional[int] = None
+  rpca_max_iterations: int = 1000
+  pfa_rank: int = 1
+  eval_every: int = 10
+  backend: str = 'tff'
+  seed: int = 0
+
+  def check(self) -> None:
+    """Raises ValueError naming the first bad field and what is allowed."""
+    if self.algorithm not in aggregation_rules.RULES:
+      raise ValueError(f'algorithm must be one of '
+                       f'{", ".join(aggregation_rules.RULES)}, got '
+                       f'{self.algorithm!r}')
+    if len(self.epsilons) != len(self.batch_sizes) or not self.epsilons:
+      raise ValueError('epsilons and batch_sizes must have one entry per '
+                       f'client, got {len(self.epsilons)} and '
+                       f'{len(self.batch_sizes)}')
+    if any(not e > 0 for e in self.epsilons):
+      raise ValueError(f'every epsilon must be > 0, got {list(self.epsilons)}')
+    if any(b < 1 for b in self.batch_sizes):
+      raise ValueError(
+          f'every batch size must be >= 1, got {list(self.batch_sizes)}')
+    for name in ('rounds', 'local_epochs', 'eval_every', 'pfa_rank',
+                 'rpca_max_iterations'):
+      if getattr(self, name) < 1:
+        raise ValueError(f'{name} must be >= 1, got {getattr(self, name)}')
+    for name in ('learning_rate', 'clip'):
+      if not getattr(self, name) > 0:
+        raise ValueError(f'{name} must be > 0, got {getattr(self, name)}')
+    if not 0 < self.delta < 1:
+      raise ValueError(f'delta must be in (0, 1), got {self.delta}')
+    if self.backend not in BACKENDS:
+      raise ValueError(f'backend must be one of {", ".join(BACKENDS)}, got '
+                       f'{self.backend!r}')
+    if self.block_rows is not None and self.block_rows < 1:
+      raise ValueError(f'block_rows must be >= 1, got {self.block_rows}')
+
+
+def client_privacy(config: RobustHdpConfig, num_examples
+                  ) -> list[privacy_preferences.ClientPrivacy]:
+  """Each client's calibrated DP-SGD parameters under `config.algorithm`."""
+  private = config.algorithm != 'non_private'
+  return privacy_preferences.calibrate(
+      list(config.epsilons) if private else [None] * len(config.epsilons),
+      config.batch_sizes, num_examples, rounds=config.rounds,
+      local_epochs=config.local_epochs, delta=config.delta,
+      epsilon_floor=(min(config.epsilons)
+                     if config.algorithm == 'min_epsilon' else None))
+
+
+def true_variances(config: RobustHdpConfig, clients, num_parameters: int
+                  ) -> list[float]:
+  """sigma_i^2 of eq. (7) (with eq. (3)'s noise term) of every client."""
+  return [
+      aggregation_rules.dp_sgd_noise_variance(
+          c.noise_multiplier, c.batch_size, c.num_examples,
+          config.local_epochs, config.clip, config.learning_rate,
+          num_parameters) for c in clients
+  ]
+
+
+def build_aggregator(config: RobustHdpConfig, clients, variances
+                    ) -> aggregator_lib.NoiseAwareAggregationFactory:
+  """The rule's factory, told only what that rule's server knows."""
+  n = len(clients)
+  kwargs = {}
+  if config.algorithm in aggregation_rules.FIXED_WEIGHT_RULES:
+    kwargs['fixed_weights'] = aggregation_rules.fixed_weights(
+        config.algorithm, epsilons=config.epsilons,
+        num_examples=[c.num_examples for c in clients], variances=variances)
+  if config.algorithm == 'pfa':
+    kwargs['epsilons'] = config.epsilons
+    kwargs['pfa_rank'] = config.pfa_rank
+  if config.algorithm == 'robust_hdp':
+    kwargs.update(first_round_only=config.first_round_only,
+                  block_rows=config.block_rows,
+                  rpca_max_iterations=config.rpca_max_iterations)
+  return aggregator_lib.NoiseAwareAggregationFactory(config.algorithm, n,
+                                                     **kwargs)
+
+
+def local_accuracies(spec: models.ModelSpec, weights,
+                     data: federated_data.FederatedData) -> list[float]:
+  """The global model's accuracy (%) on each client's local test data."""
+  tensors = [tf.constant(w) for w in weights]
+  return [100.0 * models.accuracy(spec, tensors, x, y) for x, y in data.test]
+
+
+def train(config: RobustHdpConfig,
+          data: federated_data.FederatedData,
+          *,
+          summary_writer: Optional[tf.summary.SummaryWriter] = None,
+          progress: bool = False,
+          on_round: Optional[Callable[[int, dict], None]] = None,
+          checkpoint_dir: Optional[str] = None,
+          checkpoint_every: int = 10) -> dict[str, Any]:
+  """Runs one rule and returns its results record (see module doc).
+
+  Args:
+    config: The run.
+    data: The clients (one per epsilon of the config).
+    summary_writer: Optional TensorBoard writer for per-round scalars.
+    progress: Show a progress bar (tqdm, on stderr).
+    on_round: Called as on_round(round, history_entry) after each round.
+    checkpoint_dir: Save progress there every `checkpoint_every` rounds and
+      after the last; a run finding a checkpoint of the same configuration
+      there resumes from it, exactly.
+    checkpoint_every: See `checkpoint_dir`.
+  """
+  config.check()
+  if data.num_clients != len(config.epsilons):
+    raise ValueError(f'the data has {data.num_clients} clients but the '
+                     f'privacy distribution {len(config.epsilons)}')
+  start = time.time()
+  spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  p = spec.num_parameters
+  clients = client_privacy(config, [len(y) for _, y in data.train])
+  variances = true_variances(config, clients, p)
+  factory = build_aggregator(config, clients, variances)
+  settings = dp_sgd.DpSgdSettings(clip=config.clip,
+                                  learning_rate=config.learning_rate,
+                                  local_epochs=config.local_epochs,
+                                  poisson=config.poisson)
+  build = (process_lib.build_process if config.backend == 'tff' else
+           process_lib.DirectRunner)
+  process = build(spec, spec.init(config.seed), factory, settings=settings,
+                  private=config.algorithm != 'non_private', seed=config.seed)
+  client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
+                 if config.backend == 'tff' else list(data.train))
+  info = [
+      dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
+           noise_multiplier=np.float32(c.noise_multiplier or 0.0))
+      for i, c in enumerate(clients)
+  ]
+  state = process.initialize()
+  history = []
+  first_round = 0
+  checkpointer = None
+  if checkpoint_dir is not None:
+    if checkpoint_every < 1:
+      raise ValueError(f'checkpoint_every must be >= 1, got {checkpoint_every}')
+    checkpointer = checkpoint.Checkpointer(
+        checkpoint_dir, json.dumps(dataclasses.asdict(config), sort_keys=True))
+    restored = checkpointer.restore(state, None)
+    if restored is not None:
+      first_round, state, _, history = restored
+  rounds = range(first_round, config.rounds)
+  if progress:
+    import tqdm  # pylint: disable=g-import-not-at-top
+    rounds = tqdm.tqdm(rounds, desc=config.algorithm, unit='round',
+                       initial=first_round, total=config.rounds)
+  computable = config.algorithm not in ('pfa', 'non_private')
+  for round_num in rounds:
+    state, measurements = process.next(state, client_data, info)
+    weights = np.asarray(measurements['weights'], np.float64)
+    entry = {
+        'round': round_num + 1,
+        'weights': weights.tolist(),
+        'sigma_hat2': np.asarray(measurements['sigma_hat2'],
+                                 np.float64).tolist(),
+        'noise_power': (aggregation_rules.noise_power(
+            weights, variances, p, config.learning_rate)
+                        if computable else None),
+    }
+    if (round_num + 1) % config.eval_every == 0 or (
+        round_num + 1 == config.rounds):
+      entry['accuracy'] = float(np.nanmean(local_accuracies(
+          spec, process_lib.global_weights(state), data)))
+    history.append(entry)
+    if summary_writer is not None:
+      with summary_writer.as_default(step=round_num + 1):
+        for key in ('noise_power', 'accuracy'):
+          if entry.get(key) is not None:
+            tf.summary.scalar(key, entry[key])
+    if checkpointer is not None and (
+        (round_num + 1) % checkpoint_every == 0 or
+        round_num + 1 == config.rounds):
+      checkpointer.save(round_num + 1, state, None,
+                        accounting.PrivacyLedger(), history)
+    if on_round is not None:
+      on_round(round_num + 1, entry)
+
+  accuracies = local_accuracies(spec, process_lib.global_weights(state), data)
+  return {
+      'config': dataclasses.asdict(config),
+      'dataset': data.name,
+      'model_parameters': p,
+      'clients': [{
+          'target_epsilon': c.epsilon,
+          'noise_multiplier': c.noise_multiplier,
+          'batch_size': c.batch_size,
+          'num_examples': c.num_examples,
+          'steps': c.steps,
+          'achieved_epsilon': privacy_preferences.achieved_epsilon(
+              c, config.delta),
+          'true_sigma2': v,
+      } for c, v in zip(clients, variances)],
+      'metrics': {
+          'accuracy': float(np.nanmean(accuracies)),
+          'accuracy_std': float(np.nanstd(accuracies)),
+          'client_accuracy': accuracies,
+          'noise_power': history[-1]['noise_power'] if history else None,
+      },
+      'history': history,
+      'wall_clock_seconds': time.time() - start,
+  }
