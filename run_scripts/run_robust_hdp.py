@@ -53,12 +53,11 @@ from absl import logging
 
 from run_scripts import cli
 from tff_hdp import tables
-from tff_hdp.robust_hdp import aggregation_rules
+from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import privacy_preferences
 
-ALGORITHMS = aggregation_rules.RULES
+ALGORITHMS = config_lib.RULES
 DATASETS = ('digits', 'mnist', 'fashion_mnist', 'cifar10')
-BACKENDS = ('tff', 'direct')
 
 _DATASET = flags.DEFINE_enum('dataset', 'digits', DATASETS,
                              'Dataset, split by shards across clients.')
@@ -103,7 +102,7 @@ _EVAL_EVERY = flags.DEFINE_integer('eval_every', 10,
                                    'Evaluate every k rounds.')
 _SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
 _BACKEND = flags.DEFINE_enum(
-    'backend', 'tff', BACKENDS,
+    'backend', 'tff', config_lib.BACKENDS,
     "How rounds run: TFF's runtime, or the same round in plain TensorFlow "
     '(identical results, faster).')
 _OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/robust_hdp',
@@ -148,7 +147,6 @@ def privacy_of_clients() -> tuple[tuple[float, ...], tuple[int, ...], str]:
 
 def build_configs():
   """The RobustHdpConfig of each requested run, checked."""
-  from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
   if _ALGORITHM.value == 'all':
     algorithms = ALGORITHMS
   elif _ALGORITHM.value in ALGORITHMS:
@@ -165,7 +163,7 @@ def build_configs():
   eps, bs, name = privacy_of_clients()
   configs = []
   for algorithm in algorithms:
-    config = training.RobustHdpConfig(
+    config = config_lib.RobustHdpConfig(
         algorithm=algorithm, epsilons=eps, batch_sizes=bs, distribution=name,
         model=_MODEL.value, rounds=_ROUNDS.value,
         local_epochs=_LOCAL_EPOCHS.value, learning_rate=_LEARNING_RATE.value,
@@ -191,13 +189,12 @@ _KNOWS = {'robust_hdp': 'nothing', 'weiavg': 'epsilon_i', 'pfa': 'epsilon_i',
 
 def table_row(record) -> list[str]:
   """One row of the comparison table from a run's record."""
-  from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
   algorithm = record['config']['algorithm']
   m = record['metrics']
   achieved = [c['achieved_epsilon'] for c in record['clients']
               if c['achieved_epsilon'] is not None]
   return [
-      training.ALGORITHM_NAMES[algorithm],
+      config_lib.ALGORITHM_NAMES[algorithm],
       f"{m['accuracy']:.2f}({m['accuracy_std']:.2f})",
       '-' if m['noise_power'] is None else f"{m['noise_power']:.4g}",
       _KNOWS[algorithm],

@@ -57,13 +57,11 @@ from typing import Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
+from tff_hdp.robust_hdp import config
 from tff_hdp.robust_hdp import rpca
 
-RULES = ('robust_hdp', 'weiavg', 'pfa', 'dpfedavg', 'min_epsilon', 'oracle',
-         'non_private')
-# The rules whose weights are fixed before training from side information.
-FIXED_WEIGHT_RULES = ('weiavg', 'dpfedavg', 'min_epsilon', 'oracle',
-                      'non_private')
+RULES = config.RULES
+FIXED_WEIGHT_RULES = config.FIXED_WEIGHT_RULES
 PFA_PUBLIC_FRACTION = 0.1
 
 

@@ -41,99 +41,12 @@ from tff_hdp.data import federated_data
 from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
+from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import process as process_lib
 
-BACKENDS = ('tff', 'direct')
-
-ALGORITHM_NAMES = {
-    'robust_hdp': 'Robust-HDP',
-    'weiavg': 'WeiAvg',
-    'pfa': 'PFA',
-    'dpfedavg': 'DPFedAvg',
-    'min_epsilon': 'minimum eps',
-    'oracle': 'Oracle',
-    'non_private': 'Non-private',
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class RobustHdpConfig:
-  """One run's hyperparameters (defaults: paper 003's code, spec section 4).
-
-  Attributes:
-    algorithm: One of `aggregation_rules.RULES`.
-    epsilons: Target epsilon_i of each client.
-    batch_sizes: b_i of each client (capped to N_i).
-    distribution: Name of the privacy distribution (recorded only).
-    model: A `tff_hdp.models` name ('cnn5': paper 003's CNN).
-    rounds: E.
-    local_epochs: K.
-    learning_rate: eta_l.
-    clip: c.
-    delta: delta of every client.
-    poisson: Poisson-sampled batches (else fixed-size shuffled).
-    first_round_only: Robust-HDP: weights from the first round only.
-    block_rows: Robust-HDP: RPCA on blocks of p' rows.
-    rpca_max_iterations: Bound on RPCA's iterations.
-    pfa_rank: PFA's k.
-    eval_every: Evaluate every k rounds (and after the last).
-    backend: 'tff' (TFF's runtime) or 'direct' (the same round in plain TF,
-      bit-identical, faster; see `process.DirectRunner`).
-    seed: Seed of the initial model and every client's batches and noise.
-  """
-  algorithm: str
-  epsilons: tuple[float, ...]
-  batch_sizes: tuple[int, ...]
-  distribution: str = ''
-  model: str = 'cnn5'
-  rounds: int = 200
-  local_epochs: int = 1
-  learning_rate: float = 0.1
-  clip: float = 3.0
-  delta: float = 1e-4
-  poisson: bool = True
-  first_round_only: bool = False
-  block_rows: Optional[int] = None
-  rpca_max_iterations: int = 1000
-  pfa_rank: int = 1
-  eval_every: int = 10
-  backend: str = 'tff'
-  seed: int = 0
-
-  def check(self) -> None:
-    """Raises ValueError naming the first bad field and what is allowed."""
-    if self.algorithm not in aggregation_rules.RULES:
-      raise ValueError(f'algorithm must be one of '
-                       f'{", ".join(aggregation_rules.RULES)}, got '
-                       f'{self.algorithm!r}')
-    if len(self.epsilons) != len(self.batch_sizes) or not self.epsilons:
-      raise ValueError('epsilons and batch_sizes must have one entry per '
-                       f'client, got {len(self.epsilons)} and '
-                       f'{len(self.batch_sizes)}')
-    if any(not e > 0 for e in self.epsilons):
-      raise ValueError(f'every epsilon must be > 0, got {list(self.epsilons)}')
-    if any(b < 1 for b in self.batch_sizes):
-      raise ValueError(
-          f'every batch size must be >= 1, got {list(self.batch_sizes)}')
-    for name in ('rounds', 'local_epochs', 'eval_every', 'pfa_rank',
-                 'rpca_max_iterations'):
-      if getattr(self, name) < 1:
-        raise ValueError(f'{name} must be >= 1, got {getattr(self, name)}')
-    for name in ('learning_rate', 'clip'):
-      if not getattr(self, name) > 0:
-        raise ValueError(f'{name} must be > 0, got {getattr(self, name)}')
-    if not 0 < self.delta < 1:
-      raise ValueError(f'delta must be in (0, 1), got {self.delta}')
-    if self.backend not in BACKENDS:
-      raise ValueError(f'backend must be one of {", ".join(BACKENDS)}, got '
-                       f'{self.backend!r}')
-    if self.block_rows is not None and self.block_rows < 1:
-      raise ValueError(f'block_rows must be >= 1, got {self.block_rows}')
-
-
-def client_privacy(config: RobustHdpConfig, num_examples
+def client_privacy(config: config_lib.RobustHdpConfig, num_examples
                   ) -> list[privacy_preferences.ClientPrivacy]:
   """Each client's calibrated DP-SGD parameters under `config.algorithm`."""
   private = config.algorithm != 'non_private'
@@ -145,7 +58,7 @@ def client_privacy(config: RobustHdpConfig, num_examples
                      if config.algorithm == 'min_epsilon' else None))
 
 
-def true_variances(config: RobustHdpConfig, clients, num_parameters: int
+def true_variances(config: config_lib.RobustHdpConfig, clients, num_parameters: int
                   ) -> list[float]:
   """sigma_i^2 of eq. (7) (with eq. (3)'s noise term) of every client."""
   return [
@@ -156,7 +69,7 @@ def true_variances(config: RobustHdpConfig, clients, num_parameters: int
   ]
 
 
-def build_aggregator(config: RobustHdpConfig, clients, variances
+def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
                     ) -> aggregator_lib.NoiseAwareAggregationFactory:
   """The rule's factory, told only what that rule's server knows."""
   n = len(clients)
@@ -183,7 +96,7 @@ def local_accuracies(spec: models.ModelSpec, weights,
   return [100.0 * models.accuracy(spec, tensors, x, y) for x, y in data.test]
 
 
-def train(config: RobustHdpConfig,
+def train(config: config_lib.RobustHdpConfig,
           data: federated_data.FederatedData,
           *,
           summary_writer: Optional[tf.summary.SummaryWriter] = None,

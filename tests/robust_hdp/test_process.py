@@ -1,0 +1,155 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""End to end: the TFF process and the direct runner, every rule, resume."""
+
+import numpy as np
+import pytest
+
+from tff_hdp.data import federated_data
+from tff_hdp.robust_hdp import aggregation_rules
+from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import training
+
+
+def _data(num_clients=4, n=24, seed=0):
+  rng = np.random.default_rng(seed)
+  make = lambda k: (rng.random((k, 6, 6)).astype(np.float32),
+                    rng.integers(0, 3, k).astype(np.int32))
+  train = [make(n + 2 * i) for i in range(num_clients)]
+  test = [make(8) for _ in range(num_clients)]
+  return federated_data.FederatedData(
+      name='tiny', input_shape=(6, 6), num_classes=3, train=train, test=test,
+      server_test=make(16))
+
+
+def _config(algorithm, backend, **kw):
+  defaults = dict(epsilons=(1.0, 2.0, 4.0, 8.0), batch_sizes=(4, 8, 8, 16),
+                  model='fc', rounds=2, eval_every=1, learning_rate=0.1,
+                  rpca_max_iterations=200)
+  defaults.update(kw)
+  return config_lib.RobustHdpConfig(algorithm=algorithm, backend=backend,
+                                  **defaults)
+
+
+@pytest.fixture(scope='module')
+def data():
+  return _data()
+
+
+@pytest.mark.parametrize('algorithm', aggregation_rules.RULES)
+def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
+  del tff_runtime
+  tff_record = training.train(_config(algorithm, 'tff'), data)
+  direct = training.train(_config(algorithm, 'direct'), data)
+  assert len(tff_record['history']) == 2
+  for a, b in zip(tff_record['history'], direct['history']):
+    # The model and the weights are bit-identical; RPCA's float64 sums may be
+    # grouped differently by TFF's graph optimiser (last bit of a float32).
+    assert a['weights'] == b['weights']
+    assert a['accuracy'] == b['accuracy']
+    np.testing.assert_allclose(a['sigma_hat2'], b['sigma_hat2'], rtol=1e-6)
+  assert (tff_record['metrics']['client_accuracy'] ==
+          direct['metrics']['client_accuracy'])
+  weights = np.array(tff_record['history'][-1]['weights'])
+  assert weights.sum() == pytest.approx(1.0, abs=1e-6)
+  if algorithm in aggregation_rules.FIXED_WEIGHT_RULES:
+    clients = tff_record['clients']
+    expected = aggregation_rules.fixed_weights(
+        algorithm, epsilons=[1.0, 2.0, 4.0, 8.0],
+        num_examples=[c['num_examples'] for c in clients],
+        variances=[c['true_sigma2'] for c in clients])
+    np.testing.assert_allclose(weights, expected, rtol=1e-6)
+
+
+def test_record_reports_every_client(data):
+  record = training.train(_config('robust_hdp', 'direct'), data)
+  clients = record['clients']
+  assert [c['num_examples'] for c in clients] == [24, 26, 28, 30]
+  assert [c['batch_size'] for c in clients] == [4, 8, 8, 16]
+  for c, eps in zip(clients, (1.0, 2.0, 4.0, 8.0)):
+    assert c['target_epsilon'] == eps
+    assert c['achieved_epsilon'] <= eps * (1 + 1e-6)
+    assert c['noise_multiplier'] > 0
+  entry = record['history'][0]
+  assert len(entry['sigma_hat2']) == 4 and min(entry['sigma_hat2']) > 0
+  assert entry['noise_power'] > 0
+
+
+def test_same_noise_keys_for_every_rule(data):
+  # The first round starts from the same model with the same DP-SGD keys, so
+  # two rules with the same weights (dpfedavg, min_epsilon with equal eps)
+  # produce the same model.
+  kw = dict(epsilons=(2.0,) * 4)
+  a = training.train(_config('dpfedavg', 'direct', **kw), data)
+  b = training.train(_config('min_epsilon', 'direct', **kw), data)
+  assert a['metrics']['client_accuracy'] == b['metrics']['client_accuracy']
+
+
+def test_first_round_only_reuses_the_weights(data):
+  record = training.train(
+      _config('robust_hdp', 'direct', first_round_only=True, rounds=3), data)
+  w = [h['weights'] for h in record['history']]
+  assert w[0] == w[1] == w[2]
+  assert record['history'][1]['sigma_hat2'] == [0.0] * 4
+  every = training.train(_config('robust_hdp', 'direct', rounds=3), data)
+  assert every['history'][1]['weights'] != every['history'][0]['weights']
+
+
+def test_resume_is_exact(tmp_path, data):
+  full = training.train(_config('robust_hdp', 'direct', rounds=4), data)
+  directory = str(tmp_path / 'ckpt')
+  cut = training.train(_config('robust_hdp', 'direct', rounds=4), data,
+                       checkpoint_dir=directory, checkpoint_every=2,
+                       on_round=_stop_after(2))
+  del cut
+  ran = []
+  resumed = training.train(_config('robust_hdp', 'direct', rounds=4), data,
+                           checkpoint_dir=directory, checkpoint_every=2,
+                           on_round=lambda r, _: ran.append(r))
+  assert ran == [3, 4]  # Rounds 1-2 came from the checkpoint.
+  assert resumed['history'] == full['history']
+  assert resumed['metrics'] == full['metrics']
+
+
+class _Stop(Exception):
+  pass
+
+
+def _stop_after(rounds):
+  def on_round(round_num, entry):
+    del entry
+    if round_num == rounds:
+      raise _Stop()
+  return on_round
+
+
+@pytest.fixture(autouse=True)
+def _swallow_stop(monkeypatch):
+  original = training.train
+
+  def train(*args, **kwargs):
+    try:
+      return original(*args, **kwargs)
+    except _Stop:
+      return None
+
+  monkeypatch.setattr(training, 'train', train)
+
+
+def test_bad_config_is_refused(data):
+  with pytest.raises(ValueError, match='algorithm must be one of'):
+    training.train(_config('fedavg', 'direct'), data)
+  with pytest.raises(ValueError, match='4 clients'):
+    training.train(_config('weiavg', 'direct', epsilons=(1.0,) * 3,
+                           batch_sizes=(4,) * 3), data)

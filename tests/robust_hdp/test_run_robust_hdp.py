@@ -1,0 +1,98 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""run_robust_hdp.py as a user runs it: bad input, a short run, resume."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+SCRIPT = os.path.join(REPO, 'run_scripts', 'run_robust_hdp.py')
+TINY = ['--model=fc', '--rounds=2', '--eval_every=1', '--noprogress',
+        '--backend=direct', '--rpca_max_iterations=100']
+
+
+def _run(args, timeout=600):
+  return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True,
+                        text=True, timeout=timeout, cwd=REPO, check=False)
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--algorithm=fedavg'], "unknown algorithm 'fedavg'"),
+    (['--privacy_distribution=dist10'], "unknown privacy distribution"),
+    (['--num_clients=30'], 'is given for 20, 40, 60 clients, not 30'),
+    (['--epsilons=1,2'], 'give both --epsilons and --batch_sizes'),
+    (['--num_clients=2', '--epsilons=1,2', '--batch_sizes=16'],
+     'one value per client'),
+    (['--num_clients=2', '--epsilons=1,-2', '--batch_sizes=16,16'],
+     '--epsilons must be > 0'),
+    (['--num_clients=2', '--epsilons=1,x', '--batch_sizes=16,16'],
+     '--epsilons takes float values'),
+    (['--learning_rate=0'], '--learning_rate must be > 0'),
+    (['--clip=-1'], '--clip must be > 0'),
+    (['--delta=1'], '--delta must be in (0, 1)'),
+    (['--rounds=0'], '--rounds must be >= 1'),
+    (['--rpca_block_rows=0'], '--block_rows must be >= 1'),
+    (['--dataset=cifar'], 'cifar'),
+    (['--dataset=fashion_mnist', '--data_dir=/nonexistent/dir'],
+     '/nonexistent/dir/train-images-idx3-ubyte.gz not found'),
+    (['--dataset=cifar10', '--data_dir=/nonexistent/dir'],
+     '/nonexistent/dir/cifar-10-python.tar.gz not found'),
+    (['--dataset=mnist', '--data_dir=/nonexistent/dir'],
+     '/nonexistent/dir/mnist.npz not found'),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
+                                                      message):
+  out = tmp_path / 'out'
+  result = _run(args + [f'--output_dir={out}'], timeout=120)
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1, result.stderr
+  assert message in lines[0]
+  assert 'Traceback' not in result.stderr
+  assert not out.exists()
+
+
+def test_short_run_writes_results_and_resumes(tmp_path):
+  out = tmp_path / 'out'
+  args = TINY + ['--algorithm=robust_hdp', f'--output_dir={out}']
+  first = _run(args)
+  assert first.returncode == 0, first.stderr
+  assert 'Robust-HDP' in first.stdout
+  with open(out / 'results.json') as f:
+    results = json.load(f)
+  (run,) = results['runs']
+  assert run['config']['algorithm'] == 'robust_hdp'
+  assert len(run['clients']) == 20
+  for client in run['clients']:
+    assert set(client) >= {'target_epsilon', 'noise_multiplier', 'batch_size',
+                           'num_examples', 'achieved_epsilon', 'true_sigma2'}
+    assert client['batch_size'] <= client['num_examples']
+  assert [h['round'] for h in run['history']] == [1, 2]
+  for entry in run['history']:
+    assert len(entry['weights']) == len(entry['sigma_hat2']) == 20
+    assert 'noise_power' in entry and 'accuracy' in entry
+  assert (out / 'table.txt').read_text().startswith('dataset=digits')
+  assert os.listdir(out / 'tensorboard' / 'robust_hdp')
+  # The same command again finds the finished checkpoint: same results.
+  second = _run(args)
+  assert second.returncode == 0, second.stderr
+  with open(out / 'results.json') as f:
+    again = json.load(f)['runs'][0]
+  assert again['history'] == run['history']
+  assert again['metrics'] == run['metrics']

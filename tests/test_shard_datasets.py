@@ -1,0 +1,178 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Paper 003's data: Fashion-MNIST and CIFAR-10 loaders on tiny files in the
+real formats, missing and damaged files, and the shards split."""
+
+import gzip
+import io
+import pickle
+import struct
+import tarfile
+
+import numpy as np
+import pytest
+
+import datasets
+from datasets import cifar10
+from datasets import fashion_mnist
+from tff_hdp.data import federated_data
+
+
+def _idx(array: np.ndarray) -> bytes:
+  header = struct.pack('>HBB', 0, 0x08, array.ndim) + struct.pack(
+      '>' + 'I' * array.ndim, *array.shape)
+  return gzip.compress(header + array.astype(np.uint8).tobytes())
+
+
+def _write_fashion(directory, n_train=30, n_test=10, seed=0):
+  rng = np.random.default_rng(seed)
+  arrays = {
+      'x_train': rng.integers(0, 256, (n_train, 28, 28)),
+      'y_train': np.arange(n_train) % 10,
+      'x_test': rng.integers(0, 256, (n_test, 28, 28)),
+      'y_test': np.arange(n_test) % 10,
+  }
+  directory.mkdir(parents=True, exist_ok=True)
+  for key, name in fashion_mnist.FILES.items():
+    (directory / name).write_bytes(_idx(arrays[key]))
+  return arrays
+
+
+def _batch(images, labels) -> bytes:
+  data = images.transpose(0, 3, 1, 2).reshape(len(images), -1)
+  return pickle.dumps({b'data': data.astype(np.uint8),
+                       b'labels': [int(l) for l in labels],
+                       b'batch_label': b'tiny'})
+
+
+def _write_cifar(path, per_batch=4, seed=0, drop=None):
+  rng = np.random.default_rng(seed)
+  images = rng.integers(0, 256, (6 * per_batch, 32, 32, 3)).astype(np.uint8)
+  labels = np.arange(6 * per_batch) % 10
+  names = [f'data_batch_{i}' for i in range(1, 6)] + ['test_batch']
+  with tarfile.open(path, 'w:gz') as archive:
+    for k, name in enumerate(names):
+      if name == drop:
+        continue
+      blob = _batch(images[k * per_batch:(k + 1) * per_batch],
+                    labels[k * per_batch:(k + 1) * per_batch])
+      info = tarfile.TarInfo(f'cifar-10-batches-py/{name}')
+      info.size = len(blob)
+      archive.addfile(info, io.BytesIO(blob))
+  return images, labels
+
+
+def test_fashion_mnist_reads_keras_files(tmp_path):
+  arrays = _write_fashion(tmp_path)
+  x_train, y_train, x_test, y_test = fashion_mnist.load_arrays(str(tmp_path))
+  np.testing.assert_array_equal(x_train, arrays['x_train'])
+  np.testing.assert_array_equal(y_test, arrays['y_test'])
+  assert x_train.dtype == np.uint8 and x_test.shape == (10, 28, 28)
+  assert y_train.shape == (30,)
+
+
+@pytest.mark.parametrize('damage,message', [
+    ('missing', 'not found'),
+    ('truncated', 'unusable'),
+    ('not_gzip', 'unusable'),
+    ('wrong_type', 'unusable'),
+])
+def test_fashion_mnist_bad_files(tmp_path, damage, message):
+  _write_fashion(tmp_path)
+  path = tmp_path / fashion_mnist.FILES['x_train']
+  if damage == 'missing':
+    path.unlink()
+  elif damage == 'truncated':
+    path.write_bytes(path.read_bytes()[:40])
+  elif damage == 'not_gzip':
+    path.write_bytes(b'not a gzip file')
+  else:
+    path.write_bytes(gzip.compress(struct.pack('>HBB', 0, 0x0D, 3) + b'\0' *
+                                   12))
+  with pytest.raises(datasets.DataFileError, match=message) as error:
+    fashion_mnist.load_arrays(str(tmp_path))
+  assert str(path) in str(error.value)
+  assert 'curl' in str(error.value) and '\n' not in str(error.value)
+
+
+def test_cifar10_reads_the_python_archive(tmp_path):
+  images, labels = _write_cifar(tmp_path / 'cifar-10-python.tar.gz')
+  x_train, y_train, x_test, y_test = cifar10.load_arrays(str(tmp_path))
+  np.testing.assert_array_equal(x_train, images[:20])
+  np.testing.assert_array_equal(x_test, images[20:])
+  np.testing.assert_array_equal(y_train, labels[:20])
+  assert x_train.shape == (20, 32, 32, 3) and y_test.dtype == np.int32
+
+
+def test_cifar10_accepts_keras_name(tmp_path):
+  _write_cifar(tmp_path / 'cifar-10-batches-py.tar.gz')
+  assert cifar10.load_arrays(str(tmp_path))[0].shape == (20, 32, 32, 3)
+
+
+@pytest.mark.parametrize('damage,message', [
+    ('missing', 'not found'),
+    ('truncated', 'unusable'),
+    ('no_test_batch', 'unusable'),
+])
+def test_cifar10_bad_archives(tmp_path, damage, message):
+  path = tmp_path / 'cifar-10-python.tar.gz'
+  if damage == 'no_test_batch':
+    _write_cifar(path, drop='test_batch')
+  elif damage == 'truncated':
+    _write_cifar(path)
+    path.write_bytes(path.read_bytes()[:200])
+  with pytest.raises(datasets.DataFileError, match=message) as error:
+    cifar10.load_arrays(str(tmp_path))
+  assert 'cifar-10-python.tar.gz' in str(error.value)
+  assert '\n' not in str(error.value)
+
+
+def test_shards_split_sizes_and_labels():
+  rng = np.random.default_rng(0)
+  y = np.repeat(np.arange(10), 100)
+  x = rng.random((1000, 3)).astype(np.float32)
+  data = federated_data.split_by_shards(x, y, num_clients=10,
+                                        examples_per_client=100, seed=1,
+                                        name='t')
+  assert data.num_clients == 10
+  seen = []
+  for (xt, yt), (xs, ys) in zip(data.train, data.test):
+    assert len(yt) == 80 and len(ys) == 20
+    assert len(np.unique(np.concatenate([yt, ys]))) <= 3  # Two shards.
+    seen.append(np.concatenate([xt, xs]))
+  seen = np.concatenate(seen)
+  assert len(np.unique(seen, axis=0)) == 1000  # No example given twice.
+  assert len(data.server_test[1]) == 200
+
+
+def test_shards_split_refuses_impossible_sizes():
+  x, y = np.zeros((50, 2)), np.arange(50) % 5
+  with pytest.raises(ValueError, match='need more than the 50'):
+    federated_data.split_by_shards(x, y, num_clients=6, examples_per_client=10,
+                                   name='t')
+  with pytest.raises(ValueError, match='multiple of shards_per_client'):
+    federated_data.split_by_shards(x, y, num_clients=2, examples_per_client=9,
+                                   name='t')
+
+
+def test_load_shards_data_fashion_and_digits(tmp_path):
+  _write_fashion(tmp_path, n_train=36, n_test=4)
+  data = datasets.load_shards_data('fashion_mnist', num_clients=4,
+                                   data_dir=str(tmp_path))
+  assert data.input_shape == (28, 28) and data.num_clients == 4
+  assert len(data.train[0][1]) == 8 and data.train[0][0].max() <= 1.0
+  digits = datasets.load_shards_data('digits', num_clients=20)
+  assert [len(y) for _, y in digits.train] == [70] * 20
+  with pytest.raises(ValueError, match='unknown dataset'):
+    datasets.load_shards_data('svhn', num_clients=2)
