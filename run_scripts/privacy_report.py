@@ -30,7 +30,19 @@ Several privacy levels (one value per private group):
 Prints one line per private group, `group=<name> epsilon=<eps>
 noise_multiplier=<z>`; groups are `private` for one level, else `private_1`,
 `private_2`, ... With --target_epsilon, z is the solved noise multiplier and
-epsilon the one it achieves. TensorFlow is not imported.
+epsilon the one it achieves.
+
+`--mechanism=dp_sgd` accounts paper 003's clients instead (Robust-HDP): each
+client runs DP-SGD on its N examples with batch size b, Poisson-sampled at
+q = b/N, for E rounds x K ceil(N/b) steps (sample-level DP of its dataset,
+accounted on `tff_hdp.robust_hdp.privacy_preferences.ORDERS`):
+
+  python run_scripts/privacy_report.py --mechanism=dp_sgd --dataset_size=2400 \
+      --batch_size=16,32,64,128 --local_epochs=1 --rounds=200 --target_epsilon=1
+
+--dataset_size, --batch_size, --noise_multiplier and --target_epsilon take one
+value per client, or one value for all. Prints `client=<i> epsilon=<eps>
+noise_multiplier=<z>` per client. TensorFlow is not imported.
 """
 
 import decimal
@@ -46,6 +58,7 @@ from absl import flags
 from run_scripts import cli
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import presets
+from tff_hdp.robust_hdp import privacy_preferences
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 _PRESET = flags.DEFINE_string(
@@ -66,6 +79,18 @@ _TARGET_EPSILON = flags.DEFINE_list(
     'target_epsilon', None,
     'Solve for the noise multiplier reaching these epsilons > 0 instead, '
     'comma-separated: one per private group.')
+
+_MECHANISM = flags.DEFINE_enum(
+    'mechanism', 'fedhdp', ['fedhdp', 'dp_sgd'],
+    'fedhdp: a private group of paper 001 (user-level, per round); dp_sgd: '
+    'a client of paper 003 running DP-SGD (sample-level, per step).')
+_DATASET_SIZE = flags.DEFINE_list(
+    'dataset_size', None, 'dp_sgd: N, examples per client (one or per client).')
+_BATCH_SIZE = flags.DEFINE_list(
+    'batch_size', None, 'dp_sgd: b, the batch size (one or per client).')
+_LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', 1,
+                                     'dp_sgd: K, local epochs per round.')
+_DP_SGD_ONLY = ('dataset_size', 'batch_size', 'local_epochs')
 
 _DEFAULT_DELTA = 1e-4
 _DIGITS = 6  # Significant digits of a printed noise multiplier.
@@ -147,9 +172,80 @@ def _resolve():
   return q, noise, None, rounds, delta
 
 
+def _per_client(flag_name, values, count):
+  """`values` (one, or `count`) as a list of `count`."""
+  if len(values) == 1:
+    return values * count
+  cli.check(len(values) == count,
+            f'--{flag_name} needs one value or one per client ({count}), got '
+            f'{len(values)}')
+  return values
+
+
+def _dp_sgd_report():
+  """One line per DP-SGD client (see module doc)."""
+  cli.check(_PRESET.value is None and not flags.FLAGS['sampling_rate'].present,
+            '--mechanism=dp_sgd takes --dataset_size and --batch_size, not '
+            '--preset or --sampling_rate')
+  cli.check(
+      not (flags.FLAGS['noise_multiplier'].present and
+           flags.FLAGS['target_epsilon'].present),
+      'give either --noise_multiplier or --target_epsilon, not both')
+  missing = [f'--{n}' for n in ('dataset_size', 'batch_size', 'rounds')
+             if flags.FLAGS[n].value is None]
+  if _NOISE_MULTIPLIER.value is None and _TARGET_EPSILON.value is None:
+    missing.append('--noise_multiplier (or --target_epsilon)')
+  cli.check(not missing, '--mechanism=dp_sgd needs --dataset_size, '
+            '--batch_size, --rounds and --noise_multiplier (or '
+            f'--target_epsilon); missing {", ".join(missing)}')
+  sizes = _parse_list('dataset_size', _DATASET_SIZE.value, 1, strict=False)
+  batches = _parse_list('batch_size', _BATCH_SIZE.value, 1, strict=False)
+  for name, values in (('dataset_size', sizes), ('batch_size', batches)):
+    cli.check(all(v == int(v) for v in values),
+              f'--{name} must be whole numbers >= 1, got '
+              f'{",".join(flags.FLAGS[name].value)}')
+  cli.check(_ROUNDS.value >= 0, f'--rounds must be >= 0, got {_ROUNDS.value}')
+  cli.check(_LOCAL_EPOCHS.value >= 1,
+            f'--local_epochs must be >= 1, got {_LOCAL_EPOCHS.value}')
+  delta = _DELTA.value if _DELTA.value is not None else _DEFAULT_DELTA
+  cli.check(0.0 < delta < 1.0, f'--delta must be in (0, 1), got {delta!r}')
+  lists = [sizes, batches]
+  if _TARGET_EPSILON.value is not None:
+    lists.append(_parse_list('target_epsilon', _TARGET_EPSILON.value, 0.0,
+                             strict=True))
+  else:
+    lists.append(_parse_list('noise_multiplier', _NOISE_MULTIPLIER.value, 0.0,
+                             strict=False))
+  count = max(len(v) for v in lists)
+  names = ('dataset_size', 'batch_size',
+           'target_epsilon' if _TARGET_EPSILON.value is not None else
+           'noise_multiplier')
+  sizes, batches, values = (_per_client(n, v, count)
+                            for n, v in zip(names, lists))
+  for i, (n, b, value) in enumerate(zip(sizes, batches, values)):
+    n, b = int(n), min(int(b), int(n))
+    if _TARGET_EPSILON.value is not None:
+      (client,) = privacy_preferences.calibrate(
+          [value], [b], [n], rounds=_ROUNDS.value,
+          local_epochs=_LOCAL_EPOCHS.value, delta=delta)
+      z = _round_up(client.noise_multiplier)
+    else:
+      z = value
+    steps = _ROUNDS.value * _LOCAL_EPOCHS.value * -(-n // b)
+    eps = accounting.compute_epsilon(b / n, z, steps, delta,
+                                     orders=privacy_preferences.ORDERS)
+    print(f'client={i} epsilon={eps:.4f} noise_multiplier={z:.{_DIGITS}g}')
+
+
 def main(argv):
   cli.check(len(argv) <= 1,
             f'unexpected positional arguments: {" ".join(argv[1:])}')
+  if _MECHANISM.value == 'dp_sgd':
+    _dp_sgd_report()
+    return
+  given = [f'--{n}' for n in _DP_SGD_ONLY if flags.FLAGS[n].present]
+  cli.check(not given, f'--mechanism=fedhdp does not take {", ".join(given)} '
+            '(they are for --mechanism=dp_sgd)')
   q, noise, epsilons, rounds, delta = _resolve()
   if epsilons is not None:
     # Printed z is rounded up, so that using it as printed keeps eps <= target.

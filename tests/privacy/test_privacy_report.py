@@ -170,3 +170,81 @@ class PrivacyReportTest(parameterized.TestCase):
 
 if __name__ == '__main__':
   absltest.main()
+
+
+_CLIENT_LINE = re.compile(r'^client=(\d+) epsilon=(\S+) noise_multiplier=(\S+)$')
+
+
+def _dp_sgd_reference_epsilon(n, b, local_epochs, rounds, z, delta):
+  """epsilon of DP-SGD by the independent quadrature of test_accounting.py,
+  on the orders the report uses (integers by the binomial sum)."""
+  from tests.privacy import test_accounting as ref  # pylint: disable=g-import-not-at-top
+  from tff_hdp.robust_hdp import privacy_preferences  # pylint: disable=g-import-not-at-top
+  q = b / n
+  steps = rounds * local_epochs * -(-n // b)
+  orders = privacy_preferences.ORDERS
+  rdp = [steps * (ref._log_a_binomial(q, z, a) if float(a).is_integer() else  # pylint: disable=protected-access
+                  ref._log_a_quad(q, z, a)) / (a - 1) for a in orders]  # pylint: disable=protected-access
+  return ref._reference_epsilon(orders, rdp, delta)  # pylint: disable=protected-access
+
+
+class DpSgdReportTest(parameterized.TestCase):
+
+  def _clients(self, *args):
+    result = _run('--mechanism=dp_sgd', *args)
+    self.assertEqual(result.returncode, 0, result.stderr)
+    rows = []
+    for line in result.stdout.splitlines():
+      match = _CLIENT_LINE.match(line)
+      self.assertIsNotNone(match, f'unexpected output line {line!r}')
+      rows.append((int(match.group(1)), float(match.group(2)),
+                   float(match.group(3))))
+    return rows
+
+  def test_given_noise_matches_independent_quadrature(self):
+    rows = self._clients('--dataset_size=2400', '--batch_size=32,128',
+                         '--local_epochs=2', '--rounds=50',
+                         '--noise_multiplier=1.5', '--delta=1e-5')
+    self.assertEqual([r[0] for r in rows], [0, 1])
+    for (_, eps, z), b in zip(rows, (32, 128)):
+      self.assertEqual(z, 1.5)
+      expected = _dp_sgd_reference_epsilon(2400, b, 2, 50, 1.5, 1e-5)
+      self.assertAlmostEqual(eps / expected, 1.0, delta=1e-3)
+
+  def test_target_epsilon_round_trip(self):
+    rows = self._clients('--dataset_size=2400,600', '--batch_size=64',
+                         '--rounds=100', '--target_epsilon=0.5,3')
+    for (_, eps, z), n, target in zip(rows, (2400, 600), (0.5, 3.0)):
+      self.assertAlmostEqual(eps, target, delta=1e-3 * target)
+      # The printed z (rounded up) is private enough by the reference too.
+      reference = _dp_sgd_reference_epsilon(n, 64, 1, 100, z, 1e-4)
+      self.assertLessEqual(reference, target * (1 + 1e-4))
+
+  def test_batch_size_is_capped_to_the_data(self):
+    capped = self._clients('--dataset_size=50', '--batch_size=128',
+                           '--rounds=10', '--noise_multiplier=2')
+    full = self._clients('--dataset_size=50', '--batch_size=50',
+                         '--rounds=10', '--noise_multiplier=2')
+    self.assertEqual(capped, full)
+
+  @parameterized.named_parameters(
+      ('missing', ['--dataset_size=10', '--rounds=3',
+                   '--noise_multiplier=1'], 'missing --batch_size'),
+      ('lengths', ['--dataset_size=10,20,30', '--batch_size=1,2',
+                   '--rounds=3', '--noise_multiplier=1'],
+       '--batch_size needs one value or one per client (3)'),
+      ('fraction', ['--dataset_size=10.5', '--batch_size=2', '--rounds=3',
+                    '--noise_multiplier=1'], 'whole numbers'),
+      ('preset', ['--preset=mnist'], 'not --preset'),
+  )
+  def test_bad_input(self, args, message):
+    result = _run('--mechanism=dp_sgd', *args)
+    self.assertEqual(result.returncode, 2)
+    lines = result.stderr.strip().splitlines()
+    self.assertLen(lines, 1)
+    self.assertIn(message, lines[0])
+
+  def test_dp_sgd_flags_refused_for_fedhdp(self):
+    result = _run('--preset=mnist', '--batch_size=3')
+    self.assertEqual(result.returncode, 2)
+    self.assertIn('does not take --batch_size', result.stderr)
