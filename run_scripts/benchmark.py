@@ -72,6 +72,7 @@ from absl import flags
 from absl import logging
 
 from run_scripts import cli
+from run_scripts import timing
 
 _QUICK = flags.DEFINE_bool(
     'quick', False, 'Reduced run (FC NN at E = 10 only, fewer rounds, a '
@@ -117,16 +118,6 @@ def _status_of(pid) -> dict[str, float]:
   return out
 
 
-def _cpu_seconds_of(pid) -> float:
-  """User + system CPU seconds of process `pid` (0 if it is gone)."""
-  try:
-    with open(f'/proc/{pid}/stat') as f:
-      fields = f.read().rsplit(')', 1)[1].split()
-  except OSError:
-    return 0.0
-  return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
 def _settle(worker_pid, timeout: float = 3.0) -> None:
   """Before timing a round: Python's garbage and the TFF worker at rest.
 
@@ -135,55 +126,13 @@ def _settle(worker_pid, timeout: float = 3.0) -> None:
   """
   gc.collect()
   deadline = time.perf_counter() + timeout
-  last = _cpu_seconds_of(worker_pid)
+  last = timing.cpu_seconds_of(worker_pid)
   while time.perf_counter() < deadline:
     time.sleep(0.05)
-    now = _cpu_seconds_of(worker_pid)
+    now = timing.cpu_seconds_of(worker_pid)
     if now - last < 0.005:
       return
     last = now
-
-
-class Clock:
-  """Wall and CPU seconds of a block (this process plus the TFF worker)."""
-
-  def __init__(self, worker_pid=None):
-    self._worker_pid = worker_pid
-
-  def _cpu(self):
-    cpu = time.process_time()
-    if self._worker_pid is not None:
-      cpu += _cpu_seconds_of(self._worker_pid)
-    return cpu
-
-  def __enter__(self):
-    self.wall0, self.cpu0 = time.perf_counter(), self._cpu()
-    return self
-
-  def __exit__(self, *exc):
-    self.wall = time.perf_counter() - self.wall0
-    self.cpu = self._cpu() - self.cpu0
-
-
-_MATMUL = {}
-
-
-def matmul_peak(tf, size: int = 2048, repeats: int = 3) -> tuple[float, float]:
-  """Best float32 matmul rate: (FLOP per wall second, per CPU second)."""
-  if size not in _MATMUL:
-    a = tf.random.stateless_normal([size, size], seed=[1, 2])
-    matmul = tf.function(lambda m: tf.reduce_sum(tf.matmul(m, m)[:1]))
-    matmul(a).numpy()
-    _MATMUL[size] = (matmul, a)
-  matmul, a = _MATMUL[size]
-  flops = 2.0 * size**3
-  best_wall, best_cpu = 0.0, 0.0
-  for _ in range(repeats):
-    with Clock() as c:
-      matmul(a).numpy()
-    best_wall = max(best_wall, flops / c.wall)
-    best_cpu = max(best_cpu, flops / c.cpu)
-  return best_wall, best_cpu
 
 
 def forward_multiply_adds(spec) -> int:
@@ -323,10 +272,10 @@ def time_setting(tf, worker_pid, name, spec, num_clients, epochs, rounds,
   parts = collections.defaultdict(list)
   peaks = []
   for _ in range(rounds):
-    peaks.append(matmul_peak(tf, repeats=2))
+    peaks.append(timing.matmul_peak(tf, repeats=2))
     for variant, runner in runners.items():
       _settle(worker_pid)
-      with Clock(worker_pid) as clock:
+      with timing.Clock(worker_pid) as clock:
         runner.round()
       walls[variant].append(clock.wall)
       cpus[variant].append(clock.cpu)
@@ -385,7 +334,7 @@ def profile_fc_step(tf, num_clients, spec):
     fn(*args).numpy()
     times = []
     for _ in range(5):
-      with Clock() as c:
+      with timing.Clock() as c:
         for _ in range(5):
           fn(*args).numpy()
       times.append(c.wall / 5)

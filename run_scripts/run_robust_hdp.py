@@ -44,7 +44,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import dataclasses
 import json
 
 from absl import app

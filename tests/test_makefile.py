@@ -151,7 +151,7 @@ def test_explicit_python_is_the_only_candidate(tmp_path):
   good = _fake(tmp_path / 'good', 'python', '3.11')
   result = _make(root, bin_dir, 'install', f'PYTHON={good}')
   assert result.returncode == 0, result.stderr
-  assert (root / 'log').read_text().startswith(f'venv .venv by 3.11')
+  assert (root / 'log').read_text().startswith('venv .venv by 3.11')
   assert f'{good} -m venv' in result.stdout
 
 

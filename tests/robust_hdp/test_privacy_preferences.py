@@ -14,7 +14,6 @@
 """Tests of tff_hdp/robust_hdp/privacy_preferences.py: Dist1-9 and calibration."""
 
 import csv
-import os
 
 import pytest
 

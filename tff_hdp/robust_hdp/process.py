@@ -166,7 +166,8 @@ class DirectRunner:
         aggregator=self._aggregator.initial_state())
     return tf.nest.map_structure(np.asarray, state)
 
-  def next(self, state, client_data, client_info):
+  def client_updates(self, state, client_data, client_info) -> tf.Tensor:
+    """The clients' flattened updates Delta_i, stacked: [n, p] float32."""
     weights = [tf.constant(w) for w in state['global_weights']]
     key = tf.constant([self._seed, int(state['round_num'])], tf.int32)
     rows = []
@@ -177,17 +178,24 @@ class DirectRunner:
       rows.append(self._client(weights, tf.constant(x), tf.constant(y),
                                {k: tf.constant(v) for k, v in info.items()},
                                key))
+    return tf.stack(rows)
+
+  def server_update(self, state, updates: tf.Tensor):
+    """(new state, measurements) from the stacked updates."""
     new_aggregator, flat, measurements = self._server(
-        tf.nest.map_structure(tf.constant, state['aggregator']),
-        tf.stack(rows))
+        tf.nest.map_structure(tf.constant, state['aggregator']), updates)
     delta = aggregator_lib.unflatten(
         flat, [tf.TensorSpec(s, tf.float32) for s in self._spec.shapes])
     new_state = collections.OrderedDict(
-        global_weights=[w + d for w, d in zip(weights, delta)],
+        global_weights=[w + d for w, d in zip(state['global_weights'], delta)],
         round_num=np.int32(state['round_num'] + 1),
         aggregator=new_aggregator)
     return (tf.nest.map_structure(np.asarray, new_state),
             tf.nest.map_structure(np.asarray, measurements))
+
+  def next(self, state, client_data, client_info):
+    return self.server_update(
+        state, self.client_updates(state, client_data, client_info))
 
 
 def global_weights(state) -> list[np.ndarray]:

@@ -1,0 +1,74 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Timing helpers shared by the benchmark binaries.
+
+`Clock` measures wall and CPU seconds of a block (optionally adding a TFF
+worker process's CPU); `matmul_peak` times a large float32 `tf.matmul` in the
+same run, the reference every benchmark reports its achieved FLOP/s against.
+"""
+
+import os
+import time
+
+
+def cpu_seconds_of(pid) -> float:
+  """User + system CPU seconds of process `pid` (0 if it is gone)."""
+  try:
+    with open(f'/proc/{pid}/stat') as f:
+      fields = f.read().rsplit(')', 1)[1].split()
+  except OSError:
+    return 0.0
+  return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+class Clock:
+  """Wall and CPU seconds of a block (this process plus the TFF worker)."""
+
+  def __init__(self, worker_pid=None):
+    self._worker_pid = worker_pid
+
+  def _cpu(self):
+    cpu = time.process_time()
+    if self._worker_pid is not None:
+      cpu += cpu_seconds_of(self._worker_pid)
+    return cpu
+
+  def __enter__(self):
+    self.wall0, self.cpu0 = time.perf_counter(), self._cpu()
+    return self
+
+  def __exit__(self, *exc):
+    self.wall = time.perf_counter() - self.wall0
+    self.cpu = self._cpu() - self.cpu0
+
+
+_MATMUL = {}
+
+
+def matmul_peak(tf, size: int = 2048, repeats: int = 3) -> tuple[float, float]:
+  """Best float32 matmul rate: (FLOP per wall second, per CPU second)."""
+  if size not in _MATMUL:
+    a = tf.random.stateless_normal([size, size], seed=[1, 2])
+    matmul = tf.function(lambda m: tf.reduce_sum(tf.matmul(m, m)[:1]))
+    matmul(a).numpy()
+    _MATMUL[size] = (matmul, a)
+  matmul, a = _MATMUL[size]
+  flops = 2.0 * size**3
+  best_wall, best_cpu = 0.0, 0.0
+  for _ in range(repeats):
+    with Clock() as c:
+      matmul(a).numpy()
+    best_wall = max(best_wall, flops / c.wall)
+    best_cpu = max(best_cpu, flops / c.cpu)
+  return best_wall, best_cpu

@@ -1,0 +1,93 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Paper 003's Table 2: the transcription, and our computation of its entries."""
+
+import os
+
+import numpy as np
+import pytest
+
+from tff_hdp.robust_hdp import noise_power
+from tff_hdp.robust_hdp import privacy_preferences
+
+PAPER = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))), 'shared', 'papers',
+    '003_e39754153d039a32.txt')
+_PAPER_ROWS = {'weiavg': 'WeiAvg [19]', 'dpfedavg': 'DPFedAvg [38]',
+               'min_epsilon': 'minimum ϵ [19]', 'robust_hdp': 'Robust-HDP',
+               'oracle': 'Oracle (eq. (8))'}
+
+
+def test_transcription_has_every_cell():
+  table = noise_power.load_reference()
+  assert sorted(table) == sorted(noise_power.TABLE_RULES)
+  for row in table.values():
+    assert list(row) == list(privacy_preferences.DISTRIBUTIONS)
+  assert table['oracle']['dist6'] == 7.60
+  assert table['min_epsilon']['dist6'] == 1868.45
+
+
+def test_transcription_matches_the_paper_text():
+  if not os.path.isfile(PAPER):
+    pytest.skip(f'paper text {PAPER} not available')
+  with open(PAPER, encoding='utf-8') as f:
+    lines = f.read().splitlines()
+  start = next(i for i, l in enumerate(lines) if l.startswith('Table 2:'))
+  table = noise_power.load_reference()
+  for rule, label in _PAPER_ROWS.items():
+    line = next(l for l in lines[start:start + 12]
+                if l.split('\t')[0] == label)
+    printed = [float(v) for v in line.split('\t')[1:]]
+    assert printed == list(table[rule].values()), rule
+
+
+def _small_setting():
+  return dict(num_examples=600, rounds=5, local_epochs=1, clip=3.0,
+              learning_rate=0.1, delta=1e-4, num_parameters=2000)
+
+
+def test_fixed_rules_by_hand():
+  eps, bs = [1.0, 4.0], [16, 64]
+  setting = _small_setting()
+  variances = noise_power.client_variances(eps, bs, **setting)
+  w = {'weiavg': [0.2, 0.8], 'dpfedavg': [0.5, 0.5],
+       'oracle': list((1 / variances) / np.sum(1 / variances))}
+  for rule, weights in w.items():
+    expected = np.sum(np.square(weights) * variances) / (2000 * 0.01)
+    assert noise_power.fixed_rule_noise_power(rule, eps, bs, **setting) == (
+        pytest.approx(expected))
+  # Minimum epsilon: both clients calibrated to epsilon = 1.
+  floor = noise_power.client_variances(eps, bs, floor=1.0, **setting)
+  assert floor[1] > variances[1] and floor[0] == pytest.approx(variances[0])
+  assert noise_power.fixed_rule_noise_power(
+      'min_epsilon', eps, bs, **setting) == pytest.approx(
+          np.sum(0.25 * floor) / 20)
+
+
+def test_order_of_the_rules_on_dist1():
+  # The paper's ordering on every distribution: Oracle <= Robust-HDP <
+  # WeiAvg < DPFedAvg < minimum epsilon. Checked here on Dist1 with a smaller
+  # model (p) for speed; the noise power does not depend on p.
+  eps, bs = privacy_preferences.load_distribution('dist1', 20)
+  setting = dict(noise_power.SETTING, num_parameters=4000)
+  del setting['num_clients']
+  values = {r: (noise_power.robust_hdp_noise_power(eps, bs, **setting)
+                if r == 'robust_hdp' else
+                noise_power.fixed_rule_noise_power(r, eps, bs, **setting))
+            for r in noise_power.TABLE_RULES}
+  assert values['oracle'] <= values['robust_hdp'] * (1 + 1e-9)
+  assert values['robust_hdp'] < 1.2 * values['oracle']
+  assert values['robust_hdp'] < values['weiavg'] < values['dpfedavg'] < (
+      values['min_epsilon'])

@@ -1,0 +1,100 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Paper 003's Table 2: the noise power of each rule's aggregate, computed.
+
+Table 2 prints, for FMNIST with E = 200 rounds and each privacy distribution,
+the noise power sum_i w_i^2 sigma_i^2 / (p eta_l^2) of the aggregate, with
+sigma_i^2 from eqs. (7) and (3). For every rule but Robust-HDP the weights are
+fixed by what the server is told, so the row follows from the clients'
+(epsilon_i, b_i, N_i) and the accountant alone (`fixed_rule_noise_power`).
+Robust-HDP's weights come from RPCA on the updates; `robust_hdp_noise_power`
+runs RPCA on synthetic updates of the real size p whose noise has exactly the
+eq. (7) variances (a shared update plus Gaussian noise), which measures how
+close RPCA gets to the oracle when the DP noise is what the model says it is.
+A trained run's measured value (`run_robust_hdp.py`, results.json) replaces
+it where available (run_scripts/robust_hdp_table2.py).
+
+The paper's values are transcribed in
+`datasets/reference/paper003_table2.csv`.
+"""
+
+import csv
+import os
+from typing import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tff_hdp.robust_hdp import aggregation_rules
+from tff_hdp.robust_hdp import privacy_preferences
+
+REFERENCE_CSV = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__)))), 'datasets', 'reference', 'paper003_table2.csv')
+TABLE_RULES = ('weiavg', 'dpfedavg', 'min_epsilon', 'robust_hdp', 'oracle')
+# Table 2's setting: FMNIST, 20 clients of 2,400 training images, E = 200,
+# K = 1, and the authors' code defaults c = 3, eta_l = 0.1, delta = 1e-4; p
+# of the cnn5 model on 28 x 28 images.
+SETTING = dict(num_clients=20, num_examples=2400, rounds=200, local_epochs=1,
+               clip=3.0, learning_rate=0.1, delta=1e-4, num_parameters=28938)
+
+
+def load_reference(path: str = REFERENCE_CSV) -> dict[str, dict[str, float]]:
+  """{rule: {distribution: noise power}} as the paper prints it."""
+  with open(path, newline='', encoding='utf-8') as f:
+    return {row.pop('algorithm'): {k: float(v) for k, v in row.items()}
+            for row in csv.DictReader(f)}
+
+
+def client_variances(epsilons: Sequence[float], batch_sizes: Sequence[int], *,
+                     floor=None, num_examples: int, rounds: int,
+                     local_epochs: int, clip: float, learning_rate: float,
+                     delta: float, num_parameters: int) -> np.ndarray:
+  """sigma_i^2 (eq. (7)) of clients calibrated to their epsilons."""
+  clients = privacy_preferences.calibrate(
+      epsilons, batch_sizes, [num_examples] * len(epsilons), rounds=rounds,
+      local_epochs=local_epochs, delta=delta, epsilon_floor=floor)
+  return np.array([
+      aggregation_rules.dp_sgd_noise_variance(
+          c.noise_multiplier, c.batch_size, c.num_examples, local_epochs, clip,
+          learning_rate, num_parameters) for c in clients
+  ])
+
+
+def fixed_rule_noise_power(rule: str, epsilons, batch_sizes,
+                           **setting) -> float:
+  """Table 2's entry of a fixed-weight rule (weiavg, dpfedavg, min_epsilon,
+  oracle); `setting` as `SETTING` without num_clients."""
+  floor = min(epsilons) if rule == 'min_epsilon' else None
+  variances = client_variances(epsilons, batch_sizes, floor=floor, **setting)
+  weights = aggregation_rules.fixed_weights(
+      rule, epsilons=epsilons, num_examples=[setting['num_examples']] *
+      len(epsilons), variances=variances)
+  return aggregation_rules.noise_power(weights, variances,
+                                       setting['num_parameters'],
+                                       setting['learning_rate'])
+
+
+def robust_hdp_noise_power(epsilons, batch_sizes, *, seed: int = 0,
+                           signal_scale: float = 0.01, **setting) -> float:
+  """Robust-HDP's entry from RPCA on synthetic updates (see module doc)."""
+  variances = client_variances(epsilons, batch_sizes, **setting)
+  p = setting['num_parameters']
+  rng = np.random.default_rng(seed)
+  updates = (rng.normal(size=(1, p)) * signal_scale +
+             rng.normal(size=(len(epsilons), p)) *
+             np.sqrt(variances / p)[:, None])
+  weights, _ = aggregation_rules.robust_hdp_weights(tf.constant(updates))
+  return aggregation_rules.noise_power(weights.numpy(), variances, p,
+                                       setting['learning_rate'])
