@@ -40,6 +40,9 @@ $(STAMP): requirements.txt constraints.txt setup.py
 demo: install
 	$(PY) run_scripts/run_experiment.py --preset=digits --algorithm=all --r=0.1 \
 	    --lambda_p=0.05 --lambda_np=0.05 --backend=vectorized --output_dir=results/digits
+	$(PY) run_scripts/run_robust_hdp.py --dataset=digits --algorithm=all \
+	    --privacy_distribution=dist1 --model=fc --rounds=30 --backend=direct \
+	    --noprogress --output_dir=results/robust_hdp_digits
 
 test: install
 	$(PY) -m pytest tests
