@@ -214,6 +214,58 @@ class ComputeEpsilonTest(parameterized.TestCase):
     self.assertNotIn('\n', str(cm.exception))
 
 
+class ClassicConversionTest(parameterized.TestCase):
+  """conversion='classic': eps = min_alpha rdp - log(delta)/(alpha - 1)."""
+
+  def test_matches_independent_quadrature(self):
+    orders = (1.5, 2.0, 3.5, 8.0, 20.0, 63.0)
+    for q, z, rounds, delta in _random_settings(seed=2, n=5):
+      with self.subTest(q=q, z=z, rounds=rounds, delta=delta):
+        rdp = _reference_rdp(q, z, rounds, orders, _log_a_quad)
+        expected = min(r - math.log(delta) / (a - 1)
+                       for a, r in zip(orders, rdp))
+        actual = accounting.compute_epsilon(
+            q, z, rounds, delta, orders=orders, conversion='classic')
+        self.assertLess(abs(actual / expected - 1.0), 1e-6)
+
+  def test_looser_than_improved_and_floored(self):
+    orders = accounting.OPACUS_ORDERS
+    for q, z, rounds, delta in _random_settings(seed=3, n=3):
+      classic = accounting.compute_epsilon(q, z, rounds, delta, orders=orders,
+                                           conversion='classic')
+      improved = accounting.compute_epsilon(q, z, rounds, delta,
+                                            orders=orders)
+      self.assertGreater(classic, improved)
+    # With huge noise the classic bound stays above -log(delta)/(63 - 1).
+    floor = -math.log(1e-4) / 62
+    eps = accounting.compute_epsilon(0.01, 1e4, 10, 1e-4, orders=orders,
+                                     conversion='classic')
+    self.assertGreater(eps, floor)
+    self.assertLess(eps, floor * (1 + 1e-6))
+
+  def test_round_trip(self):
+    z = accounting.noise_multiplier_for_epsilon(
+        1.0, 0.02, 2000, 1e-4, orders=accounting.OPACUS_ORDERS,
+        conversion='classic')
+    eps = accounting.compute_epsilon(0.02, z, 2000, 1e-4,
+                                     orders=accounting.OPACUS_ORDERS,
+                                     conversion='classic')
+    self.assertLessEqual(eps, 1.0)
+    self.assertGreater(eps, 1.0 - 1e-4)
+    # More noise than the improved conversion needs for the same epsilon.
+    self.assertGreater(
+        z, accounting.noise_multiplier_for_epsilon(
+            1.0, 0.02, 2000, 1e-4, orders=accounting.OPACUS_ORDERS))
+
+  def test_unreachable_and_unknown(self):
+    with self.assertRaisesRegex(ValueError, 'not reachable'):
+      accounting.noise_multiplier_for_epsilon(
+          0.1, 0.02, 100, 1e-4, orders=accounting.OPACUS_ORDERS,
+          conversion='classic')
+    with self.assertRaisesRegex(ValueError, "unknown conversion 'tight'"):
+      accounting.compute_epsilon(0.02, 1.0, 10, 1e-4, conversion='tight')
+
+
 class NoiseMultiplierForEpsilonTest(parameterized.TestCase):
 
   @parameterized.parameters(

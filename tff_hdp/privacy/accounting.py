@@ -13,8 +13,8 @@
 # limitations under the License.
 """Privacy accounting for the private groups of FedHDP (paper 001, Sec. 5).
 
-This module is TensorFlow-free: it imports only `dp_accounting` and the
-standard library, so that reports and resumed runs do not pay for TensorFlow.
+This module is TensorFlow-free: it imports only `dp_accounting`, scipy and
+the standard library, so that reports and resumed runs do not pay for TensorFlow.
 
 The mechanism
 -------------
@@ -61,7 +61,15 @@ arXiv:1905.09982, Prop. 12; also Canonne, Kamath, Steinke 2020, eq. 20):
   eps = min_alpha  T eps_RDP(alpha) + log(1 - 1/alpha)
                    - (log(delta) + log(alpha)) / (alpha - 1).
 
-The neighbouring relation is add-or-remove one client (user-level DP).
+`conversion='classic'` converts with the original bound of Mironov 2017
+(Prop. 3), eps = min_alpha T eps_RDP(alpha) - log(delta) / (alpha - 1), which
+is looser (larger eps for the same noise, so more noise for the same eps).
+Older Opacus releases used it, and paper 003's Table 2 follows from it (see
+`tff_hdp.robust_hdp.noise_power`); we offer it to reproduce such numbers,
+never as the default.
+
+The neighbouring relation is add-or-remove one client (user-level DP) for
+FedHDP's groups, and one example (sample-level DP) for Robust-HDP's DP-SGD.
 
 Cohort sampling. FedHDP's simulations draw round(q N) clients uniformly without
 replacement (as TFF simulations do), while the accountant assumes Poisson
@@ -84,6 +92,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import dp_accounting
 from dp_accounting import rdp
+from scipy import optimize
 
 # Relative share of the expected cohort used as the clipped-count noise stddev
 # z_b when none is given (TFF's `adaptive_clip_noise_params`).
@@ -91,6 +100,12 @@ DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION = 0.05
 
 # Default absolute tolerance on z of `noise_multiplier_for_epsilon`.
 DEFAULT_NOISE_TOLERANCE = 1e-6
+
+CONVERSIONS = ('improved', 'classic')
+# Opacus's default RDP orders (opacus.accountants.rdp.RDPAccountant), the
+# grid of the classic conversion when paper 003's numbers are reproduced.
+OPACUS_ORDERS = (tuple(1 + x / 10.0 for x in range(1, 100)) +
+                 tuple(range(12, 64)))
 
 _LEDGER_FORMAT = 'tff_hdp.PrivacyLedger'
 _LEDGER_VERSION = 1
@@ -277,12 +292,47 @@ def _fresh_accountant(
   return rdp.RdpAccountant(orders=None if orders is None else list(orders))
 
 
+def _check_conversion(conversion: str) -> str:
+  if conversion not in CONVERSIONS:
+    raise ValueError(f'unknown conversion {conversion!r}; allowed: '
+                     f'{", ".join(CONVERSIONS)}')
+  return conversion
+
+
+def _classic_epsilon(q: float, z: float, t: int, d: float,
+                     orders: Optional[Tuple[float, ...]]) -> float:
+  """min_alpha T eps_RDP(alpha) - log(delta) / (alpha - 1) (Mironov 2017).
+
+  `dp_accounting` converts only with the improved bound and keeps the RDP
+  curve private. At a single order alpha the improved bound at
+  delta_alpha = (delta / alpha) (1 - 1/alpha)^(alpha - 1) equals the classic
+  bound at delta, so one single-order accountant per order gives the classic
+  epsilon through the public API (at the cost of one accountant per order,
+  the same work as one accountant over all of them).
+  """
+  best = math.inf
+  for a in (orders if orders is not None else rdp.rdp_privacy_accountant
+            .DEFAULT_RDP_ORDERS):
+    a = float(a)
+    delta_a = d / a * (1.0 - 1.0 / a)**(a - 1.0)
+    accountant = _fresh_accountant([a])
+    accountant.compose(dp_accounting.SelfComposedDpEvent(_round_event(q, z),
+                                                         t))
+    eps = float(accountant.get_epsilon(delta_a))
+    if eps == 0.0:
+      # dp_accounting's KL shortcut: T eps_RDP(alpha) <= -log(1 - delta_a^2).
+      eps = -math.log1p(-delta_a**2) - math.log(d) / (a - 1.0)
+    best = min(best, eps)
+  return best
+
+
 def compute_epsilon(sampling_rate: float,
                     noise_multiplier: float,
                     rounds: int,
                     delta: float,
                     *,
-                    orders: Optional[Sequence[float]] = None) -> float:
+                    orders: Optional[Sequence[float]] = None,
+                    conversion: str = 'improved') -> float:
   """epsilon of T rounds of the Poisson-subsampled Gaussian mechanism.
 
   eps = min_alpha T log(A_alpha) / (alpha - 1) + log(1 - 1/alpha)
@@ -300,6 +350,7 @@ def compute_epsilon(sampling_rate: float,
     delta: delta in (0, 1).
     orders: RDP orders (> 1) to minimise over; `dp_accounting`'s default grid
       (1.1 ... 10.9, 11 ... 63, 128, 256, 512, 1024) when None.
+    conversion: 'improved' (the formula above) or 'classic' (module doc).
 
   Returns:
     epsilon >= 0: 0 if rounds = 0 or q = 0; inf if z = 0 with q > 0.
@@ -309,10 +360,13 @@ def compute_epsilon(sampling_rate: float,
   t = _check_count(rounds, 'rounds')
   d = _check_delta(delta)
   orders = _check_orders(orders)
+  conversion = _check_conversion(conversion)
   if t == 0 or q == 0.0:
     return 0.0
   if z == 0.0:
     return math.inf
+  if conversion == 'classic':
+    return _classic_epsilon(q, z, t, d, orders)
   accountant = _fresh_accountant(orders)
   accountant.compose(dp_accounting.SelfComposedDpEvent(_round_event(q, z), t))
   return float(accountant.get_epsilon(d))
@@ -324,8 +378,8 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
                                  delta: float,
                                  *,
                                  tol: float = DEFAULT_NOISE_TOLERANCE,
-                                 orders: Optional[Sequence[float]] = None
-                                ) -> float:
+                                 orders: Optional[Sequence[float]] = None,
+                                 conversion: str = 'improved') -> float:
   """Smallest noise multiplier z whose T rounds stay within (eps, delta).
 
   Inverts `compute_epsilon` in z with `dp_accounting.calibrate_dp_mechanism`
@@ -342,6 +396,7 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     delta: delta in (0, 1).
     tol: Absolute tolerance on z (> 0).
     orders: RDP orders, as in `compute_epsilon`.
+    conversion: As in `compute_epsilon`.
 
   Returns:
     z >= 0. 0 when rounds = 0 or q = 0 (no release: no noise is needed).
@@ -354,11 +409,21 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
   if not 0.0 < tol < math.inf:
     raise ValueError(f'tol must be > 0 and finite, got {tol!r}')
   orders = _check_orders(orders)
+  conversion = _check_conversion(conversion)
   if t == 0 or q == 0.0:
     return 0.0
 
   def eps_at(z):
-    return compute_epsilon(q, z, t, d, orders=orders)
+    return compute_epsilon(q, z, t, d, orders=orders, conversion=conversion)
+
+  if conversion == 'classic':
+    # No noise brings the classic epsilon below -log(delta) / (alpha - 1).
+    largest = max(orders if orders is not None else
+                  rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS)
+    if eps <= -math.log(d) / (largest - 1.0):
+      raise ValueError(f'target_epsilon {eps!r} is not reachable for q={q!r}, '
+                       f'rounds={t}, delta={d!r} with the classic conversion '
+                       f'(its floor is {-math.log(d) / (largest - 1.0):.4g})')
 
   # Bracket the root by doubling / halving from z = 1 (z = 0 gives eps = inf,
   # which Brent's method cannot evaluate).
@@ -378,6 +443,14 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
   else:
     return 0.0  # Any noise meets the target (cannot happen for q, T > 0).
 
+  if conversion == 'classic':
+    # dp_accounting's calibrator reads its accountant's (improved) epsilon:
+    # solve the classic one on the same bracket with Brent's method, then
+    # step up to the side of the root whose epsilon is within the target.
+    z = optimize.brentq(lambda z: eps_at(z) - eps, lo, hi, xtol=tol)
+    while eps_at(z) > eps:
+      z += tol
+    return float(z)
   return float(
       dp_accounting.calibrate_dp_mechanism(
           make_fresh_accountant=lambda: _fresh_accountant(orders),

@@ -60,11 +60,14 @@ def load_reference(path: str = REFERENCE_CSV) -> dict[str, dict[str, float]]:
 def client_variances(epsilons: Sequence[float], batch_sizes: Sequence[int], *,
                      floor=None, num_examples: int, rounds: int,
                      local_epochs: int, clip: float, learning_rate: float,
-                     delta: float, num_parameters: int) -> np.ndarray:
-  """sigma_i^2 (eq. (7)) of clients calibrated to their epsilons."""
+                     delta: float, num_parameters: int,
+                     conversion: str = 'improved') -> np.ndarray:
+  """sigma_i^2 (eq. (7)) of clients calibrated to their epsilons
+  (`conversion` as in `privacy_preferences.calibrate`)."""
   clients = privacy_preferences.calibrate(
       epsilons, batch_sizes, [num_examples] * len(epsilons), rounds=rounds,
-      local_epochs=local_epochs, delta=delta, epsilon_floor=floor)
+      local_epochs=local_epochs, delta=delta, epsilon_floor=floor,
+      conversion=conversion)
   return np.array([
       aggregation_rules.dp_sgd_noise_variance(
           c.noise_multiplier, c.batch_size, c.num_examples, local_epochs, clip,

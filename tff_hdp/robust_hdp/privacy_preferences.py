@@ -111,7 +111,8 @@ def calibrate(epsilons: Sequence[Optional[float]],
               rounds: int,
               local_epochs: int,
               delta: float,
-              epsilon_floor: Optional[float] = None) -> list[ClientPrivacy]:
+              epsilon_floor: Optional[float] = None,
+              conversion: str = 'improved') -> list[ClientPrivacy]:
   """Every client's z_i for its target epsilon_i (see module doc).
 
   Args:
@@ -123,6 +124,10 @@ def calibrate(epsilons: Sequence[Optional[float]],
     delta: delta of every client.
     epsilon_floor: If given, every client runs at min(epsilon_i, floor)
       (the "minimum epsilon" baseline passes min_i epsilon_i).
+    conversion: 'improved' (ours: `dp_accounting`'s conversion on `ORDERS`)
+      or 'classic' (the authors' Opacus accounting: the classic RDP
+      conversion on Opacus's default orders, which reproduces paper 003's
+      Table 2; more noise for the same epsilon).
   """
   if not len(epsilons) == len(batch_sizes) == len(num_examples):
     raise ValueError('epsilons, batch_sizes and num_examples differ in length')
@@ -137,28 +142,37 @@ def calibrate(epsilons: Sequence[Optional[float]],
       clients.append(ClientPrivacy(None, b, int(n), steps, None))
       continue
     target = min(eps, epsilon_floor) if epsilon_floor is not None else eps
-    z = _noise_multiplier(target, b / n, steps, delta)
+    z = _noise_multiplier(target, b / n, steps, delta, conversion)
     clients.append(ClientPrivacy(float(target), b, int(n), steps, float(z)))
   return clients
 
 
 @functools.lru_cache(maxsize=4096)
-def _noise_multiplier(epsilon: float, rate: float, steps: int,
-                      delta: float) -> float:
+def _noise_multiplier(epsilon: float, rate: float, steps: int, delta: float,
+                      conversion: str) -> float:
   # Cached: clients of one distribution share (epsilon, b), and every rule of
   # a comparison calibrates the same clients (about 0.5 s a calibration).
-  return accounting.noise_multiplier_for_epsilon(epsilon, rate, steps, delta,
-                                                 orders=ORDERS)
+  return accounting.noise_multiplier_for_epsilon(
+      epsilon, rate, steps, delta, orders=_orders(conversion),
+      conversion=conversion)
 
 
-def achieved_epsilon(client: ClientPrivacy, delta: float) -> Optional[float]:
+def _orders(conversion: str) -> tuple[float, ...]:
+  return accounting.OPACUS_ORDERS if conversion == 'classic' else ORDERS
+
+
+def achieved_epsilon(client: ClientPrivacy, delta: float,
+                     conversion: str = 'improved') -> Optional[float]:
   """epsilon of the client's run at its z_i (None if non-private)."""
   if client.noise_multiplier is None:
     return None
   return _epsilon(client.sampling_rate, client.noise_multiplier, client.steps,
-                  delta)
+                  delta, conversion)
 
 
 @functools.lru_cache(maxsize=4096)
-def _epsilon(rate: float, z: float, steps: int, delta: float) -> float:
-  return accounting.compute_epsilon(rate, z, steps, delta, orders=ORDERS)
+def _epsilon(rate: float, z: float, steps: int, delta: float,
+             conversion: str) -> float:
+  return accounting.compute_epsilon(rate, z, steps, delta,
+                                    orders=_orders(conversion),
+                                    conversion=conversion)
