@@ -77,8 +77,11 @@ _NUM_CLIENTS = flags.DEFINE_integer(
 _EXAMPLES = flags.DEFINE_integer(
     'examples_per_client', None,
     'Images per client, 80/20 train/test (default 3,000 or what fits).')
-_MODEL = flags.DEFINE_enum('model', 'cnn5', ['cnn5', 'fc'],
-                           'cnn5: paper 003\'s CNN; fc: the small FC NN.')
+_MODEL = flags.DEFINE_enum('model', 'cnn5', ['cnn5', 'fc', 'resnet18'],
+                           'cnn5: paper 003\'s CNN (MNIST, Fashion-MNIST; also '
+                           'the CPU-sized choice for CIFAR-10); resnet18: '
+                           'ResNet-18 with GroupNorm, paper 003\'s CIFAR-10 '
+                           'model (for a GPU); fc: the small FC NN.')
 _ROUNDS = flags.DEFINE_integer('rounds', 200, 'Rounds E.')
 _LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', 1, 'Local epochs K.')
 _LEARNING_RATE = flags.DEFINE_float('learning_rate', 0.1, 'eta_l > 0.')

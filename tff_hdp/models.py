@@ -26,6 +26,11 @@ all work on the same representation, with no Keras object per client.
 Paper 003 (Robust-HDP), from its authors' code:
 - CNN5 (MNIST, Fashion-MNIST): conv 5x5 16 (same, ReLU) -> maxpool 2 ->
   conv 5x5 32 (same, ReLU) -> maxpool 2 -> flatten 1568 -> dense 10.
+- ResNet-18 (CIFAR-10): the CIFAR variant (3x3 stem, no max-pool, basic
+  blocks [2, 2, 2, 2] of 64/128/256/512 channels, 1x1 projection shortcuts)
+  with GroupNorm of 2 groups in place of BatchNorm, as the authors' code
+  (BatchNorm's batch statistics would break per-example clipping);
+  p = 11,173,962. Meant for a GPU: a DP-SGD step on CPU takes seconds.
 
 The softmax of Table 6 is folded into the loss (logits are returned).
 Initialisation follows Keras' defaults: Glorot-uniform kernels, zero biases.
@@ -46,7 +51,7 @@ class ModelSpec:
   """A model as shapes plus a pure forward function.
 
   Attributes:
-    name: 'fc' or 'cnn'.
+    name: One of `MODELS`.
     input_shape: Shape of one example, e.g. (28, 28).
     num_classes: Number of output classes.
     shapes: Shapes of the weight tensors, in order.
@@ -59,16 +64,20 @@ class ModelSpec:
   num_classes: int
   shapes: tuple[tuple[int, ...], ...]
   forward: Callable[..., tf.Tensor]
+  ones: frozenset[int] = frozenset()  # Indices of weights that start at 1.
 
   @property
   def num_parameters(self) -> int:
     return sum(math.prod(s) for s in self.shapes)
 
   def init(self, seed: int) -> list[np.ndarray]:
-    """Keras-default initial weights: Glorot-uniform kernels, zero biases."""
+    """Keras-default initial weights: Glorot-uniform kernels, zero biases
+    (and norm offsets), norm scales (`ones`) at one."""
     weights = []
     for i, shape in enumerate(self.shapes):
-      if len(shape) == 1:
+      if i in self.ones:
+        weights.append(np.ones(shape, np.float32))
+      elif len(shape) == 1:
         weights.append(np.zeros(shape, np.float32))
       else:
         init = tf.keras.initializers.GlorotUniform(seed=seed * 1000 + i)
@@ -183,7 +192,87 @@ def cnn5_model(input_shape: Sequence[int] = (28, 28),
       forward=_cnn5_forward)
 
 
-MODELS = ('fc', 'cnn', 'cnn5')
+def _group_norm(x, gamma, beta, groups: int, epsilon: float = 1e-5):
+  """GroupNorm (Wu and He, 2018) of NHWC `x`. Written out because Keras'
+  `GroupNormalization` is a layer object, and models here are pure functions
+  of their weights (the same formula as `torch.nn.GroupNorm`)."""
+  shape = tf.shape(x)
+  c = x.shape[-1]
+  grouped = tf.reshape(x, [shape[0], shape[1], shape[2], groups, c // groups])
+  mean, variance = tf.nn.moments(grouped, axes=[1, 2, 4], keepdims=True)
+  grouped = (grouped - mean) * tf.math.rsqrt(variance + epsilon)
+  return tf.reshape(grouped, shape) * gamma + beta
+
+
+RESNET18_STAGES = ((64, 1), (128, 2), (256, 2), (512, 2))
+NORM_GROUPS = 2
+
+
+def _resnet18_layout(channels: int, num_classes: int):
+  """(shapes, indices of the norm scales, block plan) of ResNet-18."""
+  shapes, ones = [(3, 3, channels, 64)], set()
+
+  def norm(c):
+    ones.add(len(shapes))
+    shapes.extend([(c,), (c,)])
+
+  norm(64)
+  plan = []  # Per block: (stride, has a projection shortcut).
+  c_in = 64
+  for c_out, stride in RESNET18_STAGES:
+    for block_stride in (stride, 1):
+      shapes.append((3, 3, c_in, c_out))
+      norm(c_out)
+      shapes.append((3, 3, c_out, c_out))
+      norm(c_out)
+      project = block_stride != 1 or c_in != c_out
+      if project:
+        shapes.append((1, 1, c_in, c_out))
+        norm(c_out)
+      plan.append((block_stride, project))
+      c_in = c_out
+  shapes.extend([(512, num_classes), (num_classes,)])
+  return tuple(shapes), frozenset(ones), tuple(plan)
+
+
+def _resnet18_forward(plan, weights, x, training, seed):
+  del training, seed  # No dropout; GroupNorm has no batch statistics.
+  it = iter(weights)
+
+  def conv_norm(x, stride):
+    kernel, gamma, beta = next(it), next(it), next(it)
+    x = tf.nn.conv2d(x, kernel, strides=stride, padding='SAME')
+    return _group_norm(x, gamma, beta, NORM_GROUPS)
+
+  x = tf.cast(x, tf.float32)
+  if x.shape.rank == 3:
+    x = x[..., tf.newaxis]
+  x = tf.nn.relu(conv_norm(x, 1))
+  for stride, project in plan:
+    out = tf.nn.relu(conv_norm(x, stride))
+    out = conv_norm(out, 1)
+    shortcut = conv_norm(x, stride) if project else x
+    x = tf.nn.relu(out + shortcut)
+  x = tf.reduce_mean(x, axis=[1, 2])  # Global average pool (4 x 4 on CIFAR).
+  w, b = next(it), next(it)
+  return tf.matmul(x, w) + b
+
+
+def resnet18_model(input_shape: Sequence[int] = (32, 32, 3),
+                   num_classes: int = 10) -> ModelSpec:
+  """ResNet-18 with GroupNorm(2) for CIFAR-10 (paper 003's code)."""
+  channels = input_shape[2] if len(input_shape) == 3 else 1
+  shapes, ones, plan = _resnet18_layout(channels, num_classes)
+  return ModelSpec(
+      name='resnet18',
+      input_shape=tuple(input_shape),
+      num_classes=num_classes,
+      shapes=shapes,
+      forward=lambda *args: _resnet18_forward(plan, *args),
+      ones=ones)
+
+
+MODELS = ('fc', 'cnn', 'cnn5', 'resnet18')
 
 
 def build_model(name: str, input_shape: Sequence[int],
@@ -195,6 +284,8 @@ def build_model(name: str, input_shape: Sequence[int],
     return cnn_model(input_shape, num_classes)
   if name == 'cnn5':
     return cnn5_model(input_shape, num_classes)
+  if name == 'resnet18':
+    return resnet18_model(input_shape, num_classes)
   raise ValueError(f'unknown model {name!r}; allowed: {", ".join(MODELS)}')
 
 
