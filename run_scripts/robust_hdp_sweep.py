@@ -1,0 +1,317 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Runs paper 003's Figures 2-5 and draws them.
+
+    python run_scripts/robust_hdp_sweep.py --dataset=mnist --data_dir=~/.keras/datasets
+    python run_scripts/robust_hdp_sweep.py --figures=3,4 --list
+    python run_scripts/robust_hdp_sweep.py --plot_only --results_dir=results
+
+Every run is one `run_robust_hdp.py --algorithm=all` (all rules on the same
+clients, batch sizes, initial model and DP-SGD noise), written to
+`<results_dir>/robust_hdp_sweep/<dataset>/<distribution>_n<clients>_seed<s>/`.
+The figures need:
+
+  2  accuracy per algorithm and distribution, mean +- std over --seeds
+     (n = 20, --distributions);
+  3  accuracy over rounds (Dist6, n = 20, the first seed);
+  4  sigma^_i^2 of Robust-HDP against the true sigma_i^2 of eqs. (7), (3) per
+     client, clients sorted by epsilon (Dist8, n = 20, the first seed);
+     sigma^_i^2 is averaged over the run's rounds;
+  5  left: accuracy against the privacy level, one point per distribution at
+     its mean target epsilon (the runs of Figure 2); right: accuracy against
+     n = 20, 40, 60 at Dist6 (paper 003 leaves the left panel's x-axis
+     unstated; this is our reading). minimum epsilon is left out, as in the
+     paper.
+
+A run whose `results.json` exists is skipped; an interrupted one resumes from
+its checkpoint. `--parallel=k` runs k at a time. Flags after `--` go to every
+run (e.g. `-- --rounds=30 --model=fc`). The figures are PNGs in
+`<results_dir>/robust_hdp_sweep/<dataset>/figures/`, drawn from whatever runs
+have finished.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import collections
+import concurrent.futures
+import json
+import subprocess
+from typing import NamedTuple, Sequence
+
+from absl import app
+from absl import flags
+import numpy as np
+
+from run_scripts import cli
+from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import privacy_preferences
+
+RUN_ROBUST_HDP = os.path.join(cli.REPO_ROOT, 'run_scripts',
+                              'run_robust_hdp.py')
+FIGURES = (2, 3, 4, 5)
+DISTRIBUTIONS = tuple(f'dist{i}' for i in range(1, 10))
+PNG_METADATA = {'Software': None}
+
+_FIGURES = flags.DEFINE_list('figures', ['2', '3', '4', '5'],
+                             'Which of Figures 2, 3, 4, 5 to run and draw.')
+_DATASET = flags.DEFINE_string('dataset', 'mnist',
+                               'Passed to run_robust_hdp.py --dataset.')
+_DATA_DIR = flags.DEFINE_string('data_dir', None,
+                                'Passed to run_robust_hdp.py --data_dir.')
+_DISTRIBUTIONS = flags.DEFINE_list('distributions', list(DISTRIBUTIONS),
+                                   'Figures 2 and 5 (left): dist1 ... dist9.')
+_SEEDS = flags.DEFINE_list('seeds', ['0', '1', '2'], 'Figure 2: seeds.')
+_CLIENT_COUNTS = flags.DEFINE_list('client_counts', ['20', '40', '60'],
+                                   'Figure 5 (right): n.')
+_RESULTS_DIR = flags.DEFINE_string('results_dir', 'results',
+                                   'Root of the results tree.')
+_PARALLEL = flags.DEFINE_integer('parallel', 1, 'Runs at a time.')
+_LIST = flags.DEFINE_bool('list', False, 'Print the runs and stop.')
+_PLOT_ONLY = flags.DEFINE_bool('plot_only', False,
+                               'Draw the figures from finished runs only.')
+
+
+class Run(NamedTuple):
+  distribution: str
+  num_clients: int
+  seed: int
+
+  @property
+  def name(self) -> str:
+    return f'{self.distribution}_n{self.num_clients}_seed{self.seed}'
+
+  def run_flags(self) -> list[str]:
+    return [f'--privacy_distribution={self.distribution}',
+            f'--num_clients={self.num_clients}', f'--seed={self.seed}']
+
+
+def runs_for(figures: Sequence[int], distributions: Sequence[str],
+             seeds: Sequence[int], client_counts: Sequence[int]) -> list[Run]:
+  """The runs the figures need, each once, in a stable order."""
+  runs = []
+  if 2 in figures or 5 in figures:
+    runs += [Run(d, 20, s) for d in distributions for s in seeds]
+  if 3 in figures:
+    runs.append(Run('dist6', 20, seeds[0]))
+  if 4 in figures:
+    runs.append(Run('dist8', 20, seeds[0]))
+  if 5 in figures:
+    runs += [Run('dist6', n, seeds[0]) for n in client_counts]
+  return list(dict.fromkeys(runs))
+
+
+def run_one(run: Run, output_dir: str, extra: Sequence[str]) -> int:
+  """One run to completion (resuming if interrupted); returns its rc."""
+  os.makedirs(output_dir, exist_ok=True)
+  command = [sys.executable, RUN_ROBUST_HDP, '--algorithm=all',
+             *run.run_flags(), f'--dataset={_DATASET.value}',
+             f'--output_dir={output_dir}', '--noprogress']
+  if _DATA_DIR.value:
+    command.append(f'--data_dir={_DATA_DIR.value}')
+  command += list(extra)
+  with open(os.path.join(output_dir, 'log.txt'), 'ab') as log:
+    return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, check=False).returncode
+
+
+def load_runs(sweep_dir: str) -> dict[Run, dict[str, dict]]:
+  """{Run: {algorithm: record}} of every finished run under `sweep_dir`."""
+  out = {}
+  if not os.path.isdir(sweep_dir):
+    return out
+  for name in sorted(os.listdir(sweep_dir)):
+    path = os.path.join(sweep_dir, name, 'results.json')
+    if not os.path.isfile(path):
+      continue
+    with open(path) as f:
+      records = json.load(f)['runs']
+    c = records[0]['config']
+    run = Run(c['distribution'], len(c['epsilons']), c['seed'])
+    out[run] = {r['config']['algorithm']: r for r in records}
+  return out
+
+
+def _accuracy(records, algorithm):
+  return records[algorithm]['metrics']['accuracy']
+
+
+def figure2_data(runs, distributions, seeds):
+  """{algorithm: (means, stds)} over `distributions`; NaN where missing."""
+  data = {}
+  for algorithm in config_lib.RULES:
+    means, stds = [], []
+    for d in distributions:
+      values = [_accuracy(runs[Run(d, 20, s)], algorithm) for s in seeds
+                if Run(d, 20, s) in runs]
+      means.append(np.mean(values) if values else np.nan)
+      stds.append(np.std(values) if values else np.nan)
+    data[algorithm] = (means, stds)
+  return data
+
+
+def figure4_data(record):
+  """(epsilons, true sigma_i^2, mean sigma^_i^2) of a Robust-HDP run's
+  clients, sorted by epsilon."""
+  eps = np.array([c['target_epsilon'] for c in record['clients']])
+  true = np.array([c['true_sigma2'] for c in record['clients']])
+  estimates = np.array([h['sigma_hat2'] for h in record['history']])
+  order = np.argsort(eps, kind='stable')
+  return eps[order], true[order], estimates.mean(axis=0)[order]
+
+
+def _save(fig, path):
+  fig.tight_layout()
+  fig.savefig(path, format='png', dpi=100, metadata=PNG_METADATA)
+
+
+def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
+         figures) -> list[str]:
+  """Writes the figures whose runs exist; returns the files written."""
+  os.makedirs(figure_dir, exist_ok=True)
+  written = []
+  names = config_lib.ALGORITHM_NAMES
+  if 2 in figures and any(Run(d, 20, s) in runs for d in distributions
+                          for s in seeds):
+    data = figure2_data(runs, distributions, seeds)
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / len(data)
+    x = np.arange(len(distributions))
+    for k, (algorithm, (means, stds)) in enumerate(data.items()):
+      ax.bar(x + (k - len(data) / 2 + 0.5) * width, means, width, yerr=stds,
+             label=names[algorithm], capsize=2)
+    ax.set_xticks(x, [d.replace('dist', 'Dist') for d in distributions])
+    ax.set_ylabel('mean local test accuracy (%)')
+    ax.set_title(f'Figure 2: {dataset}, n = 20, '
+                 f'{len(seeds)} seed(s)')
+    ax.legend(fontsize=8, ncol=4)
+    written.append(os.path.join(figure_dir, 'figure2_accuracy.png'))
+    _save(fig, written[-1])
+  run = Run('dist6', 20, seeds[0])
+  if 3 in figures and run in runs:
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for algorithm, record in runs[run].items():
+      points = [(h['round'], h['accuracy']) for h in record['history']
+                if h.get('accuracy') is not None]
+      ax.plot(*zip(*points), marker='.', label=names[algorithm])
+    ax.set_xlabel('round')
+    ax.set_ylabel('mean local test accuracy (%)')
+    ax.set_title(f'Figure 3: {dataset}, Dist6')
+    ax.legend(fontsize=8)
+    written.append(os.path.join(figure_dir, 'figure3_convergence.png'))
+    _save(fig, written[-1])
+  run = Run('dist8', 20, seeds[0])
+  if 4 in figures and run in runs and 'robust_hdp' in runs[run]:
+    eps, true, estimate = figure4_data(runs[run]['robust_hdp'])
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    x = np.arange(len(eps))
+    ax.semilogy(x, true, 'o-', label=r'$\sigma_i^2$ (eqs. 7, 3)')
+    ax.semilogy(x, estimate, 'x--', label=r'$\hat\sigma_i^2$ (RPCA)')
+    ax.set_xticks(x, [f'{e:g}' for e in eps], rotation=90, fontsize=7)
+    ax.set_xlabel(r'clients sorted by $\epsilon_i$')
+    ax.set_title(f'Figure 4: {dataset}, Dist8')
+    ax.legend()
+    written.append(os.path.join(figure_dir, 'figure4_noise_estimates.png'))
+    _save(fig, written[-1])
+  if 5 in figures:
+    shown = [a for a in config_lib.RULES if a != 'min_epsilon']
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    level = {d: float(np.mean(privacy_preferences.load_distribution(d, 20)[0]))
+             for d in distributions}
+    ordered = sorted(distributions, key=level.get)
+    data = figure2_data(runs, ordered, seeds)
+    counts = [n for n in client_counts if Run('dist6', n, seeds[0]) in runs]
+    for algorithm in shown:
+      left.plot([level[d] for d in ordered], data[algorithm][0], 'o-',
+                label=names[algorithm])
+      right.plot(counts, [_accuracy(runs[Run('dist6', n, seeds[0])], algorithm)
+                          for n in counts], 'o-', label=names[algorithm])
+    left.set_xlabel(r'mean target $\epsilon$ of the distribution')
+    right.set_xlabel('number of clients n (Dist6)')
+    for ax in (left, right):
+      ax.set_ylabel('mean local test accuracy (%)')
+    left.legend(fontsize=8)
+    fig.suptitle(f'Figure 5: {dataset}')
+    written.append(os.path.join(figure_dir, 'figure5_privacy_and_clients.png'))
+    _save(fig, written[-1])
+  return written
+
+
+def _integers(values, flag):
+  try:
+    return [int(v) for v in values]
+  except ValueError:
+    raise cli.UsageError(f'--{flag} takes integers, got '
+                         f'{",".join(values)}') from None
+
+
+def main(argv):
+  extra = argv[1:]  # Everything after `--`.
+  figures = _integers(_FIGURES.value, 'figures')
+  bad = [f for f in figures if f not in FIGURES]
+  cli.check(not bad, f'--figures: {bad} not among 2, 3, 4, 5')
+  bad = [d for d in _DISTRIBUTIONS.value if d not in DISTRIBUTIONS]
+  cli.check(not bad, f'--distributions: {",".join(bad)} unknown; allowed: '
+            f'{",".join(DISTRIBUTIONS)}')
+  seeds = _integers(_SEEDS.value, 'seeds')
+  cli.check(bool(seeds), '--seeds needs at least one seed')
+  counts = _integers(_CLIENT_COUNTS.value, 'client_counts')
+  bad = [n for n in counts if n not in (20, 40, 60)]
+  cli.check(not bad, f'--client_counts: {bad}; allowed: 20, 40, 60 (the '
+            'authors\' distributions)')
+  cli.check(_PARALLEL.value >= 1,
+            f'--parallel must be >= 1, got {_PARALLEL.value}')
+  runs = runs_for(figures, _DISTRIBUTIONS.value, seeds, counts)
+  sweep_dir = os.path.join(_RESULTS_DIR.value, 'robust_hdp_sweep',
+                           _DATASET.value)
+  if _LIST.value:
+    for run in runs:
+      print(f'{run.name}\t{" ".join(run.run_flags())}')
+    return
+  failed = []
+  if not _PLOT_ONLY.value:
+    todo = []
+    for run in runs:
+      output_dir = os.path.join(sweep_dir, run.name)
+      if os.path.isfile(os.path.join(output_dir, 'results.json')):
+        print(f'skip {run.name}: results exist', flush=True)
+      else:
+        todo.append((run, output_dir))
+    with concurrent.futures.ThreadPoolExecutor(_PARALLEL.value) as pool:
+      futures = {pool.submit(run_one, run, out, extra): run
+                 for run, out in todo}
+      for future in concurrent.futures.as_completed(futures):
+        run, rc = futures[future], future.result()
+        print(f'{"done" if rc == 0 else f"FAILED (exit {rc})"} {run.name}',
+              flush=True)
+        if rc:
+          failed.append(run.name)
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  for path in draw(plt, load_runs(sweep_dir),
+                   os.path.join(sweep_dir, 'figures'), _DATASET.value,
+                   _DISTRIBUTIONS.value, seeds, counts, figures):
+    print(f'wrote {path}')
+  if failed:
+    sys.stderr.write(f'robust_hdp_sweep.py: error: {len(failed)} runs failed '
+                     f'(see their log.txt): {", ".join(failed)}\n')
+    sys.exit(1)
+
+
+if __name__ == '__main__':
+  app.run(cli.run_main(main), flags_parser=cli.parse_flags)

@@ -1,0 +1,151 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""run_scripts/robust_hdp_sweep.py: the runs each figure needs, the figures'
+data from results records, the figures drawn, a real run swept, bad flags."""
+
+import json
+import os
+import subprocess
+import sys
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+from run_scripts import robust_hdp_sweep as sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
+from tff_hdp.robust_hdp import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+SCRIPT = os.path.join(REPO, 'run_scripts', 'robust_hdp_sweep.py')
+Run = sweep.Run
+
+
+def _run(args, timeout=600):
+  return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True,
+                        text=True, timeout=timeout, cwd=REPO, check=False)
+
+
+def test_runs_for_each_figure():
+  assert sweep.runs_for([3], ['dist1'], [5, 6], [20, 40]) == [
+      Run('dist6', 20, 5)]
+  assert sweep.runs_for([4], ['dist1'], [5], [20]) == [Run('dist8', 20, 5)]
+  runs = sweep.runs_for([2, 3, 4, 5], ['dist6', 'dist8'], [0, 1],
+                        [20, 40, 60])
+  # Figure 2's grid, then only what it does not already hold.
+  assert runs == [Run('dist6', 20, 0), Run('dist6', 20, 1),
+                  Run('dist8', 20, 0), Run('dist8', 20, 1),
+                  Run('dist6', 40, 0), Run('dist6', 60, 0)]
+
+
+def _record(algorithm, distribution, seed, accuracy, eps=(2.0, 1.0, 3.0),
+            n=3):
+  return {
+      'config': {'algorithm': algorithm, 'distribution': distribution,
+                 'seed': seed, 'epsilons': list(eps)[:n]},
+      'metrics': {'accuracy': accuracy},
+      'clients': [{'target_epsilon': e, 'true_sigma2': 10.0 * e}
+                  for e in eps[:n]],
+      'history': [{'round': 1, 'sigma_hat2': [1.0, 2.0, 3.0],
+                   'accuracy': None},
+                  {'round': 2, 'sigma_hat2': [3.0, 4.0, 5.0],
+                   'accuracy': accuracy}],
+  }
+
+
+def test_figure4_data_sorts_by_epsilon_and_averages_rounds():
+  eps, true, estimate = sweep.figure4_data(
+      _record('robust_hdp', 'dist8', 0, 50.0))
+  np.testing.assert_array_equal(eps, [1.0, 2.0, 3.0])
+  np.testing.assert_array_equal(true, [10.0, 20.0, 30.0])
+  # Client order (2.0, 1.0, 3.0): means over rounds 2, 3, 4 -> sorted 3, 2, 4.
+  np.testing.assert_array_equal(estimate, [3.0, 2.0, 4.0])
+
+
+def test_figure2_data_mean_and_std_over_seeds():
+  runs = {Run('dist1', 20, s): {a: _record(a, 'dist1', s, acc)
+                                for a in config_lib.RULES}
+          for s, acc in [(0, 40.0), (1, 60.0)]}
+  data = sweep.figure2_data(runs, ['dist1', 'dist2'], [0, 1])
+  means, stds = data['robust_hdp']
+  assert means[0] == 50.0 and stds[0] == 10.0
+  assert np.isnan(means[1]) and np.isnan(stds[1])  # no dist2 runs
+
+
+def test_draw_writes_every_figure(tmp_path):
+  runs = {}
+  for d, n in [('dist6', 20), ('dist8', 20), ('dist6', 40)]:
+    runs[Run(d, n, 0)] = {a: _record(a, d, 0, 30.0 + n)
+                          for a in config_lib.RULES}
+  written = sweep.draw(plt, runs, str(tmp_path), 'digits', ['dist6', 'dist8'],
+                       [0], [20, 40, 60], [2, 3, 4, 5])
+  assert [os.path.basename(p) for p in written] == [
+      'figure2_accuracy.png', 'figure3_convergence.png',
+      'figure4_noise_estimates.png', 'figure5_privacy_and_clients.png']
+  for path in written:
+    with open(path, 'rb') as f:
+      assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+  # Without Dist8's run there is no Figure 4.
+  del runs[Run('dist8', 20, 0)]
+  written = sweep.draw(plt, runs, str(tmp_path / 'b'), 'digits', ['dist6'],
+                       [0], [20], [4])
+  assert not written
+
+
+def test_list_names_the_runs():
+  result = _run(['--figures=3,4', '--list'], timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.splitlines() == [
+      'dist6_n20_seed0\t--privacy_distribution=dist6 --num_clients=20 '
+      '--seed=0',
+      'dist8_n20_seed0\t--privacy_distribution=dist8 --num_clients=20 '
+      '--seed=0']
+
+
+def test_sweeps_a_real_run_then_skips_it(tmp_path):
+  args = ['--figures=4', '--dataset=digits', f'--results_dir={tmp_path}',
+          '--', '--model=fc', '--rounds=2', '--backend=direct',
+          '--rpca_max_iterations=100', '--checkpoint_every=1']
+  first = _run(args)
+  assert first.returncode == 0, first.stderr
+  run_dir = tmp_path / 'robust_hdp_sweep' / 'digits' / 'dist8_n20_seed0'
+  with open(run_dir / 'results.json') as f:
+    records = json.load(f)['runs']
+  assert [r['config']['algorithm'] for r in records] == list(config_lib.RULES)
+  assert records[0]['config']['distribution'] == 'dist8'
+  figure = (tmp_path / 'robust_hdp_sweep' / 'digits' / 'figures' /
+            'figure4_noise_estimates.png')
+  assert figure.exists()
+  second = _run(args)
+  assert second.returncode == 0, second.stderr
+  assert 'skip dist8_n20_seed0: results exist' in second.stdout
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--figures=7'], '--figures: [7] not among 2, 3, 4, 5'),
+    (['--figures=x'], '--figures takes integers'),
+    (['--distributions=dist10'], '--distributions: dist10 unknown'),
+    (['--client_counts=30'], '--client_counts: [30]; allowed: 20, 40, 60'),
+    (['--seeds='], '--seeds needs at least one seed'),
+    (['--parallel=0'], '--parallel must be >= 1'),
+])
+def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, args, message):
+  result = _run(args + [f'--results_dir={tmp_path / "r"}'], timeout=120)
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1 and message in lines[0], result.stderr
+  assert not (tmp_path / 'r').exists()
