@@ -25,9 +25,10 @@ The figures need:
   2  accuracy per algorithm and distribution, mean +- std over --seeds
      (n = 20, --distributions);
   3  accuracy over rounds (Dist6, n = 20, the first seed);
-  4  sigma^_i^2 of Robust-HDP against the true sigma_i^2 of eqs. (7), (3) per
-     client, clients sorted by epsilon (Dist8, n = 20, the first seed);
-     sigma^_i^2 is averaged over the run's rounds;
+  4  p sigma^_i^2 of Robust-HDP against the true sigma_i^2 of eqs. (7), (3)
+     per client, clients sorted by epsilon (Dist8, n = 20, the first seed);
+     sigma^_i^2 is averaged over the run's rounds and scaled by p, because
+     eq. (7) is the variance of the whole update (`figure4_data`);
   5  left: accuracy against the privacy level, one point per distribution at
      its mean target epsilon (the runs of Figure 2); right: accuracy against
      n = 20, 40, 60 at Dist6 (paper 003 leaves the left panel's x-axis
@@ -165,13 +166,32 @@ def figure2_data(runs, distributions, seeds):
 
 
 def figure4_data(record):
-  """(epsilons, true sigma_i^2, mean sigma^_i^2) of a Robust-HDP run's
-  clients, sorted by epsilon."""
+  """(epsilons, true sigma_i^2, p x mean sigma^_i^2) of a Robust-HDP run's
+  clients, sorted by epsilon.
+
+  sigma_i^2 of eq. (7) is the variance of the whole update (summed over its
+  p coordinates); sigma^_i^2 = ||S_{:,i}||^2 / p is per coordinate, so the
+  estimate is scaled by p to compare like with like (the weights, being
+  normalised, do not depend on the scale).
+  """
   eps = np.array([c['target_epsilon'] for c in record['clients']])
   true = np.array([c['true_sigma2'] for c in record['clients']])
   estimates = np.array([h['sigma_hat2'] for h in record['history']])
+  estimates = estimates.mean(axis=0) * record['model_parameters']
   order = np.argsort(eps, kind='stable')
-  return eps[order], true[order], estimates.mean(axis=0)[order]
+  return eps[order], true[order], estimates[order]
+
+
+def _style(algorithm) -> dict:
+  """One colour per rule in every figure; the Oracle dashed, as it often
+  lies exactly on Robust-HDP."""
+  style = {'color': f'C{config_lib.RULES.index(algorithm)}',
+           'label': config_lib.ALGORITHM_NAMES[algorithm]}
+  if algorithm == 'oracle':
+    style.update(linestyle='--', marker='x')
+  else:
+    style.update(marker='o' if algorithm == 'robust_hdp' else '.')
+  return style
 
 
 def _save(fig, path):
@@ -193,7 +213,8 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     x = np.arange(len(distributions))
     for k, (algorithm, (means, stds)) in enumerate(data.items()):
       ax.bar(x + (k - len(data) / 2 + 0.5) * width, means, width, yerr=stds,
-             label=names[algorithm], capsize=2)
+             label=names[algorithm], color=_style(algorithm)['color'],
+             capsize=2)
     ax.set_xticks(x, [d.replace('dist', 'Dist') for d in distributions])
     ax.set_ylabel('mean local test accuracy (%)')
     ax.set_title(f'Figure 2: {dataset}, n = 20, '
@@ -207,7 +228,7 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     for algorithm, record in runs[run].items():
       points = [(h['round'], h['accuracy']) for h in record['history']
                 if h.get('accuracy') is not None]
-      ax.plot(*zip(*points), marker='.', label=names[algorithm])
+      ax.plot(*zip(*points), **_style(algorithm))
     ax.set_xlabel('round')
     ax.set_ylabel('mean local test accuracy (%)')
     ax.set_title(f'Figure 3: {dataset}, Dist6')
@@ -220,7 +241,7 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     fig, ax = plt.subplots(figsize=(8, 4.5))
     x = np.arange(len(eps))
     ax.semilogy(x, true, 'o-', label=r'$\sigma_i^2$ (eqs. 7, 3)')
-    ax.semilogy(x, estimate, 'x--', label=r'$\hat\sigma_i^2$ (RPCA)')
+    ax.semilogy(x, estimate, 'x--', label=r'$p\,\hat\sigma_i^2$ (RPCA)')
     ax.set_xticks(x, [f'{e:g}' for e in eps], rotation=90, fontsize=7)
     ax.set_xlabel(r'clients sorted by $\epsilon_i$')
     ax.set_title(f'Figure 4: {dataset}, Dist8')
@@ -236,10 +257,10 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     data = figure2_data(runs, ordered, seeds)
     counts = [n for n in client_counts if Run('dist6', n, seeds[0]) in runs]
     for algorithm in shown:
-      left.plot([level[d] for d in ordered], data[algorithm][0], 'o-',
-                label=names[algorithm])
+      left.plot([level[d] for d in ordered], data[algorithm][0],
+                **_style(algorithm))
       right.plot(counts, [_accuracy(runs[Run('dist6', n, seeds[0])], algorithm)
-                          for n in counts], 'o-', label=names[algorithm])
+                          for n in counts], **_style(algorithm))
     left.set_xlabel(r'mean target $\epsilon$ of the distribution')
     right.set_xlabel('number of clients n (Dist6)')
     for ax in (left, right):

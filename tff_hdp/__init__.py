@@ -19,8 +19,10 @@ Reference implementations on TensorFlow Federated, one subpackage per paper:
                with Heterogeneous Differential Privacy"; first published as
                FeO2): a trusted server, per-group noise, Ditto personal models.
   theory/      FedHDP's theory (closed forms and simulators), numpy only.
-  robust_hdp/  Robust-HDP (Malekmohammadi, Yu and Cao, ICML 2024).
-  udp/         UDP-Alg (Nemala, Lai and Phan, CIKM 2023).
+  robust_hdp/  Robust-HDP (Malekmohammadi, Yu and Cao, ICML 2024): an
+               untrusted server, DP-SGD clients with their own epsilon and
+               batch size, updates weighted by the noise RPCA finds in them.
+  udp/         UDP-Alg (Nemala, Lai and Phan, CIKM 2023) -- not built yet.
 
 and the pieces every system uses beside them: `models`, `privacy`
 (accounting), `data` (federated data, sampling), `checkpoint`, `runtime` (the

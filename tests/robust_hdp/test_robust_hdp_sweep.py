@@ -58,6 +58,7 @@ def _record(algorithm, distribution, seed, accuracy, eps=(2.0, 1.0, 3.0),
       'config': {'algorithm': algorithm, 'distribution': distribution,
                  'seed': seed, 'epsilons': list(eps)[:n]},
       'metrics': {'accuracy': accuracy},
+      'model_parameters': 100,
       'clients': [{'target_epsilon': e, 'true_sigma2': 10.0 * e}
                   for e in eps[:n]],
       'history': [{'round': 1, 'sigma_hat2': [1.0, 2.0, 3.0],
@@ -72,8 +73,9 @@ def test_figure4_data_sorts_by_epsilon_and_averages_rounds():
       _record('robust_hdp', 'dist8', 0, 50.0))
   np.testing.assert_array_equal(eps, [1.0, 2.0, 3.0])
   np.testing.assert_array_equal(true, [10.0, 20.0, 30.0])
-  # Client order (2.0, 1.0, 3.0): means over rounds 2, 3, 4 -> sorted 3, 2, 4.
-  np.testing.assert_array_equal(estimate, [3.0, 2.0, 4.0])
+  # Client order (2.0, 1.0, 3.0): means over rounds 2, 3, 4 -> sorted 3, 2, 4;
+  # times p = 100 (eq. (7) is the whole update's variance).
+  np.testing.assert_array_equal(estimate, [300.0, 200.0, 400.0])
 
 
 def test_figure2_data_mean_and_std_over_seeds():
