@@ -47,7 +47,6 @@ from absl import flags
 
 from run_scripts import cli
 from tff_hdp.fedhdp import paper_tables
-from tff_hdp import tables
 from tff_hdp.fedhdp import table_rows
 
 _RESULTS_DIR = flags.DEFINE_string(

@@ -41,7 +41,6 @@ import numpy as np
 import tensorflow_federated as tff
 
 from tff_hdp.privacy import accounting
-from tff_hdp.fedhdp import personal_store as personal_store_lib
 
 
 class CheckpointMismatchError(ValueError):

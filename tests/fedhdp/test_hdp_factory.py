@@ -13,7 +13,6 @@
 # limitations under the License.
 """The heterogeneous-DP aggregator, run through TFF."""
 
-import collections
 import math
 
 import numpy as np

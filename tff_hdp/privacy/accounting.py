@@ -14,7 +14,8 @@
 """Privacy accounting for the private groups of FedHDP (paper 001, Sec. 5).
 
 This module is TensorFlow-free: it imports only `dp_accounting`, scipy and
-the standard library, so that reports and resumed runs do not pay for TensorFlow.
+the standard library, so that reports and resumed runs do not pay for
+TensorFlow.
 
 The mechanism
 -------------
