@@ -1,0 +1,100 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""tff_hdp.privacy.auditing: epsilon of two Gaussians, against independent
+computations (dp_accounting's PLD of the Gaussian mechanism, a fine-grid
+integral)."""
+
+import functools
+import math
+
+import dp_accounting
+from dp_accounting import pld
+import numpy as np
+import pytest
+from scipy import stats
+
+from tff_hdp.privacy import auditing
+
+
+@functools.lru_cache()
+def _pld_gaussian_epsilon(noise_multiplier, delta):
+  accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+  accountant.compose(dp_accounting.GaussianDpEvent(noise_multiplier))
+  return accountant.get_epsilon(delta)
+
+
+@pytest.mark.parametrize('separation', [0.5, 1.0, 2.0, 4.0])
+@pytest.mark.parametrize('delta', [1e-3, 1e-5])
+def test_equal_variances_are_the_gaussian_mechanism(separation, delta):
+  # N(mu, s^2) against N(0, s^2) is the Gaussian mechanism with noise
+  # multiplier s / mu; dp_accounting's PLD computes its epsilon independently.
+  for scale in (1.0, 0.01):
+    eps = auditing.gaussians_epsilon((separation * scale, scale), (0.0, scale),
+                                     delta)
+    expected = _pld_gaussian_epsilon(1.0 / separation, delta)
+    assert eps == pytest.approx(expected, rel=2e-3, abs=2e-3)
+
+
+def _grid_hockey_stick(eps, p, q):
+  """The integral of max(0, p - e^eps q) by the trapezoid rule on 2M points
+  (adaptive quadrature mis-handles the kinks where the integrand meets 0)."""
+  lo = min(p[0] - 12 * p[1], q[0] - 12 * q[1])
+  hi = max(p[0] + 12 * p[1], q[0] + 12 * q[1])
+  x = np.linspace(lo, hi, 2_000_001)
+  f = np.maximum(0.0, stats.norm.pdf(x, *p) - math.exp(eps) *
+                 stats.norm.pdf(x, *q))
+  return float(np.trapz(f, x))
+
+
+@pytest.mark.parametrize('p,q', [((1.0, 2.0), (0.0, 1.0)),
+                                 ((0.0, 0.5), (0.3, 1.0)),
+                                 ((2.0, 1.5), (0.0, 1.0)),
+                                 ((1.0, 1.0), (0.0, 1.0))])
+@pytest.mark.parametrize('eps', [0.0, 0.5, 2.0])
+def test_unequal_variances_match_quadrature(p, q, eps):
+  assert auditing.hockey_stick(eps, p, q) == pytest.approx(
+      _grid_hockey_stick(eps, p, q), abs=1e-8)
+
+
+def test_epsilon_is_where_the_divergence_meets_delta():
+  p, q, delta = (1.5, 1.3), (0.0, 1.0), 1e-4
+  eps = auditing.gaussians_epsilon(p, q, delta)
+  worst = max(auditing.hockey_stick(eps, p, q), auditing.hockey_stick(eps, q, p))
+  assert worst == pytest.approx(delta, rel=1e-6)
+  # Symmetric in its arguments, 0 for identical distributions, monotone.
+  assert auditing.gaussians_epsilon(q, p, delta) == pytest.approx(eps)
+  assert auditing.gaussians_epsilon(q, q, delta) == 0.0
+  assert auditing.gaussians_epsilon((2.0, 1.3), q, delta) > eps
+
+
+def test_estimate_from_samples_recovers_a_known_gaussian_mechanism():
+  # Statistics drawn from N(2, 1) (canaries) and N(0, 1) (null): the estimate
+  # approaches the Gaussian mechanism's epsilon at noise multiplier 1/2.
+  rng = np.random.default_rng(0)
+  null = rng.normal(0.0, 1.0, 200_000)
+  canary = rng.normal(2.0, 1.0, 200_000)
+  expected = _pld_gaussian_epsilon(0.5, 1e-5)
+  estimate = auditing.estimate_epsilon(null, canary, 1e-5)
+  # Sampling error of the fitted means/stds is about 0.3% here; epsilon is
+  # roughly linear in the separation, so 3% is a wide, sound margin.
+  assert estimate == pytest.approx(expected, rel=0.03)
+
+
+def test_bad_input():
+  with pytest.raises(ValueError, match='delta must be in'):
+    auditing.gaussians_epsilon((1.0, 1.0), (0.0, 1.0), 0.0)
+  with pytest.raises(ValueError, match='standard deviations must be > 0'):
+    auditing.hockey_stick(0.0, (1.0, 0.0), (0.0, 1.0))
+  with pytest.raises(ValueError, match='need at least 2'):
+    auditing.estimate_epsilon([0.0], [1.0, 2.0], 1e-5)
