@@ -34,6 +34,7 @@ per-client models pass None.
 
 import asyncio
 import collections
+import dataclasses
 import json
 from typing import Any, Optional
 
@@ -64,11 +65,18 @@ def _template(state, store, with_store: bool):
 class Checkpointer:
   """Saves and restores a run's progress in `directory`."""
 
-  def __init__(self, directory: str, config_json: str, keep: int = 1):
+  def __init__(self, directory: str, config_json: str, keep: int = 1,
+               every: int = 1):
     self._manager = tff.program.FileProgramStateManager(
         directory, keep_total=keep, keep_first=False)
     self._directory = directory
     self._config = config_json
+    self._every = every
+
+  def due(self, round_num: int, total_rounds: int) -> bool:
+    """Whether progress after `round_num` rounds is saved: every `every`
+    rounds and after the last."""
+    return round_num % self._every == 0 or round_num == total_rounds
 
   def save(self, round_num: int, state, store: Optional[Any], ledger: accounting.PrivacyLedger,
            history: list[dict[str, Any]]) -> None:
@@ -111,3 +119,22 @@ class Checkpointer:
     return (int(value['round_num']), value['state'],
             accounting.PrivacyLedger.from_json(decode(value['ledger'])),
             json.loads(decode(value['history'])))
+
+
+def open_run(directory: Optional[str], config, *, every: int, state,
+             store: Optional[Any] = None):
+  """A driver's checkpoints: (checkpointer, restored).
+
+  `checkpointer` is None when `directory` is None (no checkpoints);
+  `restored` is `Checkpointer.restore`'s (round_num, state, ledger, history),
+  or None when there is nothing to resume. `config` is the run's dataclass
+  configuration (a checkpoint of another configuration is refused).
+  """
+  if directory is None:
+    return None, None
+  if every < 1:
+    raise ValueError(f'checkpoint_every must be >= 1, got {every}')
+  checkpointer = Checkpointer(
+      directory, json.dumps(dataclasses.asdict(config), sort_keys=True),
+      every=every)
+  return checkpointer, checkpointer.restore(state, store)

@@ -32,7 +32,6 @@ model (so theirs is the global model) and spend no privacy budget.
 
 import collections
 import dataclasses
-import json
 import time
 from typing import Any, Callable, Optional
 
@@ -142,16 +141,11 @@ def train(config: config_lib.TrainingConfig,
   state = backend.initialize()
   history = []
   first_round = 0
-  checkpointer = None
-  if checkpoint_dir is not None:
-    if checkpoint_every < 1:
-      raise ValueError(f'checkpoint_every must be >= 1, got {checkpoint_every}')
-    checkpointer = checkpoint.Checkpointer(
-        checkpoint_dir, json.dumps(dataclasses.asdict(config), sort_keys=True))
-    restored = checkpointer.restore(state, store)
-    if restored is not None:
-      first_round, state, ledger, history = restored
-      state = tff_backend.to_numpy(state)
+  checkpointer, restored = checkpoint.open_run(
+      checkpoint_dir, config, every=checkpoint_every, state=state, store=store)
+  if restored is not None:
+    first_round, state, ledger, history = restored
+    state = tff_backend.to_numpy(state)
   rounds = range(first_round, config.rounds)
   if progress:
     import tqdm  # pylint: disable=g-import-not-at-top
@@ -195,9 +189,8 @@ def train(config: config_lib.TrainingConfig,
         for key, value in entry.items():
           if key != 'round':
             tf.summary.scalar(key, value)
-    if checkpointer is not None and (
-        (round_num + 1) % checkpoint_every == 0 or
-        round_num + 1 == config.rounds):
+    if checkpointer is not None and checkpointer.due(round_num + 1,
+                                                     config.rounds):
       checkpointer.save(round_num + 1, state, store, ledger, history)
     if on_round is not None:
       on_round(round_num + 1, entry)

@@ -28,7 +28,6 @@ and DP-SGD keys (seed, round, client), so results differ by aggregation only
 """
 
 import dataclasses
-import json
 import time
 from typing import Any, Callable, Optional
 
@@ -145,15 +144,10 @@ def train(config: config_lib.RobustHdpConfig,
   state = process.initialize()
   history = []
   first_round = 0
-  checkpointer = None
-  if checkpoint_dir is not None:
-    if checkpoint_every < 1:
-      raise ValueError(f'checkpoint_every must be >= 1, got {checkpoint_every}')
-    checkpointer = checkpoint.Checkpointer(
-        checkpoint_dir, json.dumps(dataclasses.asdict(config), sort_keys=True))
-    restored = checkpointer.restore(state, None)
-    if restored is not None:
-      first_round, state, _, history = restored
+  checkpointer, restored = checkpoint.open_run(
+      checkpoint_dir, config, every=checkpoint_every, state=state)
+  if restored is not None:
+    first_round, state, _, history = restored
   rounds = range(first_round, config.rounds)
   if progress:
     import tqdm  # pylint: disable=g-import-not-at-top
@@ -182,9 +176,8 @@ def train(config: config_lib.RobustHdpConfig,
         for key in ('noise_power', 'accuracy'):
           if entry.get(key) is not None:
             tf.summary.scalar(key, entry[key])
-    if checkpointer is not None and (
-        (round_num + 1) % checkpoint_every == 0 or
-        round_num + 1 == config.rounds):
+    if checkpointer is not None and checkpointer.due(round_num + 1,
+                                                     config.rounds):
       checkpointer.save(round_num + 1, state, None,
                         accounting.PrivacyLedger(), history)
     if on_round is not None:
