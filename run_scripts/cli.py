@@ -19,7 +19,9 @@ lines and exits 1, so binaries pass `parse_flags` to `app.run` and raise
 `UsageError` (or call `fail`) for checks made after parsing.
 """
 
+import concurrent.futures
 import os
+import subprocess
 import sys
 from typing import Callable, Mapping, NoReturn, Sequence
 
@@ -92,3 +94,29 @@ def check_results_dir(results_dir: str) -> None:
         '--results_dir is required: a directory holding results.json files')
   check(os.path.isdir(results_dir),
         f'--results_dir={results_dir} is not a directory')
+
+
+def run_logged(command: Sequence[str], output_dir: str) -> int:
+  """Runs `command` with its output appended to `<output_dir>/log.txt`;
+  returns its exit status (the sweeps' one run)."""
+  os.makedirs(output_dir, exist_ok=True)
+  with open(os.path.join(output_dir, 'log.txt'), 'ab') as log:
+    return subprocess.run(list(command), stdout=log, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, check=False).returncode
+
+
+def run_jobs(jobs: Sequence[tuple[str, Callable[[], int]]],
+             parallel: int) -> list[str]:
+  """Runs named jobs (each returns an exit status), `parallel` at a time,
+  printing `done <name>` or `FAILED (exit <rc>) <name>` as each ends;
+  returns the names of the failed ones."""
+  failed = []
+  with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
+    futures = {pool.submit(job): name for name, job in jobs}
+    for future in concurrent.futures.as_completed(futures):
+      name, rc = futures[future], future.result()
+      print(f'{"done" if rc == 0 else f"FAILED (exit {rc})"} {name}',
+            flush=True)
+      if rc:
+        failed.append(name)
+  return failed

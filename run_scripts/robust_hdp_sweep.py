@@ -48,9 +48,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import concurrent.futures
+import functools
 import json
-import subprocess
 from typing import NamedTuple, Sequence
 
 from absl import app
@@ -117,16 +116,12 @@ def runs_for(figures: Sequence[int], distributions: Sequence[str],
 
 def run_one(run: Run, output_dir: str, extra: Sequence[str]) -> int:
   """One run to completion (resuming if interrupted); returns its rc."""
-  os.makedirs(output_dir, exist_ok=True)
   command = [sys.executable, RUN_ROBUST_HDP, '--algorithm=all',
              *run.run_flags(), f'--dataset={_DATASET.value}',
              f'--output_dir={output_dir}', '--noprogress']
   if _DATA_DIR.value:
     command.append(f'--data_dir={_DATA_DIR.value}')
-  command += list(extra)
-  with open(os.path.join(output_dir, 'log.txt'), 'ab') as log:
-    return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL, check=False).returncode
+  return cli.run_logged(command + list(extra), output_dir)
 
 
 def load_runs(sweep_dir: str) -> dict[Run, dict[str, dict]]:
@@ -311,15 +306,9 @@ def main(argv):
         print(f'skip {run.name}: results exist', flush=True)
       else:
         todo.append((run, output_dir))
-    with concurrent.futures.ThreadPoolExecutor(_PARALLEL.value) as pool:
-      futures = {pool.submit(run_one, run, out, extra): run
-                 for run, out in todo}
-      for future in concurrent.futures.as_completed(futures):
-        run, rc = futures[future], future.result()
-        print(f'{"done" if rc == 0 else f"FAILED (exit {rc})"} {run.name}',
-              flush=True)
-        if rc:
-          failed.append(run.name)
+    failed = cli.run_jobs(
+        [(run.name, functools.partial(run_one, run, out, extra))
+         for run, out in todo], _PARALLEL.value)
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top

@@ -36,8 +36,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import concurrent.futures
-import subprocess
+import functools
 from typing import Optional, Sequence
 
 from absl import app
@@ -113,15 +112,11 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def run_row(row: paper_tables.PaperRow, output_dir: str, extra: Sequence[str]) -> int:
   """Runs one row to completion (resuming if interrupted); returns rc."""
-  os.makedirs(output_dir, exist_ok=True)
   command = [sys.executable, RUN_EXPERIMENT, *row_flags(row),
              f'--output_dir={output_dir}', '--noprogress']
   if _DATA_DIR.value:
     command.append(f'--data_dir={_DATA_DIR.value}')
-  command += list(extra)
-  with open(os.path.join(output_dir, 'log.txt'), 'ab') as log:
-    return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL, check=False).returncode
+  return cli.run_logged(command + list(extra), output_dir)
 
 
 def main(argv):
@@ -156,15 +151,9 @@ def main(argv):
       print(f'skip {row_name(rows[i])}: results exist', flush=True)
     else:
       todo.append((rows[i], output_dir))
-  failed = []
-  with concurrent.futures.ThreadPoolExecutor(_PARALLEL.value) as pool:
-    futures = {pool.submit(run_row, row, out, extra): row for row, out in todo}
-    for future in concurrent.futures.as_completed(futures):
-      row, rc = futures[future], future.result()
-      print(f'{"done" if rc == 0 else f"FAILED (exit {rc})"} {row_name(row)}',
-            flush=True)
-      if rc:
-        failed.append(row_name(row))
+  failed = cli.run_jobs(
+      [(row_name(row), functools.partial(run_row, row, out, extra))
+       for row, out in todo], _PARALLEL.value)
   if failed:
     sys.stderr.write(f'sweep.py: error: {len(failed)} rows failed (see their '
                      f'log.txt): {", ".join(failed)}\n')
