@@ -45,6 +45,7 @@ from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import process as process_lib
 
+
 def client_privacy(config: config_lib.RobustHdpConfig, num_examples
                   ) -> list[privacy_preferences.ClientPrivacy]:
   """Each client's calibrated DP-SGD parameters under `config.algorithm`."""
@@ -57,8 +58,8 @@ def client_privacy(config: config_lib.RobustHdpConfig, num_examples
                      if config.algorithm == 'min_epsilon' else None))
 
 
-def true_variances(config: config_lib.RobustHdpConfig, clients, num_parameters: int
-                  ) -> list[float]:
+def true_variances(config: config_lib.RobustHdpConfig, clients,
+                   num_parameters: int) -> list[float]:
   """sigma_i^2 of eq. (7) (with eq. (3)'s noise term) of every client."""
   return [
       aggregation_rules.dp_sgd_noise_variance(
