@@ -98,3 +98,69 @@ def test_bad_input():
     auditing.hockey_stick(0.0, (1.0, 0.0), (0.0, 1.0))
   with pytest.raises(ValueError, match='need at least 2'):
     auditing.estimate_epsilon([0.0], [1.0, 2.0], 1e-5)
+
+
+def _algorithm3_p_value(m, r, v, eps, delta):
+  """Steinke et al.'s Algorithm 3 as printed (a loop), for comparison."""
+  q = 1 / (1 + math.exp(-eps))
+  beta = stats.binom.sf(v - 1, r, q)
+  alpha, total = 0.0, 0.0
+  for i in range(1, v + 1):
+    total += stats.binom.pmf(v - i, r, q)
+    if total > i * alpha:
+      alpha = total / i
+  return min(beta + alpha * delta * 2 * m, 1.0)
+
+
+@pytest.mark.parametrize('m,r,v', [(100, 20, 15), (1000, 100, 70),
+                                   (50, 50, 50), (10, 4, 0)])
+@pytest.mark.parametrize('eps', [0.0, 0.5, 2.0])
+@pytest.mark.parametrize('delta', [0.0, 1e-5, 1e-2])
+def test_one_run_p_value_is_algorithm_3(m, r, v, eps, delta):
+  assert auditing.one_run_p_value(m, r, v, eps, delta) == pytest.approx(
+      _algorithm3_p_value(m, r, v, eps, delta), rel=1e-10, abs=1e-15)
+
+
+@pytest.mark.parametrize('r', [5, 20, 100])
+def test_all_correct_guesses_at_delta_zero_give_the_closed_form(r):
+  # p(eps) = q^r with q = e^eps / (1 + e^eps): rejected while q^r < 0.05.
+  q = 0.05**(1 / r)
+  expected = math.log(q / (1 - q))
+  assert auditing.one_run_lower_bound(r, r, r, 0.0) == pytest.approx(
+      expected, rel=1e-9)
+
+
+def test_lower_bound_is_zero_for_chance_guessing():
+  assert auditing.one_run_lower_bound(1000, 200, 100, 1e-5) == 0.0
+
+
+def test_one_run_guesses_counts_top_and_bottom():
+  scores = [5.0, 1.0, 4.0, 0.0, 3.0, 2.0]
+  included = [True, False, False, False, True, True]
+  # Top 2 are scores 5 (in) and 4 (out); bottom 2 are 0 (out) and 1 (out).
+  assert auditing.one_run_guesses(scores, included, 2, 2) == (4, 3)
+  assert auditing.one_run_guesses(scores, included, 0, 1) == (1, 1)
+  with pytest.raises(ValueError, match='k_'):
+    auditing.one_run_guesses(scores, included, 4, 3)
+
+
+@pytest.mark.parametrize('separation', [1.0, 3.0])
+def test_one_run_audit_is_sound_and_sees_gaussian_mechanism(separation):
+  # Included canaries score N(mu, 1), excluded N(0, 1): each canary's score
+  # is a Gaussian mechanism of noise multiplier 1/mu, (eps(delta), delta)-DP.
+  # A sound bound never exceeds eps(delta); with mu = 3 it is well above 0.
+  delta = 1e-5
+  true_epsilon = _pld_gaussian_epsilon(1 / separation, delta)
+  rng = np.random.default_rng(7)
+  bounds = []
+  for _ in range(20):
+    included = rng.random(1000) < 0.5
+    scores = rng.normal(size=1000) + separation * included
+    bounds.append(auditing.one_run_audit(scores, included, delta))
+  assert max(bounds) <= true_epsilon
+  if separation == 3.0:
+    assert min(bounds) > 1.0
+
+
+def test_gaussians_epsilon_is_infinite_far_apart():
+  assert auditing.gaussians_epsilon((10.0, 0.1), (0.0, 0.1), 1e-5) == math.inf

@@ -91,7 +91,9 @@ def train(config: config_lib.TrainingConfig,
           on_round: Optional[Callable[[int, dict], None]] = None,
           checkpoint_dir: Optional[str] = None,
           checkpoint_every: int = 10,
-          store_dir: Optional[str] = None) -> dict[str, Any]:
+          store_dir: Optional[str] = None,
+          audit: Optional[Any] = None,
+          audit_statistic: str = 'max') -> dict[str, Any]:
   """Runs one experiment and returns its results record.
 
   Args:
@@ -106,6 +108,13 @@ def train(config: config_lib.TrainingConfig,
     checkpoint_every: See `checkpoint_dir`.
     store_dir: Keep the Ditto models memory-mapped in this directory instead
       of in memory (FEMNIST: 3,400 x 213,630 float32 = 2.9 GB).
+    audit: A `tff_hdp.fedhdp.audit.FedHdpAudit` built from this config's
+      groups: its canaries join every round's aggregation, its mechanism
+      groups replace the configured ones (a planted fault), the accountant
+      keeps the configured ones, and the results gain an 'audit' record.
+      Vectorized backend only, without checkpoints.
+    audit_statistic: The canaries' statistic ('max' or 'sum', see
+      `tff_hdp.privacy.canaries.CanarySet.statistics`).
 
   Returns:
     {'config', 'dataset', 'setup', 'metrics', 'epsilon', 'history',
@@ -114,8 +123,13 @@ def train(config: config_lib.TrainingConfig,
   start = time.time()
   setup = config_lib.resolve(config, data)
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  if audit is not None and (config.backend != 'vectorized' or
+                            checkpoint_dir is not None):
+    raise ValueError('an audit runs on the vectorized backend without '
+                     f'checkpoints; got backend {config.backend!r} and '
+                     f'checkpoint_dir {checkpoint_dir!r}')
   factory = hdp_factory.HeterogeneousDPFactory(
-      setup.groups,
+      setup.groups if audit is None else audit.mechanism_groups(),
       initial_clip=config.initial_clip,
       target_quantile=config.target_quantile,
       clip_learning_rate=config.clip_learning_rate,
@@ -159,26 +173,36 @@ def train(config: config_lib.TrainingConfig,
     cohort = np.array([c for c in cohort
                        if setup.client_groups[c] not in excluded], np.int64)
     theta = tff_backend.global_weights(state)
-    if len(cohort):
+    extra = {}
+    if audit is not None:
+      canary_updates, canary_groups = audit.round_updates(
+          round_num, float(state['aggregator']['clip_norm']))
+      if len(canary_groups):
+        extra['extra_updates'] = (canary_updates, canary_groups)
+    if len(cohort) or extra:
       client_data = [_shuffled(*data.train[c], rng) for c in cohort]
-      personal = (store.gather(cohort, theta) if store is not None else
-                  [theta] * len(cohort))
+      personal = (store.gather(cohort, theta) if store is not None and
+                  len(cohort) else [theta] * len(cohort))
       info = [
           collections.OrderedDict(
               group=np.int32(setup.client_groups[c]), client_id=np.int32(c))
           for c in cohort
       ]
       state, personal, measurements = backend.next(state, client_data,
-                                                   personal, info)
-      if store is not None:
+                                                   personal, info, **extra)
+      if store is not None and len(cohort):
         store.scatter(cohort, personal)
     else:
       measurements = {}
+    if audit is not None:
+      audit.observe(theta, tff_backend.global_weights(state))
     for i, group in enumerate(setup.groups):
       if group.is_private and i not in excluded:
         ledger.step(group.name, config.sampling_rate,
                     group.effective_noise_multiplier)
     entry = {'round': round_num + 1, 'num_clients': int(len(cohort))}
+    if 'extra_updates' in extra:
+      entry['num_canaries'] = int(len(extra['extra_updates'][1]))
     entry.update({k: float(v) for k, v in measurements.items()})
     if (round_num + 1) % config.eval_every == 0 or round_num + 1 == config.rounds:
       entry['loss'], entry['accuracy'] = evaluation.loss_and_accuracy(
@@ -212,7 +236,7 @@ def train(config: config_lib.TrainingConfig,
       g.name: ledger.get_epsilon(g.name, config.delta)
       for g in setup.groups if g.is_private
   }
-  return {
+  record = {
       'config': dataclasses.asdict(config),
       'dataset': data.name,
       'setup': {
@@ -227,4 +251,8 @@ def train(config: config_lib.TrainingConfig,
       'history': history,
       'wall_clock_seconds': time.time() - start,
   }
+  if audit is not None:
+    record['audit'] = audit.report(epsilon, config.delta,
+                                   audit_statistic)
+  return record
 

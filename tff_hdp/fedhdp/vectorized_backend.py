@@ -453,15 +453,23 @@ class VectorizedBackend:
             clip_norm=np.asarray(self._factory.initial_clip, np.float32),
             noise_key=np.asarray([self._factory.seed, 0x4844], np.int64)))
 
-  def next(self, state, client_data, personal_weights, client_info):
+  def next(self, state, client_data, personal_weights, client_info,
+           extra_updates=None):
     """One round; see `tff_backend` for the arguments and results.
+
+    `extra_updates`, if given, is (updates, groups): per weight tensor the
+    stacked [K_e, ...] updates of K_e clients that did no local work (an
+    audit's canaries, `audit.FedHdpAudit`), and their [K_e] group indices.
+    They are aggregated exactly as the trained clients' updates are (clipped
+    by their group's query, counted in N_i^t and in the clip count) and
+    return no personal model. With them, `client_data` may be empty.
 
     `last_round_seconds` then holds where the round's time went: 'prepare'
     (padding and stacking on the host), 'client_work', 'aggregate', 'total'.
     """
     t0 = time.perf_counter()
     k = len(client_data)
-    if k < 1:
+    if k < 1 and extra_updates is None:
       raise ValueError('client_data must hold at least one client')
     if len(personal_weights) != k or len(client_info) != k:
       raise ValueError(f'{k} clients but {len(personal_weights)} personal '
@@ -507,8 +515,12 @@ class VectorizedBackend:
       seconds['prepare'] += t2 - t1
       seconds['client_work'] += t3 - t2
     t4 = time.perf_counter()
-    if len(deltas) > 1:
-      delta = [tf.concat(parts, 0) for parts in zip(*deltas)]
+    if extra_updates is not None:
+      extra, extra_groups = extra_updates
+      deltas.append([np.asarray(u, np.float32) for u in extra])
+      groups = np.concatenate([groups, np.asarray(extra_groups, np.int32)])
+    delta = (deltas[0] if len(deltas) == 1 else
+             [tf.concat(parts, 0) for parts in zip(*deltas)])
     aggregator = state['aggregator']
     new_global, new_round, clip_norm, noise_key, measurements = (
         self._aggregate(global_weights, delta, groups, round_num,
@@ -519,7 +531,7 @@ class VectorizedBackend:
         round_num=new_round.numpy(),
         aggregator=collections.OrderedDict(clip_norm=clip_norm.numpy(),
                                            noise_key=noise_key.numpy()))
-    if s.ditto:
+    if s.ditto and k:
       stacked = [np.concatenate(parts) for parts in zip(*new_personal)]
       position = np.empty(k, np.int64)
       position[order] = np.arange(k)

@@ -31,8 +31,18 @@ is at most two intervals, and
 computed here with normal CDFs. With equal variances it is the Gaussian
 mechanism of sensitivity/noise ratio |mu_1 - mu_0| / s (Balle and Wang 2018).
 
-This module holds the statistics only; the canary clients that produce them
-are issue 11's (not built yet).
+The rigorous lower bound of Steinke, Nasr and Jagielski ("Privacy Auditing
+with One (1) Training Run", NeurIPS 2023, arXiv:2305.08846): m canaries are
+each included with probability 1/2, the auditor guesses "in" for the k_+
+highest statistics and "out" for the k_- lowest and abstains on the rest; if
+the run is (epsilon, delta)-DP with respect to each canary, the number v of
+correct guesses out of r = k_+ + k_- is at most as likely to be large as
+for randomized response, up to a delta term (their Theorem 3.3 and
+Algorithm 3 give the p-value computed by `one_run_p_value`). The lower bound
+is the largest epsilon that a confidence-level test rejects.
+
+The canaries that produce these statistics: `tff_hdp.privacy.canaries`
+(shared) and, for FedHDP, `tff_hdp.fedhdp.audit`.
 """
 
 import math
@@ -95,7 +105,7 @@ def gaussians_epsilon(p: tuple[float, float], q: tuple[float, float],
     hi = 1.0
     while hockey_stick(hi, x, y) > delta:
       hi *= 2.0
-      if hi > 1e4:
+      if hi > 512:  # e^epsilon overflows near 710: call it unbounded.
         return math.inf
     best = max(best, optimize.brentq(
         lambda e, x=x, y=y: hockey_stick(e, x, y) - delta, 0.0, hi,
@@ -116,3 +126,106 @@ def estimate_epsilon(null_statistics: Sequence[float],
   return gaussians_epsilon((float(canary.mean()), float(canary.std(ddof=1))),
                            (float(null.mean()), float(null.std(ddof=1))),
                            delta)
+
+
+def one_run_p_value(m: int, r: int, v: int, epsilon: float,
+                    delta: float) -> float:
+  """P[>= v correct guesses out of r] under (epsilon, delta)-DP.
+
+  Steinke, Nasr and Jagielski (2023), Algorithm 3 (the p-value of their
+  Theorem 3.3): beta = P[Binomial(r, e^eps / (1 + e^eps)) >= v], plus
+  2 m delta times the largest, over i in 1..v, of
+  P[v > Binomial(r, e^eps / (1 + e^eps)) >= v - i] / i.
+
+  Args:
+    m: Canaries, each included independently with probability 1/2.
+    r: Guesses made (abstentions excluded), r <= m.
+    v: Correct guesses, v <= r.
+    epsilon: The epsilon of the null hypothesis, >= 0.
+    delta: Its delta, in [0, 1].
+  """
+  if not 0 <= v <= r <= m:
+    raise ValueError(f'need 0 <= v <= r <= m, got v={v}, r={r}, m={m}')
+  if not epsilon >= 0 or not 0 <= delta <= 1:
+    raise ValueError(f'need epsilon >= 0 and delta in [0, 1], got '
+                     f'{epsilon} and {delta}')
+  q = 1.0 / (1.0 + math.exp(-epsilon))  # Accuracy of eps-randomized response.
+  beta = float(stats.binom.sf(v - 1, r, q))
+  if v == 0 or delta == 0:
+    return min(1.0, beta)
+  # P[Binomial = v - i] for i = 1..v, accumulated: P[v > B >= v - i].
+  tails = np.cumsum(stats.binom.pmf(np.arange(v - 1, -1, -1), r, q))
+  alpha = float(np.max(tails / np.arange(1, v + 1)))
+  return min(1.0, beta + alpha * delta * 2 * m)
+
+
+def one_run_lower_bound(m: int, r: int, v: int, delta: float,
+                        confidence: float = 0.95) -> float:
+  """The largest epsilon rejected at `confidence` by `one_run_p_value`.
+
+  The p-value grows with epsilon, so this is a bisection on
+  p(epsilon) < 1 - confidence (0 when even epsilon = 0 is not rejected).
+  """
+  if not 0 < confidence < 1:
+    raise ValueError(f'confidence must be in (0, 1), got {confidence}')
+  level = 1.0 - confidence
+  if one_run_p_value(m, r, v, 0.0, delta) >= level:
+    return 0.0
+  lo, hi = 0.0, 1.0
+  while one_run_p_value(m, r, v, hi, delta) < level:
+    lo, hi = hi, 2 * hi
+    if hi > 1e3:
+      return math.inf
+  for _ in range(60):
+    mid = 0.5 * (lo + hi)
+    if one_run_p_value(m, r, v, mid, delta) < level:
+      lo = mid
+    else:
+      hi = mid
+  return lo
+
+
+def one_run_guesses(statistics: Sequence[float], included: Sequence[bool],
+                    guesses_in: int, guesses_out: int) -> tuple[int, int]:
+  """(r, v): guess "in" for the k_+ largest statistics, "out" for the k_-
+  smallest, and count the correct guesses."""
+  scores = np.asarray(statistics, np.float64)
+  truth = np.asarray(included, bool)
+  if scores.shape != truth.shape or scores.ndim != 1:
+    raise ValueError(f'statistics and included must be vectors of one length, '
+                     f'got shapes {scores.shape} and {truth.shape}')
+  if guesses_in < 0 or guesses_out < 0 or (
+      guesses_in + guesses_out > scores.size):
+    raise ValueError(f'need k_+, k_- >= 0 and k_+ + k_- <= {scores.size}, '
+                     f'got {guesses_in} and {guesses_out}')
+  order = np.argsort(scores, kind='stable')
+  correct = int(truth[order[scores.size - guesses_in:]].sum()) if (
+      guesses_in) else 0
+  correct += int((~truth[order[:guesses_out]]).sum())
+  return guesses_in + guesses_out, correct
+
+
+# The guess counts k_+ = k_- tried, as fractions of m; the bound divides the
+# test level among them (Bonferroni), so taking the best stays rigorous.
+GUESS_FRACTIONS = (0.05, 0.1, 0.25)
+
+
+def one_run_audit(statistics: Sequence[float], included: Sequence[bool],
+                  delta: float, confidence: float = 0.95,
+                  guess_fractions: Sequence[float] = GUESS_FRACTIONS) -> float:
+  """Steinke et al.'s lower bound on epsilon from one run's canaries.
+
+  For each fraction f, k_+ = k_- = max(1, round(f m / 2)) guesses; the bound
+  is the largest over the fractions, each tested at level
+  (1 - confidence) / len(guess_fractions).
+  """
+  m = len(statistics)
+  level = (1.0 - confidence) / len(guess_fractions)
+  best = 0.0
+  for f in guess_fractions:
+    k = max(1, int(round(f * m / 2)))
+    if 2 * k > m:
+      continue
+    r, v = one_run_guesses(statistics, included, k, k)
+    best = max(best, one_run_lower_bound(m, r, v, delta, 1.0 - level))
+  return best

@@ -1,0 +1,176 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Audits a FedHDP run's privacy per group with canary clients (paper 001).
+
+    python run_scripts/audit_privacy.py --quick
+    python run_scripts/audit_privacy.py --quick --planted_noise_scale=0.5
+    python run_scripts/audit_privacy.py --preset=mnist --rounds=50 \
+        --canaries_per_group=500 --data_dir=~/.keras/datasets
+
+Takes every run flag of `run_experiment.py` (one algorithm, default fedhdp,
+on the vectorized backend) and adds m = --canaries_per_group canary clients
+to each privacy group (`tff_hdp.fedhdp.audit`). Prints one line per group:
+
+    group=<name> epsilon_accounted=<x> epsilon_estimate=<y>
+        epsilon_lower_bound=<z>
+
+epsilon_accounted is the accountant's (none for a non-private group),
+epsilon_estimate Andrew et al.'s one-shot estimate, epsilon_lower_bound
+Steinke et al.'s one-run bound at 95% confidence. `--planted_noise_scale=f`
+(a self-check of the audit, refused by every other binary) runs the
+mechanism of --planted_noise_group (default: every private group) with its
+noise multiplied by f while the accountant keeps the configured noise.
+
+`--quick`: the offline digits preset without Ditto (personal models do not
+touch the audited global models), 100 canaries per group, a few minutes on 2
+cores. Writes `results.json` (the config, the real clients' metrics, and per
+group the three epsilons, the canary counts and the statistics' moments) and
+`audit.txt` to --output_dir. Bad input: one line, exit 2, nothing written.
+"""
+
+import os
+import sys
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import json
+import math
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from run_scripts import cli
+from run_scripts import run_experiment
+
+_CANARIES = flags.DEFINE_integer(
+    'canaries_per_group', 200, 'Canary clients m per privacy group, each '
+    'inserted with probability 1/2.')
+_PLANTED_SCALE = flags.DEFINE_float(
+    'planted_noise_scale', 1.0, 'Audit self-check: multiply the noise of '
+    '--planted_noise_group by this (> 0) in the mechanism only.')
+_PLANTED_GROUP = flags.DEFINE_list(
+    'planted_noise_group', [], 'Groups whose noise --planted_noise_scale '
+    'scales (default: every private group).')
+_STATISTIC = flags.DEFINE_enum(
+    'statistic', 'max', ['max', 'sum'], 'Per canary, reduce the cosines '
+    'between the rounds\' global updates and its direction by their max '
+    '(Andrew et al.\'s all-iterates statistic) or their sum / sqrt(T).')
+_QUICK = flags.DEFINE_bool(
+    'quick', False, 'The offline digits preset, --noditto and 100 canaries '
+    'per group, unless set on the command line.')
+
+# What --quick sets when the flag is not on the command line.
+_QUICK_FLAGS = {'preset': 'digits', 'ditto': False, 'canaries_per_group': 100}
+
+
+def _line(row) -> str:
+  def fmt(value):
+    if value is None:
+      return 'none'
+    return 'inf' if math.isinf(value) else f'{value:.3f}'
+
+  return (f'group={row["group"]} epsilon_accounted='
+          f'{fmt(row["epsilon_accounted"])} epsilon_estimate='
+          f'{fmt(row["epsilon_estimate"])} epsilon_lower_bound='
+          f'{fmt(row["epsilon_lower_bound"])}')
+
+
+def main(argv):
+  if not flags.FLAGS['verbosity'].present:
+    logging.set_verbosity(logging.WARNING)
+  if len(argv) > 1:
+    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  if _QUICK.value:
+    for name, value in _QUICK_FLAGS.items():
+      if not flags.FLAGS[name].present:
+        flags.FLAGS[name].value = value
+  cli.check(_CANARIES.value >= 2,
+            f'--canaries_per_group must be >= 2, got {_CANARIES.value}')
+  cli.check(_PLANTED_SCALE.value > 0,
+            f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
+  cli.check(flags.FLAGS.backend == 'vectorized',
+            '--backend must be vectorized for an audit (canaries join the '
+            'vectorized round), got ' + flags.FLAGS.backend)
+  cli.check(not flags.FLAGS.tff_workers,
+            '--tff_workers is not supported by an audit (vectorized only)')
+  cli.check(flags.FLAGS.algorithm != 'all',
+            '--algorithm=all is not audited; give one of '
+            f'{", ".join(run_experiment.ALGORITHMS)}')
+  (config,), preset, num_clients = run_experiment.build_configs()
+
+  import datasets  # pylint: disable=g-import-not-at-top
+  dataset = flags.FLAGS.dataset or preset.dataset
+  try:
+    data = datasets.load_federated_data(
+        dataset, data_dir=flags.FLAGS.data_dir, num_clients=num_clients,
+        seed=flags.FLAGS.seed)
+  except datasets.DataFileError as e:
+    raise cli.UsageError(str(e)) from None
+  except ValueError as e:
+    raise cli.UsageError(f'--dataset={dataset}: {e}') from None
+  try:
+    config.validate(data.num_clients)
+  except ValueError as e:
+    raise run_experiment.usage_error(e) from None
+
+  from tff_hdp.fedhdp import audit as audit_lib  # pylint: disable=g-import-not-at-top
+  from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
+
+  setup = config_lib.resolve(config, data)
+  planted = _PLANTED_GROUP.value or None
+  try:
+    audit_lib.planted_group_names(setup.groups, _PLANTED_SCALE.value, planted)
+  except ValueError as e:
+    raise cli.UsageError(f'--{e}') from None
+
+  # TensorFlow is imported only now, so that refusing bad input stays quiet.
+  from tff_hdp import models  # pylint: disable=g-import-not-at-top
+  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+  from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
+
+  spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  audit = audit_lib.FedHdpAudit(
+      setup.groups, spec, canaries_per_group=_CANARIES.value,
+      sampling_rate=config.sampling_rate, seed=config.seed,
+      planted_noise_scale=_PLANTED_SCALE.value, planted_groups=planted)
+
+  # Everything was checked: only now is anything written.
+  output_dir = flags.FLAGS.output_dir
+  os.makedirs(output_dir, exist_ok=True)
+  with runtime.local_cpp_context():
+    record = training.train(config, data, progress=flags.FLAGS.progress,
+                            audit=audit, audit_statistic=_STATISTIC.value)
+  lines = [_line(row) for row in record['audit']]
+  title = (f'audit: algorithm={config.algorithm} dataset={data.name} '
+           f'rounds={config.rounds} q={config.sampling_rate:g} '
+           f'delta={config.delta:g} canaries_per_group={_CANARIES.value} '
+           f'planted_noise_scale={_PLANTED_SCALE.value:g} '
+           f'statistic={_STATISTIC.value}')
+  print(title)
+  print('\n'.join(lines), flush=True)
+  record['argv'] = sys.argv
+  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
+    json.dump(record, f, indent=1)
+  with open(os.path.join(output_dir, 'audit.txt'), 'w') as f:
+    f.write(title + '\n' + '\n'.join(lines) + '\n')
+  print(f'wrote {os.path.join(output_dir, "results.json")}')
+
+
+if __name__ == '__main__':
+  flags.FLAGS.set_default('backend', 'vectorized')
+  flags.FLAGS.set_default('output_dir', 'results/audit')
+  app.run(cli.run_main(main), flags_parser=cli.parse_flags)

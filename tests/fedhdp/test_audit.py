@@ -1,0 +1,270 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The FedHDP audit: canaries in the vectorized round, the planted fault,
+the accountant left alone, real clients' metrics untouched, the binary."""
+
+import collections
+import dataclasses
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import datasets
+from tff_hdp import models
+from tff_hdp.fedhdp import audit as audit_lib
+from tff_hdp.fedhdp import config
+from tff_hdp.fedhdp import hdp_factory
+from tff_hdp.fedhdp import privacy_groups as pg
+from tff_hdp.fedhdp import tff_backend
+from tff_hdp.fedhdp import training
+from tff_hdp.fedhdp import vectorized_backend
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def _backend(noise=0.0, count_stddev=0.0):
+  spec = models.fc_model((8, 8), num_classes=10, hidden=12)
+  groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[noise],
+                           ratios=[0.5])
+  factory = hdp_factory.HeterogeneousDPFactory(
+      groups, initial_clip=0.3, clipped_count_stddev=count_stddev, seed=5)
+  settings = tff_backend.ClientSettings(
+      ditto_lambdas=(0.1, 0.1), local_epochs=1, batch_size=4,
+      learning_rate=0.2, personal_learning_rate=0.2, seed=3)
+  return spec, vectorized_backend.VectorizedBackend(spec, spec.init(1),
+                                                    factory, settings)
+
+
+def _split(spec, flat):
+  out, start = [], 0
+  for shape in spec.shapes:
+    size = int(np.prod(shape))
+    out.append(flat[start:start + size].reshape(shape))
+    start += size
+  return out
+
+
+def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
+  spec, backend = _backend()
+  state = backend.initialize()
+  direction = np.random.default_rng(0).normal(size=spec.num_parameters)
+  direction /= np.linalg.norm(direction)
+  update = [u[np.newaxis] for u in _split(spec, 10 * 0.3 * direction)]
+  new_state, personal, measurements = backend.next(
+      state, [], [], [], extra_updates=(update, np.array([1], np.int32)))
+  assert personal == []
+  moved = np.concatenate([
+      (n - o).ravel()
+      for o, n in zip(state['global_weights'], new_state['global_weights'])
+  ])
+  # Alone in the (noise-free) non-private group: Delta = Clip(u, S) = S c.
+  np.testing.assert_allclose(moved, 0.3 * direction, atol=1e-6)
+  assert measurements['non_private/count'] == 1.0
+  assert measurements['private/count'] == 0.0
+  # Its clip-count record is b = 0: S^1 = S^0 exp(-eta_b (0 - kappa)).
+  assert float(new_state['aggregator']['clip_norm']) == pytest.approx(
+      0.3 * math.exp(0.2 * 0.5), rel=1e-6)
+
+
+def test_canaries_join_the_clients_of_their_group():
+  spec, backend = _backend(noise=1.0, count_stddev=0.5)
+  rng = np.random.default_rng(1)
+  data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
+           rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
+  theta = tff_backend.global_weights(backend.initialize())
+  info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
+          for c, g in enumerate((0, 1, 0))]
+  extra = ([np.ones((3,) + s, np.float32) for s in spec.shapes],
+           np.array([0, 0, 1], np.int32))
+  _, personal, with_canaries = backend.next(backend.initialize(), data,
+                                            [theta] * 3, info,
+                                            extra_updates=extra)
+  _, personal_alone, alone = backend.next(backend.initialize(), data,
+                                          [theta] * 3, info)
+  assert with_canaries['private/count'] == alone['private/count'] + 2
+  assert with_canaries['non_private/count'] == alone['non_private/count'] + 1
+  # The clients' own work (their personal models) does not see the canaries.
+  for a, b in zip(personal, personal_alone):
+    for x, y in zip(a, b):
+      np.testing.assert_array_equal(x, y)
+
+
+def _groups():
+  return pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[2.0, 1.0],
+                         ratios=[0.1, 0.1])
+
+
+def test_planted_noise_scales_the_named_groups_only():
+  spec = models.fc_model((8, 8), num_classes=10, hidden=4)
+  groups = _groups()
+  audit = audit_lib.FedHdpAudit(groups, spec, canaries_per_group=4,
+                                sampling_rate=0.5, seed=0,
+                                planted_noise_scale=0.5,
+                                planted_groups=['private_2'])
+  z = [g.noise_multiplier for g in audit.mechanism_groups()]
+  assert z == [2.0, 0.5, None]
+  everyone = audit_lib.FedHdpAudit(groups, spec, canaries_per_group=4,
+                                   sampling_rate=0.5, seed=0,
+                                   planted_noise_scale=0.25)
+  assert [g.noise_multiplier for g in everyone.mechanism_groups()] == [
+      0.5, 0.25, None]
+  with pytest.raises(ValueError, match="'non_private' is not a private"):
+    audit_lib.FedHdpAudit(groups, spec, canaries_per_group=4,
+                          sampling_rate=0.5, seed=0, planted_noise_scale=0.5,
+                          planted_groups=['non_private'])
+  with pytest.raises(ValueError, match='planted_noise_scale must be > 0'):
+    audit_lib.FedHdpAudit(groups, spec, canaries_per_group=4,
+                          sampling_rate=0.5, seed=0, planted_noise_scale=0.0)
+
+
+def test_round_updates_are_sampled_canaries_beyond_the_clip_norm():
+  spec = models.fc_model((8, 8), num_classes=10, hidden=4)
+  audit = audit_lib.FedHdpAudit(_groups(), spec, canaries_per_group=50,
+                                sampling_rate=0.5, seed=0)
+  updates, groups = audit.round_updates(3, clip_norm=0.7)
+  taken = audit.canaries.sample(3, 0.5)
+  np.testing.assert_array_equal(groups, audit.canaries.groups[taken])
+  assert len(taken) > 5
+  assert [u.shape[1:] for u in updates] == [tuple(s) for s in spec.shapes]
+  flat = np.concatenate([u.reshape(len(taken), -1) for u in updates], 1)
+  np.testing.assert_allclose(np.linalg.norm(flat, axis=1),
+                             audit_lib.CANARY_NORM_FACTOR * 0.7, rtol=1e-5)
+  np.testing.assert_allclose(
+      flat / np.linalg.norm(flat, axis=1, keepdims=True),
+      audit.canaries.directions(taken), atol=1e-6)
+
+
+TINY = config.TrainingConfig(
+    algorithm='fedhdp', ditto=True, ratio=0.5, model='fc', rounds=3,
+    clients_per_round=8, sampling_rate=0.2, local_epochs=1, batch_size=5,
+    learning_rate=0.1, personal_learning_rate=0.1, initial_clip=0.5,
+    noise_multiplier=1.0, clipped_count_stddev=1.0, optout_fraction=0.25,
+    eval_every=1, lambda_p=0.1, lambda_np=0.1, seed=1, backend='vectorized')
+
+
+@pytest.fixture(scope='module')
+def data():
+  return datasets.load_federated_data('digits', num_clients=40, seed=0)
+
+
+def _audit(data, run, **kwargs):
+  setup = config.resolve(run, data)
+  spec = models.build_model(run.model, data.input_shape, data.num_classes)
+  return audit_lib.FedHdpAudit(setup.groups, spec, seed=run.seed, **kwargs)
+
+
+def test_audited_run_keeps_accountant_and_real_clients(data):
+  plain = training.train(TINY, data)
+  # Canaries never sampled: the audit machinery alone changes nothing.
+  idle = training.train(TINY, data, audit=_audit(
+      data, TINY, canaries_per_group=4, sampling_rate=0.0))
+  assert idle['metrics'] == plain['metrics']
+  assert idle['history'] == plain['history']
+  audit = _audit(data, TINY, canaries_per_group=20, sampling_rate=0.3,
+                 planted_noise_scale=0.25)
+  audited = training.train(TINY, data, audit=audit)
+  # The accountant still uses the configured noise.
+  assert audited['epsilon'] == plain['epsilon']
+  assert audited['metrics'].keys() == plain['metrics'].keys()
+  assert audited['metrics'] != plain['metrics']  # The model saw canaries.
+  for t, (mine, theirs) in enumerate(zip(audited['history'],
+                                         plain['history'])):
+    taken = audit.canaries.sample(t, 0.3)
+    assert mine['num_clients'] == theirs['num_clients'] == 8
+    assert mine['num_canaries'] == len(taken)
+    per_group = np.bincount(audit.canaries.groups[taken], minlength=2)
+    assert mine['private/count'] == theirs['private/count'] + per_group[0]
+    assert mine['non_private/count'] == (theirs['non_private/count'] +
+                                         per_group[1])
+  rows = {row['group']: row for row in audited['audit']}
+  assert rows.keys() == {'private', 'non_private'}
+  assert rows['private']['epsilon_accounted'] == plain['epsilon']['private']
+  assert rows['private']['planted_noise_scale'] == 0.25
+  assert rows['non_private']['epsilon_accounted'] is None
+  assert rows['private']['canaries'] == 20
+  assert (rows['private']['canaries_inserted'] ==
+          audit.canaries.included[audit.canaries.groups == 0].sum())
+
+
+def test_audit_needs_the_vectorized_backend_without_checkpoints(data,
+                                                                tmp_path):
+  audit = _audit(data, TINY, canaries_per_group=4, sampling_rate=0.2)
+  with pytest.raises(ValueError, match='vectorized backend'):
+    training.train(dataclasses.replace(TINY, backend='tff'), data,
+                   audit=audit)
+  with pytest.raises(ValueError, match='without checkpoints'):
+    training.train(TINY, data, audit=audit, checkpoint_dir=str(tmp_path))
+
+
+def _script(name, args, timeout=300):
+  return subprocess.run(
+      [sys.executable, os.path.join(REPO, 'run_scripts', name), *args],
+      capture_output=True, text=True, timeout=timeout, cwd=REPO, check=False)
+
+
+@pytest.mark.parametrize('script,args,message', [
+    ('run_experiment.py', ['--planted_noise_scale=0.5'],
+     'only run_scripts/audit_privacy.py takes it'),
+    ('run_experiment.py', ['--planted_noise_group=private'],
+     'only run_scripts/audit_privacy.py takes it'),
+    ('audit_privacy.py', ['--backend=tff'], '--backend must be vectorized'),
+    ('audit_privacy.py', ['--algorithm=all'], '--algorithm=all is not'),
+    ('audit_privacy.py', ['--canaries_per_group=1'],
+     '--canaries_per_group must be >= 2'),
+    ('audit_privacy.py', ['--planted_noise_scale=0'],
+     '--planted_noise_scale must be > 0'),
+    ('audit_privacy.py', ['--planted_noise_group=non_private'],
+     "--planted_noise_group 'non_private' is not a private group"),
+    ('audit_privacy.py', ['--statistic=mean'], 'statistic'),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
+                                                      message):
+  out = tmp_path / 'out'
+  result = _script(script, ['--quick' if script == 'audit_privacy.py' else
+                            '--preset=digits', *args, f'--output_dir={out}'])
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1, result.stderr
+  assert message in lines[0]
+  assert not out.exists()
+
+
+def test_audit_binary_prints_one_line_per_group(tmp_path):
+  out = tmp_path / 'audit'
+  result = _script('audit_privacy.py', [
+      '--quick', '--num_clients=40', '--clients_per_round=20', '--rounds=4',
+      '--noise_multiplier=1.0', '--canaries_per_group=10', '--noprogress',
+      f'--output_dir={out}'])
+  assert result.returncode == 0, result.stderr
+  number = r'(none|inf|\d+\.\d{3})'
+  lines = [l for l in result.stdout.splitlines() if l.startswith('group=')]
+  assert [l.split()[0] for l in lines] == ['group=private',
+                                           'group=non_private']
+  for line in lines:
+    assert re.fullmatch(
+        rf'group=\w+ epsilon_accounted={number} epsilon_estimate={number} '
+        rf'epsilon_lower_bound={number}', line), line
+  assert 'epsilon_accounted=none' in lines[1]
+  record = json.loads((out / 'results.json').read_text())
+  assert [row['group'] for row in record['audit']] == ['private',
+                                                       'non_private']
+  assert record['config']['ditto'] is False  # --quick.
+  assert (out / 'audit.txt').read_text().splitlines()[1:] == lines

@@ -1,0 +1,88 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""tff_hdp.privacy.canaries: directions, insertion, sampling rate, statistic."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tff_hdp.privacy import canaries
+
+
+def test_directions_are_unit_reproducible_and_nearly_orthogonal():
+  a = canaries.CanarySet(20, 2, 4000, seed=3)
+  b = canaries.CanarySet(20, 2, 4000, seed=3)
+  d = a.directions(range(40))
+  np.testing.assert_allclose(np.linalg.norm(d, axis=1), 1.0, rtol=1e-6)
+  np.testing.assert_array_equal(d, b.directions(range(40)))
+  np.testing.assert_array_equal(d[[5, 7]], a.directions([5, 7]))
+  gram = d @ d.T - np.eye(40)
+  # Off-diagonal cosines of random unit vectors in d = 4000: std 1/sqrt(d).
+  assert np.abs(gram).max() < 6 / np.sqrt(4000)
+  assert not np.array_equal(
+      d, canaries.CanarySet(20, 2, 4000, seed=4).directions(range(40)))
+
+
+def test_each_group_holds_m_canaries_inserted_with_probability_half():
+  s = canaries.CanarySet(1000, 3, 10, seed=0)
+  np.testing.assert_array_equal(np.bincount(s.groups), [1000] * 3)
+  # Binomial(3000, 1/2): a two-sided test at level 1e-4 (fixed seed).
+  inserted = int(s.included.sum())
+  assert stats.binomtest(inserted, 3000, 0.5).pvalue > 1e-4
+
+
+@pytest.mark.parametrize('rate', [0.03, 0.2])
+def test_sampling_follows_the_rate_and_only_inserted_canaries(rate):
+  s = canaries.CanarySet(200, 2, 10, seed=1)
+  rounds = 300
+  counts = np.zeros(len(s), np.int64)
+  for t in range(rounds):
+    taken = s.sample(t, rate)
+    assert len(np.unique(taken)) == len(taken)
+    counts[taken] += 1
+  assert not counts[~s.included].any()
+  # Independent Bernoulli(q) per inserted canary and round.
+  total = int(counts[s.included].sum())
+  trials = int(s.included.sum()) * rounds
+  assert stats.binomtest(total, trials, rate).pvalue > 1e-4
+  # A canary's participations are Binomial(T, q): compare the spread too.
+  per_canary = counts[s.included]
+  assert per_canary.var() == pytest.approx(rounds * rate * (1 - rate),
+                                           rel=0.25)
+  np.testing.assert_array_equal(s.sample(5, rate), s.sample(5, rate))
+
+
+def test_statistics_max_and_sum_of_cosines():
+  s = canaries.CanarySet(3, 2, 50, seed=2)
+  rng = np.random.default_rng(0)
+  updates = rng.normal(size=(4, 50))
+  updates[2] = s.directions([4])[0] * 7.0  # Round 2 is canary 4 itself.
+  unit = updates / np.linalg.norm(updates, axis=1, keepdims=True)
+  cosines = unit @ s.directions(range(6)).T
+  maxima = s.statistics(unit, 'max', chunk=4)
+  np.testing.assert_allclose(maxima, cosines.max(0), rtol=1e-5, atol=1e-6)
+  assert maxima[4] == pytest.approx(1.0, abs=1e-6)
+  np.testing.assert_allclose(s.statistics(unit, 'sum'), cosines.sum(0) / 2,
+                             rtol=1e-5, atol=1e-6)
+  with pytest.raises(ValueError, match='allowed: max, sum'):
+    s.statistics(unit, 'mean')
+  with pytest.raises(ValueError, match=r'\[T >= 1, 50\]'):
+    s.statistics(unit[:, :10])
+
+
+def test_bad_arguments():
+  with pytest.raises(ValueError, match='canaries_per_group'):
+    canaries.CanarySet(1, 2, 10, seed=0)
+  with pytest.raises(ValueError, match='rate'):
+    canaries.CanarySet(2, 2, 10, seed=0).sample(0, 1.5)
