@@ -177,8 +177,12 @@ def train(config: config_lib.TrainingConfig,
     if audit is not None:
       canary_updates, canary_groups = audit.round_updates(
           round_num, float(state['aggregator']['clip_norm']))
-      if len(canary_groups):
-        extra['extra_updates'] = (canary_updates, canary_groups)
+      # Like real clients, canaries of a group never communicated with
+      # (FedHDP at r = 0) stay out of the round.
+      keep = ~np.isin(canary_groups, sorted(excluded))
+      if keep.any():
+        extra['extra_updates'] = ([u[keep] for u in canary_updates],
+                                  canary_groups[keep])
     if len(cohort) or extra:
       client_data = [_shuffled(*data.train[c], rng) for c in cohort]
       personal = (store.gather(cohort, theta) if store is not None and
