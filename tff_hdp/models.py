@@ -32,6 +32,11 @@ Paper 003 (Robust-HDP), from its authors' code:
   (BatchNorm's batch statistics would break per-example clipping);
   p = 11,173,962. Meant for a GPU: a DP-SGD step on CPU takes seconds.
 
+Paper 004 (UDP-Alg), from pFedHN's code:
+- LeNet (the target network the hypernetwork generates): conv 5x5 16 (valid,
+  ReLU) -> maxpool 2 -> conv 5x5 32 (valid, ReLU) -> maxpool 2 -> dense 120
+  ReLU -> dense 84 ReLU -> classes; p = 121,182 on CIFAR-10.
+
 The softmax of Table 6 is folded into the loss (logits are returned).
 Initialisation follows Keras' defaults: Glorot-uniform kernels, zero biases.
 """
@@ -272,7 +277,48 @@ def resnet18_model(input_shape: Sequence[int] = (32, 32, 3),
       ones=ones)
 
 
-MODELS = ('fc', 'cnn', 'cnn5', 'resnet18')
+def _lenet_forward(weights, x, training, seed):
+  del training, seed  # No dropout.
+  c1, cb1, c2, cb2, w1, b1, w2, b2, w3, b3 = weights
+  x = tf.cast(x, tf.float32)
+  if x.shape.rank == 3:
+    x = x[..., tf.newaxis]
+  x = tf.nn.relu(tf.nn.conv2d(x, c1, strides=1, padding='VALID') + cb1)
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = tf.nn.relu(tf.nn.conv2d(x, c2, strides=1, padding='VALID') + cb2)
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = tf.reshape(x, [tf.shape(x)[0], w1.shape[0]])
+  x = tf.nn.relu(tf.matmul(x, w1) + b1)
+  x = tf.nn.relu(tf.matmul(x, w2) + b2)
+  return tf.matmul(x, w3) + b3
+
+
+def lenet_model(input_shape: Sequence[int] = (32, 32, 3),
+                num_classes: int = 10) -> ModelSpec:
+  """pFedHN's LeNet, the target network of paper 004 (UDP-Alg).
+
+  conv 5x5 16 (valid) -> ReLU -> maxpool 2 -> conv 5x5 32 (valid) -> ReLU ->
+  maxpool 2 -> dense 120 ReLU -> dense 84 ReLU -> classes: p = 121,182 on
+  CIFAR-10's 32 x 32 x 3 (pFedHN code). Needs inputs of at least 16 x 16.
+  """
+  h, w = input_shape[:2]
+  channels = input_shape[2] if len(input_shape) == 3 else 1
+  side_h, side_w = ((h - 4) // 2 - 4) // 2, ((w - 4) // 2 - 4) // 2
+  if side_h < 1 or side_w < 1:
+    raise ValueError(f'lenet needs inputs of at least 16 x 16, got '
+                     f'{tuple(input_shape)}')
+  flat = side_h * side_w * 32
+  return ModelSpec(
+      name='lenet',
+      input_shape=tuple(input_shape),
+      num_classes=num_classes,
+      shapes=((5, 5, channels, 16), (16,), (5, 5, 16, 32), (32,),
+              (flat, 120), (120,), (120, 84), (84,), (84, num_classes),
+              (num_classes,)),
+      forward=_lenet_forward)
+
+
+MODELS = ('fc', 'cnn', 'cnn5', 'resnet18', 'lenet')
 
 
 def build_model(name: str, input_shape: Sequence[int],
@@ -286,6 +332,8 @@ def build_model(name: str, input_shape: Sequence[int],
     return cnn5_model(input_shape, num_classes)
   if name == 'resnet18':
     return resnet18_model(input_shape, num_classes)
+  if name == 'lenet':
+    return lenet_model(input_shape, num_classes)
   raise ValueError(f'unknown model {name!r}; allowed: {", ".join(MODELS)}')
 
 

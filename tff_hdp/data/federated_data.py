@@ -179,3 +179,67 @@ def split_by_shards(x: np.ndarray, y: np.ndarray, *, num_clients: int,
       train=train,
       test=test,
       server_test=(server_x, server_y))
+
+
+def split_by_classes(x: np.ndarray, y: np.ndarray, *, num_clients: int,
+                     classes_per_client: int = 2, size_sigma: float = 0.5,
+                     test_fraction: float = 0.2, seed: int = 0,
+                     name: str) -> FederatedData:
+  """A split non-IID in labels and in size, as paper 004 (UDP-Alg) needs.
+
+  Each client holds `classes_per_client` distinct labels (pFedHN's CIFAR-10
+  split: 2) drawn at random, every label going to at least one client when
+  num_clients x classes_per_client allows. A client's size weight is drawn
+  from a log-normal of scale `size_sigma` (paper 004: "non-IID in the number
+  of samples"; it gives no distribution, so this is ours); each label's
+  examples are shared among its clients in proportion to their weights. Each
+  client's examples are shuffled and split into train and local test
+  (`test_fraction`, at least one example each); the server test set is the
+  union of the local test sets.
+  """
+  labels = np.unique(y)
+  if num_clients < 1:
+    raise ValueError(f'num_clients must be >= 1, got {num_clients}')
+  if not 1 <= classes_per_client <= len(labels):
+    raise ValueError(f'classes_per_client must be in [1, {len(labels)}], got '
+                     f'{classes_per_client}')
+  if not 0 < test_fraction < 1:
+    raise ValueError(f'test_fraction must be in (0, 1), got {test_fraction}')
+  rng = np.random.default_rng(seed)
+  # Labels dealt round-robin from a shuffled deck: every label is used and
+  # no client gets one twice.
+  deck = np.concatenate([rng.permutation(labels) for _ in range(
+      -(-num_clients * classes_per_client // len(labels)))])
+  held = deck[:num_clients * classes_per_client].reshape(
+      num_clients, classes_per_client)
+  for row in held:  # A repeat can only straddle a deck boundary: redraw it.
+    while len(set(row)) < classes_per_client:
+      row[:] = rng.choice(labels, classes_per_client, replace=False)
+  weights = rng.lognormal(0.0, size_sigma, num_clients)
+  parts = [[] for _ in range(num_clients)]
+  for label in labels:
+    owners = np.flatnonzero((held == label).any(axis=1))
+    if not len(owners):
+      continue
+    idx = rng.permutation(np.flatnonzero(y == label))
+    share = weights[owners] / weights[owners].sum()
+    cuts = np.round(np.cumsum(share)[:-1] * len(idx)).astype(np.int64)
+    for owner, piece in zip(owners, np.split(idx, cuts)):
+      parts[owner].append(piece)
+  train, test = [], []
+  for pieces in parts:
+    idx = rng.permutation(np.concatenate(pieces))
+    if len(idx) < 2:
+      raise ValueError(f'{num_clients} clients are too many for {len(y)} '
+                       'examples: a client got fewer than 2')
+    num_test = min(max(1, int(round(len(idx) * test_fraction))), len(idx) - 1)
+    train.append((x[idx[num_test:]], y[idx[num_test:]].astype(np.int32)))
+    test.append((x[idx[:num_test]], y[idx[:num_test]].astype(np.int32)))
+  return FederatedData(
+      name=name,
+      input_shape=tuple(x.shape[1:]),
+      num_classes=int(labels.max()) + 1,
+      train=train,
+      test=test,
+      server_test=(np.concatenate([t[0] for t in test]),
+                   np.concatenate([t[1] for t in test])))

@@ -1,0 +1,234 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Trains UDP-Alg (paper 004) or a baseline and writes its results.
+
+    python run_scripts/run_udp.py --algorithm=all
+    python run_scripts/run_udp.py --dataset=cifar10 --data_dir=DIR \
+        --clip=0.1 --target_epsilon=4
+
+`--algorithm=all` runs UDP-Alg, Noiseless (the same HyperNetFL without
+clipping or noise) and pFedHN (one user per step, unweighted; it takes
+round(qN) steps per round, so each algorithm makes the same expected number
+of user updates) on the same users, initial hypernetwork and embeddings.
+Every flag a dataset's defaults do not fix comes from `DEFAULTS` below (the
+offline digits: 50 users, the FC NN as target network; CIFAR-10 and FEMNIST:
+LeNet and paper 004's settings). The sample cap w_hat defaults to the median
+user's training size.
+
+Writes to --output_dir: `results.json` (per run: the config, epsilon, the
+per-round users sampled, noise stddev, user weight max and sum, accuracy
+every --eval_every rounds, and the final per-user accuracies of the
+generated models with their mean and variance), `table.txt`, and TensorBoard
+summaries. Bad input is refused with one line and exit 2 before anything is
+written.
+"""
+
+import os
+import sys
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import dataclasses
+import json
+
+from absl import app
+from absl import flags
+from absl import logging
+import numpy as np
+
+from run_scripts import cli
+from tff_hdp import tables
+from tff_hdp.udp import config as config_lib
+
+DATASETS = ('digits', 'cifar10', 'femnist')
+
+# Per dataset, the value of each flag the command line does not set.
+DEFAULTS = {
+    # Offline: 50 users of 2 digits each, the 3,760-parameter FC NN as
+    # target (LeNet needs 16 x 16 images). Ours, chosen to run in seconds.
+    'digits': dict(target='fc', num_users=50, rounds=100, sampling_rate=0.2,
+                   clip=0.1, noise_multiplier=1.0, local_steps=20,
+                   batch_size=16, local_learning_rate=0.05,
+                   hyper_learning_rate=0.1, embedding_learning_rate=0.1,
+                   eval_every=10),
+    # Paper 004: 100 users, LeNet, lr 0.01 / 0.001; K, batch from pFedHN.
+    'cifar10': dict(target='lenet', num_users=100, rounds=500,
+                    sampling_rate=0.1, clip=0.1, noise_multiplier=5.0,
+                    local_steps=50, batch_size=64, local_learning_rate=0.001,
+                    hyper_learning_rate=0.01, embedding_learning_rate=0.01,
+                    eval_every=10),
+    'femnist': dict(target='lenet', num_users=3400, rounds=500,
+                    sampling_rate=0.05, clip=0.05, noise_multiplier=5.0,
+                    local_steps=50, batch_size=64, local_learning_rate=0.001,
+                    hyper_learning_rate=0.01, embedding_learning_rate=0.01,
+                    eval_every=10),
+}
+
+_DATASET = flags.DEFINE_enum('dataset', 'digits', DATASETS, 'Dataset.')
+_DATA_DIR = flags.DEFINE_string(
+    'data_dir', None, 'Directory of cifar-10-python.tar.gz (cifar10) or '
+    'emnist_all.sqlite (femnist).')
+_ALGORITHM = flags.DEFINE_string(
+    'algorithm', 'all', f'One of {", ".join(config_lib.ALGORITHMS)}, or all.')
+_NUM_USERS = flags.DEFINE_integer('num_users', None, 'Users N.')
+_SAMPLING_RATE = flags.DEFINE_float('sampling_rate', None, 'q in (0, 1].')
+_CLIP = flags.DEFINE_float('clip', None, 'S > 0.')
+_NOISE = flags.DEFINE_float('noise_multiplier', None, 'z >= 0.')
+_TARGET_EPSILON = flags.DEFINE_float(
+    'target_epsilon', None, 'Instead of --noise_multiplier: epsilon > 0 of '
+    'phi; z is solved with the RDP accountant.')
+_SAMPLE_CAP = flags.DEFINE_float(
+    'sample_cap', None, 'w_hat > 0 (default: the median user\'s size).')
+_LOCAL_STEPS = flags.DEFINE_integer('local_steps', None, 'K >= 1.')
+_BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Local batch size.')
+_LOCAL_LR = flags.DEFINE_float('local_learning_rate', None, 'eta > 0.')
+_HYPER_LR = flags.DEFINE_float('hyper_learning_rate', None, 'lambda > 0.')
+_EMBEDDING_LR = flags.DEFINE_float('embedding_learning_rate', None,
+                                   'zeta >= 0.')
+_ROUNDS = flags.DEFINE_integer('rounds', None, 'Rounds T.')
+_EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
+                                   'Evaluate every k rounds.')
+_DELTA = flags.DEFINE_float('delta', 1e-5, 'delta in (0, 1).')
+_SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
+_OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/udp',
+                                  'Where results are written.')
+_PROGRESS = flags.DEFINE_bool('progress', True, 'Show a progress bar.')
+_CHECKPOINT_EVERY = flags.DEFINE_integer(
+    'checkpoint_every', 10, 'Save progress every k rounds under '
+    '<output_dir>/checkpoints/; re-running the same command resumes.')
+
+_HEADER = ('algorithm', 'epsilon', 'accuracy (mean)', 'accuracy (var)',
+           'noise stddev')
+
+
+def _value(flag, name):
+  return flag.value if flag.value is not None else DEFAULTS[
+      _DATASET.value][name]
+
+
+def build_configs(num_users: int, median_size: float):
+  """The UdpConfig of each requested run, checked."""
+  if _ALGORITHM.value == 'all':
+    algorithms = config_lib.ALGORITHMS
+  elif _ALGORITHM.value in config_lib.ALGORITHMS:
+    algorithms = (_ALGORITHM.value,)
+  else:
+    raise cli.UsageError(
+        f'unknown algorithm {_ALGORITHM.value!r} for --algorithm; allowed: '
+        f'{", ".join(config_lib.ALGORITHMS)}, all')
+  cli.check(not (_NOISE.value is not None and _TARGET_EPSILON.value),
+            'give --noise_multiplier or --target_epsilon, not both')
+  rounds = _value(_ROUNDS, 'rounds')
+  q = _value(_SAMPLING_RATE, 'sampling_rate')
+  common = dict(
+      target=DEFAULTS[_DATASET.value]['target'], rounds=rounds,
+      sampling_rate=q, clip=_value(_CLIP, 'clip'),
+      noise_multiplier=_value(_NOISE, 'noise_multiplier'),
+      sample_cap=_SAMPLE_CAP.value or median_size,
+      local_steps=_value(_LOCAL_STEPS, 'local_steps'),
+      batch_size=_value(_BATCH_SIZE, 'batch_size'),
+      local_learning_rate=_value(_LOCAL_LR, 'local_learning_rate'),
+      hyper_learning_rate=_value(_HYPER_LR, 'hyper_learning_rate'),
+      embedding_learning_rate=_value(_EMBEDDING_LR,
+                                     'embedding_learning_rate'),
+      delta=_DELTA.value, eval_every=_value(_EVAL_EVERY, 'eval_every'),
+      seed=_SEED.value)
+  try:
+    config_lib.UdpConfig(**common).validate()
+  except ValueError as e:
+    raise cli.UsageError(f'--{e}') from None
+  if _TARGET_EPSILON.value is not None:
+    cli.check(_TARGET_EPSILON.value > 0,
+              f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')
+    from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
+    common['noise_multiplier'] = accounting.noise_multiplier_for_epsilon(
+        _TARGET_EPSILON.value, q, rounds, _DELTA.value)
+  configs = []
+  for algorithm in algorithms:
+    config = dataclasses.replace(config_lib.UdpConfig(**common),
+                                 algorithm=algorithm)
+    if algorithm == 'pfedhn':  # As many expected user updates.
+      config = dataclasses.replace(
+          config, rounds=rounds * max(1, round(q * num_users)),
+          eval_every=config.eval_every * max(1, round(q * num_users)))
+    configs.append(config)
+  return configs
+
+
+def main(argv):
+  if not flags.FLAGS['verbosity'].present:
+    logging.set_verbosity(logging.WARNING)
+  if len(argv) > 1:
+    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  num_users = _value(_NUM_USERS, 'num_users')
+  cli.check(num_users >= 2, f'--num_users must be >= 2, got {num_users}')
+  import datasets  # pylint: disable=g-import-not-at-top
+  try:
+    data = datasets.load_user_data(_DATASET.value, num_users=num_users,
+                                   data_dir=_DATA_DIR.value, seed=_SEED.value)
+  except datasets.DataFileError as e:
+    raise cli.UsageError(str(e)) from None
+  except ValueError as e:
+    raise cli.UsageError(f'--num_users={num_users}: {e}') from None
+  median = float(np.median([len(y) for _, y in data.train]))
+  configs = build_configs(data.num_clients, median)
+
+  # Everything was checked: only now is anything written.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
+  from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
+
+  output_dir = _OUTPUT_DIR.value
+  os.makedirs(output_dir, exist_ok=True)
+  records, rows = [], []
+  for config in configs:
+    writer = tf.summary.create_file_writer(
+        os.path.join(output_dir, 'tensorboard', config.algorithm))
+    try:
+      record = training.train(
+          config, data, summary_writer=writer, progress=_PROGRESS.value,
+          checkpoint_dir=os.path.join(output_dir, 'checkpoints',
+                                      config.algorithm),
+          checkpoint_every=_CHECKPOINT_EVERY.value)
+    except checkpoint.CheckpointMismatchError as e:
+      raise cli.UsageError(str(e)) from None
+    writer.close()
+    records.append(record)
+    epsilon = record['epsilon']
+    metrics = record['metrics']
+    rows.append((config.algorithm,
+                 '—' if epsilon is None else f'{epsilon:.2f}',
+                 f'{metrics["accuracy_mean"]:.2f}',
+                 f'{metrics["accuracy_var"]:.1f}',
+                 f'{record["setup"]["noise_stddev"]:.3g}'))
+    print(f'{config.algorithm}: accuracy={metrics["accuracy_mean"]:.2f} '
+          f'epsilon={"none" if epsilon is None else f"{epsilon:.3f}"}',
+          flush=True)
+  table = tables.format_text(rows, _HEADER)
+  c = configs[0]
+  title = (f'dataset={data.name} users={data.num_clients} rounds={c.rounds} '
+           f'q={c.sampling_rate:g} S={c.clip:g} z={c.noise_multiplier:.4g} '
+           f'w_hat={c.sample_cap:g} delta={c.delta:g}')
+  print('\n' + title + '\n' + table)
+  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
+    json.dump({'argv': sys.argv, 'runs': records}, f, indent=1)
+  with open(os.path.join(output_dir, 'table.txt'), 'w') as f:
+    f.write(title + '\n' + table + '\n')
+  print(f'\nwrote {os.path.join(output_dir, "results.json")}')
+
+
+if __name__ == '__main__':
+  app.run(cli.run_main(main), flags_parser=cli.parse_flags)

@@ -1,0 +1,182 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The UDP-Alg driver, its data and its binary: epsilon against the
+accountant, determinism, exact resume, weights and batches, the user split,
+bad flags."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import datasets
+from tff_hdp.data import federated_data
+from tff_hdp.privacy import accounting
+from tff_hdp.udp import config
+from tff_hdp.udp import training
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
+                        noise_multiplier=1.0, sample_cap=20, local_steps=2,
+                        batch_size=8, local_learning_rate=0.05,
+                        hyper_learning_rate=0.1, embedding_learning_rate=0.1,
+                        eval_every=2, seed=1)
+
+
+@pytest.fixture(scope='module')
+def data():
+  return datasets.load_user_data('digits', num_users=12, seed=0)
+
+
+def test_split_by_classes_gives_two_labels_and_uneven_sizes():
+  rng = np.random.default_rng(0)
+  y = np.repeat(np.arange(10), 100)
+  x = rng.normal(size=(1000, 3)).astype(np.float32)
+  d = federated_data.split_by_classes(x, y, num_clients=20, seed=1,
+                                      name='t')
+  labels = [set(tr[1]) | set(te[1]) for tr, te in zip(d.train, d.test)]
+  assert all(len(l) == 2 for l in labels)
+  assert set().union(*labels) == set(range(10))
+  sizes = [len(tr[1]) + len(te[1]) for tr, te in zip(d.train, d.test)]
+  assert sum(sizes) == 1000  # Every example is used once.
+  assert max(sizes) > 1.5 * min(sizes)
+  assert all(len(te[1]) >= 1 for te in d.test)
+
+
+def test_user_weights_and_local_batches(data):
+  sizes = np.array([len(y) for _, y in data.train])
+  np.testing.assert_allclose(training.user_weights(data, 20.0),
+                             np.minimum(sizes / 20.0, 1.0))
+  small = int(np.argmin(sizes))
+  users = np.array([small, int(np.argmax(sizes))])
+  x, y, indices, mask = training.local_batches(
+      data, users, 3, int(sizes[small]) + 1, np.random.default_rng(0))
+  assert x.shape[:2] == (2, sizes.max()) and indices.shape == (
+      3, 2, sizes[small] + 1)
+  # The small user uses all its examples each step, the last one masked.
+  np.testing.assert_array_equal(mask[:, 0].sum(1), sizes[small])
+  np.testing.assert_array_equal(mask[:, 1], 1.0)
+  for k in range(3):  # The large user's batch: distinct examples.
+    assert len(set(indices[k, 1])) == indices.shape[2]
+  np.testing.assert_array_equal(y[1, :sizes.max()], data.train[users[1]][1])
+
+
+def test_epsilon_is_the_accountants_and_runs_are_seeded(data):
+  a = training.train(TINY, data)
+  assert a['epsilon'] == pytest.approx(
+      accounting.compute_epsilon(0.3, 1.0, 3, 1e-5), rel=1e-12)
+  w = np.minimum(np.array([len(y) for _, y in data.train]) / 20.0, 1.0)
+  assert a['setup']['noise_stddev'] == pytest.approx(
+      1.0 * w.max() * 0.1 / (0.3 * w.sum()), rel=1e-6)
+  b = training.train(TINY, data)
+  assert a['metrics'] == b['metrics'] and a['history'] == b['history']
+  c = training.train(dataclasses.replace(TINY, seed=2), data)
+  assert c['history'] != a['history']
+  sampled = [h['users_sampled'] for h in a['history']]
+  for h in a['history']:
+    if h['users_sampled']:
+      assert h['noise_stddev'] == pytest.approx(
+          a['setup']['noise_stddev'], rel=1e-6)
+  assert sum(sampled) > 0
+  assert 'accuracy' in a['history'][1] and 'accuracy' in a['history'][2]
+  assert len(a['metrics']['user_accuracy']) == 12
+
+
+def test_baselines_account_nothing(data):
+  for algorithm in ('noiseless', 'pfedhn'):
+    record = training.train(dataclasses.replace(TINY, algorithm=algorithm),
+                            data)
+    assert record['epsilon'] is None
+    assert record['setup']['noise_stddev'] == 0.0
+  pfedhn = training.train(dataclasses.replace(TINY, algorithm='pfedhn'), data)
+  assert all(h['users_sampled'] == 1 for h in pfedhn['history'])
+
+
+def test_interrupted_run_resumes_exactly(data, tmp_path):
+  run = dataclasses.replace(TINY, rounds=4)
+  whole = training.train(run, data)
+
+  class Stop(Exception):
+    pass
+
+  def stop_at_3(round_num, _):
+    if round_num == 3:
+      raise Stop()
+
+  with pytest.raises(Stop):
+    training.train(run, data, checkpoint_dir=str(tmp_path), on_round=stop_at_3,
+                   checkpoint_every=2)
+  resumed = training.train(run, data, checkpoint_dir=str(tmp_path),
+                           checkpoint_every=2)
+  assert resumed['metrics'] == whole['metrics']
+  assert resumed['history'] == whole['history']
+  assert resumed['epsilon'] == whole['epsilon']
+
+
+def test_config_validation_names_the_field():
+  with pytest.raises(ValueError, match='sampling_rate must be in'):
+    dataclasses.replace(TINY, sampling_rate=0.0).validate()
+  with pytest.raises(ValueError, match='algorithm must be one of'):
+    dataclasses.replace(TINY, algorithm='dpsgd').validate()
+
+
+def _run(args):
+  return subprocess.run(
+      [sys.executable, os.path.join(REPO, 'run_scripts', 'run_udp.py'),
+       *args], capture_output=True, text=True, timeout=300, cwd=REPO,
+      check=False)
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--algorithm=dp'], "unknown algorithm 'dp'"),
+    (['--clip=0'], '--clip must be > 0'),
+    (['--sampling_rate=1.5'], '--sampling_rate must be in (0, 1]'),
+    (['--noise_multiplier=1', '--target_epsilon=2'],
+     'give --noise_multiplier or --target_epsilon'),
+    (['--target_epsilon=-1'], '--target_epsilon must be > 0'),
+    (['--dataset=cifar10', '--data_dir=/nonexistent'],
+     '/nonexistent/cifar-10-python.tar.gz'),
+    (['--num_users=1'], '--num_users must be >= 2'),
+    (['--local_steps=0'], '--local_steps must be >= 1'),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
+                                                      message):
+  out = tmp_path / 'out'
+  result = _run(args + [f'--output_dir={out}'])
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1, result.stderr
+  assert message in lines[0]
+  assert not out.exists()
+
+
+def test_binary_runs_every_algorithm(tmp_path):
+  out = tmp_path / 'udp'
+  result = _run(['--num_users=12', '--rounds=2', '--local_steps=2',
+                 '--eval_every=1', '--noprogress', f'--output_dir={out}'])
+  assert result.returncode == 0, result.stderr
+  record = json.loads((out / 'results.json').read_text())
+  assert [r['config']['algorithm'] for r in record['runs']] == [
+      'udp', 'noiseless', 'pfedhn']
+  udp = record['runs'][0]
+  assert udp['epsilon'] > 0
+  # pFedHN takes round(q N) = 2 one-user steps per round.
+  assert record['runs'][2]['config']['rounds'] == 2 * round(0.2 * 12)
+  assert 'udp' in (out / 'table.txt').read_text()

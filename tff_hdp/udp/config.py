@@ -1,0 +1,110 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The configuration of one UDP-Alg run (paper 004). TensorFlow-free.
+
+Paper 004 gives S in {0.05, 0.1, 0.2}, z in {5, 10}, q in {0.05, 0.1, 0.2},
+delta = 1e-5, a hypernetwork learning rate of 0.01 and a local one of 0.001.
+It does not give the sample cap w_hat, the local steps K, the rounds T, the
+batch size or the embedding learning rate zeta: the defaults below are ours
+(K, batch and zeta from pFedHN's code: 50 steps, batch 64, zeta = lambda),
+each a flag of `run_scripts/run_udp.py`.
+"""
+
+import dataclasses
+from typing import Optional
+
+ALGORITHMS = ('udp', 'noiseless', 'pfedhn')
+
+
+@dataclasses.dataclass(frozen=True)
+class UdpConfig:
+  """Every hyperparameter of one run.
+
+  Attributes:
+    algorithm: 'udp' (Algorithm 1), 'noiseless' (the same without clipping or
+      noise) or 'pfedhn' (one user per step, unweighted, as pFedHN's code).
+    target: The target network (`tff_hdp.models` name): 'lenet', or 'fc' for
+      the 8 x 8 offline digits.
+    rounds: T (for pfedhn: steps, one user each).
+    sampling_rate: q, each user's Poisson sampling probability per round.
+    clip: S, the clip norm of each user's hypernetwork gradient.
+    noise_multiplier: z (the noise stddev is z max_w S / (q W)).
+    sample_cap: w_hat; w_u = min(|D_u| / w_hat, 1).
+    local_steps: K local SGD steps per sampled user.
+    batch_size: Examples per local step.
+    local_learning_rate: eta.
+    hyper_learning_rate: lambda.
+    embedding_learning_rate: zeta.
+    embedding_dim: The embeddings' dimension; None for pFedHN's
+      floor(1 + N/4).
+    delta: The delta of the reported epsilon.
+    eval_every: Evaluate every k rounds (and after the last).
+    seed: Seed of everything random.
+  """
+
+  algorithm: str = 'udp'
+  target: str = 'lenet'
+  rounds: int = 500
+  sampling_rate: float = 0.1
+  clip: float = 0.1
+  noise_multiplier: float = 5.0
+  sample_cap: float = 100.0
+  local_steps: int = 50
+  batch_size: int = 64
+  local_learning_rate: float = 0.001
+  hyper_learning_rate: float = 0.01
+  embedding_learning_rate: float = 0.01
+  embedding_dim: Optional[int] = None
+  delta: float = 1e-5
+  eval_every: int = 10
+  seed: int = 0
+
+  @property
+  def private(self) -> bool:
+    return self.algorithm == 'udp'
+
+  def validate(self) -> None:
+    """Raises ValueError naming the first bad field and what is allowed."""
+    checks = (
+        (self.algorithm in ALGORITHMS,
+         f'algorithm must be one of {", ".join(ALGORITHMS)}, got '
+         f'{self.algorithm!r}'),
+        (self.rounds >= 1, f'rounds must be >= 1, got {self.rounds}'),
+        (0 < self.sampling_rate <= 1,
+         f'sampling_rate must be in (0, 1], got {self.sampling_rate}'),
+        (self.clip > 0, f'clip must be > 0, got {self.clip}'),
+        (self.noise_multiplier >= 0,
+         f'noise_multiplier must be >= 0, got {self.noise_multiplier}'),
+        (self.sample_cap > 0,
+         f'sample_cap must be > 0, got {self.sample_cap}'),
+        (self.local_steps >= 1,
+         f'local_steps must be >= 1, got {self.local_steps}'),
+        (self.batch_size >= 1,
+         f'batch_size must be >= 1, got {self.batch_size}'),
+        (self.local_learning_rate > 0,
+         f'local_learning_rate must be > 0, got {self.local_learning_rate}'),
+        (self.hyper_learning_rate > 0,
+         f'hyper_learning_rate must be > 0, got {self.hyper_learning_rate}'),
+        (self.embedding_learning_rate >= 0,
+         'embedding_learning_rate must be >= 0, got '
+         f'{self.embedding_learning_rate}'),
+        (self.embedding_dim is None or self.embedding_dim >= 1,
+         f'embedding_dim must be >= 1, got {self.embedding_dim}'),
+        (0 < self.delta < 1, f'delta must be in (0, 1), got {self.delta}'),
+        (self.eval_every >= 1,
+         f'eval_every must be >= 1, got {self.eval_every}'),
+    )
+    for ok, message in checks:
+      if not ok:
+        raise ValueError(message)

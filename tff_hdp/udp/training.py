@@ -1,0 +1,244 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The UDP-Alg driver: T rounds of paper 004's Algorithm 1 (or a baseline).
+
+`train(config, data)` builds the hypernetwork for the data's users, and each
+round samples users (Poisson at rate q; pFedHN: one user uniformly), draws
+their K local batches, runs `hypernetfl.round_step` as one `tf.function`,
+writes back phi and the sampled embeddings, steps the accountant (UDP only:
+a Poisson-subsampled Gaussian of rate q and multiplier z per round), and
+every `eval_every` rounds measures each user's generated model on its local
+test data. It returns one results record.
+
+Everything random comes from `config.seed`: phi^0 and the embeddings, the
+users and batches of round t (numpy, from (seed, t)), and the noise (a
+stateless key in the server state, split every round). A run checkpointed
+with `checkpoint_dir` resumes to exactly the results of an uninterrupted one.
+"""
+
+import collections
+import dataclasses
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from tff_hdp import checkpoint
+from tff_hdp import models
+from tff_hdp.data import federated_data
+from tff_hdp.data import sampling
+from tff_hdp.privacy import accounting
+from tff_hdp.udp import config as config_lib
+from tff_hdp.udp import hypernetfl
+from tff_hdp.udp import hypernetwork
+
+LEDGER_NAME = 'phi'
+
+
+def user_weights(data: federated_data.FederatedData,
+                 sample_cap: float) -> np.ndarray:
+  """w_u = min(|D_u| / w_hat, 1) for every user."""
+  sizes = np.array([len(y) for _, y in data.train], np.float64)
+  return np.minimum(sizes / sample_cap, 1.0)
+
+
+def local_batches(data: federated_data.FederatedData, users: np.ndarray,
+                  steps: int, batch_size: int, rng: np.random.Generator):
+  """The sampled users' data and the K batches each takes.
+
+  A user with n >= b examples takes b distinct ones at random each step
+  (pFedHN draws a fresh shuffled batch each inner step); one with n < b
+  takes all of them every step (the rest is masked padding).
+
+  Returns:
+    (x [B, n_max, ...], y [B, n_max], indices [K, B, b], mask [K, B, b]).
+  """
+  sizes = np.array([len(data.train[u][1]) for u in users], np.int64)
+  n_max = int(sizes.max())
+  x = np.zeros((len(users), n_max) + tuple(data.input_shape), np.float32)
+  y = np.zeros((len(users), n_max), np.int32)
+  indices = np.zeros((steps, len(users), batch_size), np.int32)
+  mask = np.zeros((steps, len(users), batch_size), np.float32)
+  for i, u in enumerate(users):
+    n = int(sizes[i])
+    x[i, :n], y[i, :n] = data.train[u]
+    if n >= batch_size:
+      order = np.argsort(rng.random((steps, n)), axis=1)
+      indices[:, i] = order[:, :batch_size]
+      mask[:, i] = 1.0
+    else:
+      indices[:, i, :n] = np.arange(n)
+      mask[:, i, :n] = 1.0
+  return x, y, indices, mask
+
+
+def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
+              max_weight: float, denominator: float):
+  """`hypernetfl.round_step` with this run's constants, as one tf.function."""
+  signature = [
+      [tf.TensorSpec(s, tf.float32) for s in net.shapes],
+      tf.TensorSpec((None, net.embedding_dim), tf.float32),
+      tf.TensorSpec((None, None) + net.target.input_shape, tf.float32),
+      tf.TensorSpec((None, None), tf.int32),
+      tf.TensorSpec((None, None, config.batch_size), tf.int32),
+      tf.TensorSpec((None, None, config.batch_size), tf.float32),
+      tf.TensorSpec((None,), tf.float32),
+      tf.TensorSpec((2,), tf.int64),
+  ]
+
+  @tf.function(input_signature=signature)
+  def round_fn(phi, embeddings, x, y, indices, mask, weights, key):
+    return hypernetfl.round_step(
+        net, phi, embeddings, x, y, indices, mask, weights, key,
+        clip=config.clip, noise_multiplier=config.noise_multiplier,
+        max_weight=max_weight, denominator=denominator,
+        local_learning_rate=config.local_learning_rate,
+        hyper_learning_rate=config.hyper_learning_rate,
+        embedding_learning_rate=config.embedding_learning_rate,
+        clip_and_noise=config.private)
+
+  return round_fn
+
+
+def user_accuracies(net: hypernetwork.HyperNetwork, phi, embeddings,
+                    data: federated_data.FederatedData,
+                    chunk: int = 256) -> np.ndarray:
+  """Each user's accuracy (%) with its generated model on its test data."""
+  out = np.full(len(data.test), np.nan)
+  for start in range(0, len(data.test), chunk):
+    users = range(start, min(start + chunk, len(data.test)))
+    thetas = net.generate(phi, tf.constant(embeddings[start:users.stop]))
+    for row, u in enumerate(users):
+      x, y = data.test[u]
+      if len(y):
+        out[u] = 100.0 * models.accuracy(net.target,
+                                         [t[row] for t in thetas], x, y)
+  return out
+
+
+def train(config: config_lib.UdpConfig,
+          data: federated_data.FederatedData,
+          *,
+          summary_writer: Optional[tf.summary.SummaryWriter] = None,
+          progress: bool = False,
+          on_round: Optional[Callable[[int, dict], None]] = None,
+          checkpoint_dir: Optional[str] = None,
+          checkpoint_every: int = 10) -> dict[str, Any]:
+  """Runs one experiment and returns its results record.
+
+  Returns:
+    {'config', 'dataset', 'setup', 'epsilon', 'metrics', 'history',
+     'wall_clock_seconds'}; `metrics` holds the final per-user accuracies
+    of the generated models, their mean and variance.
+  """
+  config.validate()
+  start = time.time()
+  num_users = data.num_clients
+  target = models.build_model(config.target, data.input_shape,
+                              data.num_classes)
+  net = hypernetwork.HyperNetwork(
+      target, config.embedding_dim or
+      hypernetwork.default_embedding_dim(num_users))
+  weights = user_weights(data, config.sample_cap)
+  if config.algorithm == 'pfedhn':
+    max_weight, denominator = 1.0, 1.0
+  else:
+    max_weight = float(weights.max())
+    denominator = config.sampling_rate * float(weights.sum())
+  round_fn = _round_fn(net, config, max_weight, denominator)
+  state = collections.OrderedDict(
+      phi=net.init(config.seed),
+      embeddings=net.init_embeddings(num_users, config.seed),
+      noise_key=np.array([config.seed, 0x554450], np.int64))
+  ledger = accounting.PrivacyLedger()
+  history = []
+  first_round = 0
+  checkpointer, restored = checkpoint.open_run(
+      checkpoint_dir, config, every=checkpoint_every, state=state)
+  if restored is not None:
+    first_round, state, ledger, history = restored
+    state = tf.nest.map_structure(np.asarray, state)
+  rounds = range(first_round, config.rounds)
+  if progress:
+    import tqdm  # pylint: disable=g-import-not-at-top
+    rounds = tqdm.tqdm(rounds, desc=config.algorithm, unit='round',
+                       initial=first_round, total=config.rounds)
+  for round_num in rounds:
+    rng = sampling.round_rng(config.seed, round_num)
+    if config.algorithm == 'pfedhn':
+      users = rng.integers(0, num_users, size=1)
+      round_weights = np.ones(1, np.float32)
+    else:
+      users = sampling.sample_cohort(num_users, 1, rng, poisson=True,
+                                     sampling_rate=config.sampling_rate)
+      round_weights = weights[users].astype(np.float32)
+    key, next_key = tf.random.experimental.stateless_split(
+        state['noise_key'], 2).numpy()
+    entry = {'round': round_num + 1, 'users_sampled': int(len(users))}
+    if len(users):
+      x, y, indices, mask = local_batches(data, users, config.local_steps,
+                                          config.batch_size, rng)
+      phi, new_embeddings, measurements = round_fn(
+          [tf.constant(p) for p in state['phi']],
+          state['embeddings'][users], x, y, indices, mask, round_weights,
+          key)
+      state['phi'] = [p.numpy() for p in phi]
+      state['embeddings'] = state['embeddings'].copy()
+      state['embeddings'][users] = new_embeddings.numpy()
+      entry.update({k: float(v) for k, v in measurements.items()})
+    state['noise_key'] = next_key
+    if config.private:
+      ledger.step(LEDGER_NAME, config.sampling_rate, config.noise_multiplier)
+    if (round_num + 1) % config.eval_every == 0 or (
+        round_num + 1 == config.rounds):
+      entry['accuracy'] = float(np.nanmean(user_accuracies(
+          net, state['phi'], state['embeddings'], data)))
+    history.append(entry)
+    if summary_writer is not None:
+      with summary_writer.as_default(step=round_num + 1):
+        for name, value in entry.items():
+          if name != 'round':
+            tf.summary.scalar(name, value)
+    if checkpointer is not None and checkpointer.due(round_num + 1,
+                                                     config.rounds):
+      checkpointer.save(round_num + 1, state, None, ledger, history)
+    if on_round is not None:
+      on_round(round_num + 1, entry)
+
+  accuracies = user_accuracies(net, state['phi'], state['embeddings'], data)
+  return {
+      'config': dataclasses.asdict(config),
+      'dataset': data.name,
+      'setup': {
+          'num_users': num_users,
+          'hypernetwork_parameters': net.num_parameters,
+          'target_parameters': target.num_parameters,
+          'embedding_dim': net.embedding_dim,
+          'max_user_weight': max_weight,
+          'denominator': denominator,
+          'noise_stddev': (config.noise_multiplier * max_weight *
+                           config.clip / denominator
+                           if config.private else 0.0),
+      },
+      'epsilon': (ledger.get_epsilon(LEDGER_NAME, config.delta)
+                  if config.private else None),
+      'metrics': {
+          'accuracy_mean': float(np.nanmean(accuracies)),
+          'accuracy_var': float(np.nanvar(accuracies)),
+          'user_accuracy': [float(a) for a in accuracies],
+      },
+      'history': history,
+      'wall_clock_seconds': time.time() - start,
+  }
