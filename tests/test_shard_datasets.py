@@ -176,3 +176,14 @@ def test_load_shards_data_fashion_and_digits(tmp_path):
   assert [len(y) for _, y in digits.train] == [70] * 20
   with pytest.raises(ValueError, match='unknown dataset'):
     datasets.load_shards_data('svhn', num_clients=2)
+
+
+def test_cifar10_users_for_udp(tmp_path):
+  # 48 tiny images of 10 labels; 4 users of 2 labels each.
+  _write_cifar(tmp_path / 'cifar-10-python.tar.gz', per_batch=8)
+  data = datasets.load_user_data('cifar10', num_users=4,
+                                 data_dir=str(tmp_path), seed=0)
+  assert data.num_clients == 4 and data.input_shape == (32, 32, 3)
+  assert all(x.dtype == np.float32 and x.max() <= 1.0 for x, _ in data.train)
+  assert all(len(set(y) | set(t[1])) <= 2
+             for (_, y), t in zip(data.train, data.test))
