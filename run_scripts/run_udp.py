@@ -103,6 +103,10 @@ _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate every k rounds.')
 _DELTA = flags.DEFINE_float('delta', 1e-5, 'delta in (0, 1).')
 _SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
+_BACKEND = flags.DEFINE_enum(
+    'backend', 'direct', config_lib.BACKENDS,
+    'How rounds run: one tf.function (direct), or the IterativeProcess on '
+    'TFF\'s runtime (tff; the same results, slower).')
 _OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/udp',
                                   'Where results are written.')
 _PROGRESS = flags.DEFINE_bool('progress', True, 'Show a progress bar.')
@@ -145,7 +149,7 @@ def build_configs(num_users: int, median_size: float):
       embedding_learning_rate=_value(_EMBEDDING_LR,
                                      'embedding_learning_rate'),
       delta=_DELTA.value, eval_every=_value(_EVAL_EVERY, 'eval_every'),
-      seed=_SEED.value)
+      seed=_SEED.value, backend=_BACKEND.value)
   try:
     config_lib.UdpConfig(**common).validate()
   except ValueError as e:
@@ -189,34 +193,36 @@ def main(argv):
   # Everything was checked: only now is anything written.
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
+  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
 
   output_dir = _OUTPUT_DIR.value
   os.makedirs(output_dir, exist_ok=True)
   records, rows = [], []
-  for config in configs:
-    writer = tf.summary.create_file_writer(
-        os.path.join(output_dir, 'tensorboard', config.algorithm))
-    try:
-      record = training.train(
-          config, data, summary_writer=writer, progress=_PROGRESS.value,
-          checkpoint_dir=os.path.join(output_dir, 'checkpoints',
-                                      config.algorithm),
-          checkpoint_every=_CHECKPOINT_EVERY.value)
-    except checkpoint.CheckpointMismatchError as e:
-      raise cli.UsageError(str(e)) from None
-    writer.close()
-    records.append(record)
-    epsilon = record['epsilon']
-    metrics = record['metrics']
-    rows.append((config.algorithm,
-                 '—' if epsilon is None else f'{epsilon:.2f}',
-                 f'{metrics["accuracy_mean"]:.2f}',
-                 f'{metrics["accuracy_var"]:.1f}',
-                 f'{record["setup"]["noise_stddev"]:.3g}'))
-    print(f'{config.algorithm}: accuracy={metrics["accuracy_mean"]:.2f} '
-          f'epsilon={"none" if epsilon is None else f"{epsilon:.3f}"}',
-          flush=True)
+  with runtime.local_cpp_context():
+    for config in configs:
+      writer = tf.summary.create_file_writer(
+          os.path.join(output_dir, 'tensorboard', config.algorithm))
+      try:
+        record = training.train(
+            config, data, summary_writer=writer, progress=_PROGRESS.value,
+            checkpoint_dir=os.path.join(output_dir, 'checkpoints',
+                                        config.algorithm),
+            checkpoint_every=_CHECKPOINT_EVERY.value)
+      except checkpoint.CheckpointMismatchError as e:
+        raise cli.UsageError(str(e)) from None
+      writer.close()
+      records.append(record)
+      epsilon = record['epsilon']
+      metrics = record['metrics']
+      rows.append((config.algorithm,
+                   '—' if epsilon is None else f'{epsilon:.2f}',
+                   f'{metrics["accuracy_mean"]:.2f}',
+                   f'{metrics["accuracy_var"]:.1f}',
+                   f'{record["setup"]["noise_stddev"]:.3g}'))
+      print(f'{config.algorithm}: accuracy={metrics["accuracy_mean"]:.2f} '
+            f'epsilon={"none" if epsilon is None else f"{epsilon:.3f}"}',
+            flush=True)
   table = tables.format_text(rows, _HEADER)
   c = configs[0]
   title = (f'dataset={data.name} users={data.num_clients} rounds={c.rounds} '

@@ -180,3 +180,13 @@ def test_binary_runs_every_algorithm(tmp_path):
   # pFedHN takes round(q N) = 2 one-user steps per round.
   assert record['runs'][2]['config']['rounds'] == 2 * round(0.2 * 12)
   assert 'udp' in (out / 'table.txt').read_text()
+
+
+def test_binary_on_tffs_runtime(tmp_path):
+  out = tmp_path / 'udp_tff'
+  result = _run(['--num_users=12', '--rounds=1', '--local_steps=2',
+                 '--algorithm=udp', '--backend=tff', '--noprogress',
+                 f'--output_dir={out}'])
+  assert result.returncode == 0, result.stderr
+  record = json.loads((out / 'results.json').read_text())
+  assert record['runs'][0]['config']['backend'] == 'tff'

@@ -25,6 +25,7 @@ import dataclasses
 from typing import Optional
 
 ALGORITHMS = ('udp', 'noiseless', 'pfedhn')
+BACKENDS = ('direct', 'tff')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +52,9 @@ class UdpConfig:
     delta: The delta of the reported epsilon.
     eval_every: Evaluate every k rounds (and after the last).
     seed: Seed of everything random.
+    backend: 'direct' (the round as one tf.function) or 'tff' (the
+      `process.build_process` IterativeProcess on TFF's runtime; the same
+      results up to float32 round-off, slower).
   """
 
   algorithm: str = 'udp'
@@ -69,6 +73,7 @@ class UdpConfig:
   delta: float = 1e-5
   eval_every: int = 10
   seed: int = 0
+  backend: str = 'direct'
 
   @property
   def private(self) -> bool:
@@ -104,6 +109,9 @@ class UdpConfig:
         (0 < self.delta < 1, f'delta must be in (0, 1), got {self.delta}'),
         (self.eval_every >= 1,
          f'eval_every must be >= 1, got {self.eval_every}'),
+        (self.backend in BACKENDS,
+         f'backend must be one of {", ".join(BACKENDS)}, got '
+         f'{self.backend!r}'),
     )
     for ok, message in checks:
       if not ok:

@@ -29,6 +29,7 @@ with `checkpoint_dir` resumes to exactly the results of an uninterrupted one.
 
 import collections
 import dataclasses
+import math
 import time
 from typing import Any, Callable, Optional
 
@@ -112,6 +113,42 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
   return round_fn
 
 
+def max_cohort(num_users: int, rate: float) -> int:
+  """Rows of the TFF process's cohort stack: qN + 6 standard deviations of
+  the Poisson cohort size (exceeded with probability below 1e-8), at most
+  N."""
+  mean = rate * num_users
+  return min(num_users,
+             int(math.ceil(mean + 6 * math.sqrt(mean * (1 - rate)))) + 1)
+
+
+def _tff_round_fn(net, config, max_weight, denominator, num_users):
+  """The round on TFF's runtime (`process.build_process`), same interface."""
+  from tff_hdp.udp import process  # pylint: disable=g-import-not-at-top
+  rows = 1 if config.algorithm == 'pfedhn' else max_cohort(
+      num_users, config.sampling_rate)
+  iterative = process.build_process(
+      net, num_users=num_users, max_cohort=rows,
+      local_steps=config.local_steps, batch_size=config.batch_size,
+      clip=config.clip, noise_multiplier=config.noise_multiplier,
+      max_weight=max_weight, denominator=denominator,
+      local_learning_rate=config.local_learning_rate,
+      hyper_learning_rate=config.hyper_learning_rate,
+      embedding_learning_rate=config.embedding_learning_rate,
+      clip_and_noise=config.private, seed=config.seed)
+
+  def round_fn(state, users, x, y, indices, mask, weights):
+    cohort, clients = process.cohort_and_clients(users, weights, x, y,
+                                                 indices, mask, rows)
+    new_state, measurements = iterative.next(state, cohort, clients)
+    return tf.nest.map_structure(np.asarray, new_state), {
+        'noise_stddev': measurements['noise_stddev'],
+        'user_weight_max': float(np.max(weights)),
+        'user_weight_sum': float(np.sum(weights))}
+
+  return round_fn
+
+
 def user_accuracies(net: hypernetwork.HyperNetwork, phi, embeddings,
                     data: federated_data.FederatedData,
                     chunk: int = 256) -> np.ndarray:
@@ -158,6 +195,9 @@ def train(config: config_lib.UdpConfig,
     max_weight = float(weights.max())
     denominator = config.sampling_rate * float(weights.sum())
   round_fn = _round_fn(net, config, max_weight, denominator)
+  if config.backend == 'tff':
+    tff_round = _tff_round_fn(net, config, max_weight, denominator,
+                              num_users)
   state = collections.OrderedDict(
       phi=net.init(config.seed),
       embeddings=net.init_embeddings(num_users, config.seed),
@@ -187,7 +227,13 @@ def train(config: config_lib.UdpConfig,
     key, next_key = tf.random.experimental.stateless_split(
         state['noise_key'], 2).numpy()
     entry = {'round': round_num + 1, 'users_sampled': int(len(users))}
-    if len(users):
+    if len(users) and config.backend == 'tff':
+      x, y, indices, mask = local_batches(data, users, config.local_steps,
+                                          config.batch_size, rng)
+      state, measurements = tff_round(state, users, x, y, indices, mask,
+                                      round_weights)
+      entry.update({k: float(v) for k, v in measurements.items()})
+    elif len(users):
       x, y, indices, mask = local_batches(data, users, config.local_steps,
                                           config.batch_size, rng)
       phi, new_embeddings, measurements = round_fn(
@@ -198,7 +244,8 @@ def train(config: config_lib.UdpConfig,
       state['embeddings'] = state['embeddings'].copy()
       state['embeddings'][users] = new_embeddings.numpy()
       entry.update({k: float(v) for k, v in measurements.items()})
-    state['noise_key'] = next_key
+    if config.backend != 'tff' or not len(users):
+      state['noise_key'] = next_key  # The process splits its own key.
     if config.private:
       ledger.step(LEDGER_NAME, config.sampling_rate, config.noise_multiplier)
     if (round_num + 1) % config.eval_every == 0 or (

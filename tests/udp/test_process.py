@@ -1,0 +1,69 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""UDP-Alg's TFF process: the same rounds as the direct path."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import datasets
+from tff_hdp.udp import config
+from tff_hdp.udp import process
+from tff_hdp.udp import training
+
+TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
+                        noise_multiplier=1.0, sample_cap=20, local_steps=2,
+                        batch_size=8, local_learning_rate=0.05,
+                        hyper_learning_rate=0.1, embedding_learning_rate=0.1,
+                        eval_every=1, seed=1)
+
+
+@pytest.fixture(scope='module')
+def data():
+  return datasets.load_user_data('digits', num_users=12, seed=0)
+
+
+@pytest.mark.parametrize('algorithm', ['udp', 'noiseless', 'pfedhn'])
+def test_tff_process_runs_the_direct_rounds(tff_runtime, data, algorithm):
+  del tff_runtime
+  run = dataclasses.replace(TINY, algorithm=algorithm)
+  direct = training.train(run, data)
+  on_tff = training.train(dataclasses.replace(run, backend='tff'), data)
+  assert on_tff['epsilon'] == direct['epsilon']
+  for a, b in zip(on_tff['history'], direct['history']):
+    assert a.keys() <= b.keys()
+    for key in a:
+      assert a[key] == pytest.approx(b[key], rel=1e-4, abs=1e-5), key
+  np.testing.assert_allclose(on_tff['metrics']['user_accuracy'],
+                             direct['metrics']['user_accuracy'], atol=1e-3)
+
+
+def test_cohort_padding_and_its_bound():
+  x = np.zeros((2, 5, 3), np.float32)
+  y = np.zeros((2, 5), np.int32)
+  indices = np.zeros((4, 2, 2), np.int32)
+  mask = np.ones((4, 2, 2), np.float32)
+  cohort, clients = process.cohort_and_clients(
+      np.array([3, 9]), np.array([0.5, 1.0]), x, y, indices, mask, 4)
+  np.testing.assert_array_equal(cohort['users'], [3, 9, 0, 0])
+  np.testing.assert_array_equal(cohort['weights'], [0.5, 1.0, 0, 0])
+  assert cohort['count'] == 2 and [c['row'] for c in clients] == [0, 1]
+  assert clients[1]['indices'].shape == (4, 2)
+  with pytest.raises(ValueError, match='more than max_cohort 1'):
+    process.cohort_and_clients(np.array([3, 9]), np.ones(2), x, y, indices,
+                               mask, 1)
+  # qN + 6 sd of the Poisson cohort: 10 + 6 * 3 = 28, plus one.
+  assert training.max_cohort(100, 0.1) == 29
+  assert training.max_cohort(10, 0.9) == 10
