@@ -152,7 +152,7 @@ def load_shards_data(name: str,
       seed=seed, name=name)
 
 
-USER_DATASETS = ('digits', 'cifar10', 'femnist')
+USER_DATASETS = ('digits', 'cifar10', 'femnist', 'celeba')
 
 
 def load_user_data(name: str,
@@ -166,11 +166,15 @@ def load_user_data(name: str,
   labels per user as pFedHN's split, sizes non-IID (log-normal, sigma 0.5),
   80/20 local train/test; digits pools its 1,797 images, CIFAR-10 its
   60,000. FEMNIST: TFF's EMNIST writers (`emnist.load`), the first
-  `num_users` (the paper: 3,400).
+  `num_users` (the paper: 3,400). CelebA: TFF's celebrities, split by
+  examples, label `smiling` (`celeba.load`).
   """
   if name not in USER_DATASETS:
     raise ValueError(
         f'unknown dataset {name!r}; allowed: {", ".join(USER_DATASETS)}')
+  if name == 'celeba':
+    from datasets import celeba  # pylint: disable=g-import-not-at-top
+    return celeba.load(data_dir=data_dir, num_clients=num_users)
   if name == 'femnist':
     from datasets import emnist  # pylint: disable=g-import-not-at-top
     return emnist.load(only_digits=False, data_dir=data_dir,

@@ -77,12 +77,12 @@ index on `client_id` (36 min for 3,400) and 25 s per writer without one.
 
 import contextlib
 import os
-import pathlib
 import sqlite3
 from typing import Optional, Sequence
 
 import numpy as np
 
+from datasets import tff_sqlite
 from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
 
@@ -95,13 +95,6 @@ SPLITS = {True: ('digits_only_train', 'digits_only_test'),
 NUM_CLASSES = {True: 10, False: 62}
 IMAGE_SHAPE = (28, 28)
 
-_SQLITE_MAGIC = b'SQLite format 3\x00'
-# What TFF's `SqlClientData` needs (its `_check_database_format`, plus the
-# `client_metadata` columns its client listing reads).
-_REQUIRED_COLUMNS = {
-    'examples': ('split_name', 'client_id', 'serialized_example_proto'),
-    'client_metadata': ('client_id', 'split_name'),
-}
 _ROWS_PER_BATCH = 8192
 
 
@@ -123,53 +116,6 @@ def _how_to_fetch(path: str) -> str:
           f'then copy {FILENAME} to {directory} here (or pass --data_dir)')
 
 
-def _connect(path: str) -> sqlite3.Connection:
-  """Opens `path` read-only (never creates or changes it)."""
-  uri = pathlib.Path(os.path.abspath(path)).as_uri() + '?mode=ro'
-  return sqlite3.connect(uri, uri=True)
-
-
-def _header_problem(path: str) -> Optional[str]:
-  """What is wrong with the file as an SQLite file, or None."""
-  size = os.path.getsize(path)
-  if size == 0:
-    return 'the file is empty'
-  with open(path, 'rb') as f:
-    header = f.read(100)
-  if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
-    return 'it is not an SQLite database'
-  page_size = int.from_bytes(header[16:18], 'big')
-  page_size = 65536 if page_size == 1 else page_size
-  page_count = int.from_bytes(header[28:32], 'big')
-  # The header's page count is valid when its version-valid-for number
-  # (bytes 92-95) equals the change counter (bytes 24-27).
-  if header[92:96] == header[24:28] and size < page_size * page_count:
-    return (f'it is truncated ({size} bytes, its header says '
-            f'{page_size * page_count})')
-  return None
-
-
-def _schema_problem(connection: sqlite3.Connection,
-                    split_names: Sequence[str]) -> Optional[str]:
-  """What is missing from the database for TFF's EMNIST, or None."""
-  tables = {row[0] for row in connection.execute(
-      "SELECT name FROM sqlite_master WHERE type = 'table';")}
-  for table, needed in _REQUIRED_COLUMNS.items():
-    if table not in tables:
-      return f'it has no table {table!r} (tables: {sorted(tables)})'
-    columns = {row[1] for row in connection.execute(
-        f'PRAGMA table_info({table});')}
-    missing = [c for c in needed if c not in columns]
-    if missing:
-      return f'table {table!r} lacks columns {missing}'
-  for split in split_names:
-    if connection.execute(
-        'SELECT 1 FROM client_metadata WHERE split_name = ? LIMIT 1;',
-        (split,)).fetchone() is None:
-      return f'it has no clients in split {split!r}'
-  return None
-
-
 def check_database(path: str, split_names: Sequence[str] = ()) -> None:
   """Raises DataFileError unless `path` is a usable TFF EMNIST database.
 
@@ -184,11 +130,11 @@ def check_database(path: str, split_names: Sequence[str] = ()) -> None:
   """
   if not os.path.isfile(path):
     raise DataFileError(f'EMNIST file {path} not found: {_how_to_fetch(path)}')
-  problem = _header_problem(path)
+  problem = tff_sqlite.header_problem(path)
   if problem is None:
     try:
-      with contextlib.closing(_connect(path)) as connection:
-        problem = _schema_problem(connection, split_names)
+      with contextlib.closing(tff_sqlite.connect(path)) as connection:
+        problem = tff_sqlite.schema_problem(connection, split_names)
     except sqlite3.DatabaseError as e:
       problem = f'SQLite cannot read it ({e})'
   if problem is not None:
@@ -286,7 +232,7 @@ def read_splits(
            f'examples WHERE split_name IN ({",".join("?" * len(split_names))})'
            ';')
   try:
-    with contextlib.closing(_connect(path)) as connection:
+    with contextlib.closing(tff_sqlite.connect(path)) as connection:
       parts = {s: _SplitRows(_expected_rows(connection, s))
                for s in split_names}
       cursor = connection.execute(query, tuple(split_names))

@@ -153,6 +153,8 @@ def _run(args):
     (['--target_epsilon=-1'], '--target_epsilon must be > 0'),
     (['--dataset=cifar10', '--data_dir=/nonexistent'],
      '/nonexistent/cifar-10-python.tar.gz'),
+    (['--dataset=celeba', '--data_dir=/nonexistent'],
+     '/nonexistent/celeba.sqlite not found'),
     (['--num_users=1'], '--num_users must be >= 2'),
     (['--local_steps=0'], '--local_steps must be >= 1'),
 ])
