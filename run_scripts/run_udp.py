@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import dataclasses
 import json
+from typing import Optional
 
 from absl import app
 from absl import flags
@@ -96,6 +97,9 @@ _NOISE = flags.DEFINE_float('noise_multiplier', None, 'z >= 0.')
 _TARGET_EPSILON = flags.DEFINE_float(
     'target_epsilon', None, 'Instead of --noise_multiplier: epsilon > 0 of '
     'phi; z is solved with the RDP accountant.')
+_NOISE_STDDEV = flags.DEFINE_float(
+    'noise_stddev', None, 'Instead of --noise_multiplier: the paper\'s sigma, '
+    'the noise stddev z max_w S / (q W) on grad phi; z is solved from it.')
 _SAMPLE_CAP = flags.DEFINE_float(
     'sample_cap', None, 'w_hat > 0 (default: the median user\'s size).')
 _LOCAL_STEPS = flags.DEFINE_integer('local_steps', None, 'K >= 1.')
@@ -129,8 +133,12 @@ def _value(flag, name):
       _DATASET.value][name]
 
 
-def build_configs(num_users: int, median_size: float):
-  """The UdpConfig of each requested run, checked."""
+def build_configs(num_users: int, median_size: float,
+                  sizes: Optional[np.ndarray] = None):
+  """The UdpConfig of each requested run, checked.
+
+  `sizes` (the users' training sizes) resolves --noise_stddev into z.
+  """
   if _ALGORITHM.value == 'all':
     algorithms = config_lib.ALGORITHMS
   elif _ALGORITHM.value in config_lib.ALGORITHMS:
@@ -139,8 +147,10 @@ def build_configs(num_users: int, median_size: float):
     raise cli.UsageError(
         f'unknown algorithm {_ALGORITHM.value!r} for --algorithm; allowed: '
         f'{", ".join(config_lib.ALGORITHMS)}, all')
-  cli.check(not (_NOISE.value is not None and _TARGET_EPSILON.value),
-            'give --noise_multiplier or --target_epsilon, not both')
+  given = [f'--{f.name}' for f in (_NOISE, _TARGET_EPSILON, _NOISE_STDDEV)
+           if f.value is not None]
+  cli.check(len(given) <= 1, 'give one of --noise_multiplier, '
+            f'--target_epsilon, --noise_stddev; got {" and ".join(given)}')
   rounds = _value(_ROUNDS, 'rounds')
   q = _value(_SAMPLING_RATE, 'sampling_rate')
   common = dict(
@@ -166,6 +176,13 @@ def build_configs(num_users: int, median_size: float):
     from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
     common['noise_multiplier'] = accounting.noise_multiplier_for_epsilon(
         _TARGET_EPSILON.value, q, rounds, _DELTA.value)
+  if _NOISE_STDDEV.value is not None:
+    cli.check(_NOISE_STDDEV.value >= 0,
+              f'--noise_stddev must be >= 0, got {_NOISE_STDDEV.value}')
+    weights = np.minimum(sizes / common['sample_cap'], 1.0)
+    common['noise_multiplier'] = float(
+        _NOISE_STDDEV.value * q * weights.sum() /
+        (weights.max() * common['clip']))
   configs = []
   for algorithm in algorithms:
     config = dataclasses.replace(config_lib.UdpConfig(**common),
@@ -193,8 +210,8 @@ def main(argv):
     raise cli.UsageError(str(e)) from None
   except ValueError as e:
     raise cli.UsageError(f'--num_users={num_users}: {e}') from None
-  median = float(np.median([len(y) for _, y in data.train]))
-  configs = build_configs(data.num_clients, median)
+  sizes = np.array([len(y) for _, y in data.train], np.float64)
+  configs = build_configs(data.num_clients, float(np.median(sizes)), sizes)
 
   # Everything was checked: only now is anything written.
   import tensorflow as tf  # pylint: disable=g-import-not-at-top

@@ -149,7 +149,8 @@ def _run(args):
     (['--clip=0'], '--clip must be > 0'),
     (['--sampling_rate=1.5'], '--sampling_rate must be in (0, 1]'),
     (['--noise_multiplier=1', '--target_epsilon=2'],
-     'give --noise_multiplier or --target_epsilon'),
+     'give one of --noise_multiplier, --target_epsilon, --noise_stddev'),
+    (['--noise_stddev=-1'], '--noise_stddev must be >= 0'),
     (['--target_epsilon=-1'], '--target_epsilon must be > 0'),
     (['--dataset=cifar10', '--data_dir=/nonexistent'],
      '/nonexistent/cifar-10-python.tar.gz'),
@@ -182,6 +183,18 @@ def test_binary_runs_every_algorithm(tmp_path):
   # pFedHN takes round(q N) = 2 one-user steps per round.
   assert record['runs'][2]['config']['rounds'] == 2 * round(0.2 * 12)
   assert 'udp' in (out / 'table.txt').read_text()
+  # The accuracy-against-epsilon curve: epsilon at every evaluation.
+  assert [h['epsilon'] > 0 for h in udp['history']] == [True, True]
+
+
+def test_noise_stddev_sets_z_from_the_weights(tmp_path):
+  out = tmp_path / 'sigma'
+  result = _run(['--num_users=12', '--rounds=1', '--local_steps=1',
+                 '--algorithm=udp', '--clip=0.2', '--noise_stddev=0.05',
+                 '--sample_cap=20', '--noprogress', f'--output_dir={out}'])
+  assert result.returncode == 0, result.stderr
+  run = json.loads((out / 'results.json').read_text())['runs'][0]
+  assert run['setup']['noise_stddev'] == pytest.approx(0.05, rel=1e-6)
 
 
 def test_binary_on_tffs_runtime(tmp_path):

@@ -252,6 +252,8 @@ def train(config: config_lib.UdpConfig,
         round_num + 1 == config.rounds):
       entry['accuracy'] = float(np.nanmean(user_accuracies(
           net, state['phi'], state['embeddings'], data)))
+      if config.private:  # The curve of Figures 2-3: accuracy against eps.
+        entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, config.delta)
     history.append(entry)
     if summary_writer is not None:
       with summary_writer.as_default(step=round_num + 1):
