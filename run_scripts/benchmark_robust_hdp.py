@@ -91,7 +91,7 @@ def main(argv):
   from tff_hdp.robust_hdp import process
   from tff_hdp.robust_hdp import training
 
-  print(f'cpu: {_cpu_name()}  cores: {os.cpu_count()}')
+  print(f'cpu: {timing.cpu_name()}  cores: {os.cpu_count()}')
   peak = max(timing.matmul_peak(tf, repeats=5)[0] for _ in range(2))
   print(f'matmul 2048^2 peak: {peak / 1e9:.1f} GFLOP/s')
   spec = models.cnn5_model((28, 28), 10)
@@ -181,17 +181,6 @@ def main(argv):
   print(f"dp_sgd_over_sgd={figures['steps'][64]['ratio']:.2f} "
         f'seconds_per_round={per_round:.1f} '
         f"run_minutes_200_rounds={figures['round']['run_minutes_200_rounds']:.0f}")
-
-
-def _cpu_name() -> str:
-  try:
-    with open('/proc/cpuinfo') as f:
-      for line in f:
-        if line.startswith('model name'):
-          return line.split(':', 1)[1].strip()
-  except OSError:
-    pass
-  return 'unknown'
 
 
 if __name__ == '__main__':

@@ -72,3 +72,15 @@ def matmul_peak(tf, size: int = 2048, repeats: int = 3) -> tuple[float, float]:
     best_wall = max(best_wall, flops / c.wall)
     best_cpu = max(best_cpu, flops / c.cpu)
   return best_wall, best_cpu
+
+
+def cpu_name() -> str:
+  """The CPU's model name from /proc/cpuinfo ('unknown' if unreadable)."""
+  try:
+    with open('/proc/cpuinfo') as f:
+      for line in f:
+        if line.startswith('model name'):
+          return line.split(':', 1)[1].strip()
+  except OSError:
+    pass
+  return 'unknown'
