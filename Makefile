@@ -43,6 +43,8 @@ demo: install
 	$(PY) run_scripts/run_robust_hdp.py --dataset=digits --algorithm=all \
 	    --privacy_distribution=dist1 --model=fc --rounds=30 --backend=direct \
 	    --noprogress --output_dir=results/robust_hdp_digits
+	$(PY) run_scripts/run_udp.py --algorithm=all --rounds=40 --noprogress \
+	    --output_dir=results/udp_digits
 
 test: install
 	$(PY) -m pytest tests

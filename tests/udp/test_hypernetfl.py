@@ -123,21 +123,47 @@ def test_clipping_and_weighted_estimator_by_hand():
   for got, g in zip(clipped, grads):
     np.testing.assert_allclose(got, g * factors.reshape(
         [-1] + [1] * (g.ndim - 1)), rtol=1e-5)
+  total = hypernetfl.weighted_clipped_sum(grads, weights, clip)
   estimate, stddev = hypernetfl.private_estimate(
-      grads, weights, clip=clip, noise_multiplier=0.0, max_weight=1.0,
+      total, clip=clip, noise_multiplier=0.0, max_weight=1.0,
       denominator=2.5, key=tf.constant([1, 2], tf.int64))
   assert float(stddev) == 0.0
   for got, g in zip(estimate, grads):
     want = np.tensordot(weights * factors, g, axes=1) / 2.5
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+  # Noiseless: the same weighted sum, unclipped.
+  for got, g in zip(hypernetfl.weighted_clipped_sum(grads, weights, clip,
+                                                    clip_and_noise=False),
+                    grads):
+    np.testing.assert_allclose(got, np.tensordot(weights, g, axes=1),
+                               rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize('chunk', [1, 2, 5])
+def test_cohort_gradient_is_the_same_in_any_chunks(chunk):
+  net = _net()
+  phi = [tf.constant(p) for p in net.init(6)]
+  v = tf.constant(net.init_embeddings(5, 6))
+  rng = np.random.default_rng(6)
+  deltas = [tf.constant(rng.normal(size=(5,) + s).astype(np.float32))
+            for s in net.target.shapes]
+  weights = tf.constant([1.0, 0.2, 0.7, 1.0, 0.4])
+  per_user = net.phi_vjps(phi, v, deltas)
+  want = hypernetfl.weighted_clipped_sum(per_user, weights, 0.3)
+  got, norms = hypernetfl.cohort_gradient(net, phi, v, deltas, weights,
+                                          clip=0.3, chunk=chunk)
+  for a, b in zip(got, want):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+  flat = np.concatenate([g.numpy().reshape(5, -1) for g in per_user], 1)
+  np.testing.assert_allclose(norms, np.linalg.norm(flat, axis=1), rtol=1e-5)
 
 
 @pytest.mark.parametrize('z,max_weight,clip,denominator',
                          [(5.0, 1.0, 0.1, 10.0), (1.0, 0.4, 0.2, 3.0)])
 def test_noise_stddev_is_z_max_w_s_over_q_w(z, max_weight, clip, denominator):
-  zeros = [tf.zeros((2, 300, 200)), tf.zeros((2, 1000))]
+  zeros = [tf.zeros((300, 200)), tf.zeros((1000,))]
   estimate, stddev = hypernetfl.private_estimate(
-      zeros, tf.constant([0.3, max_weight]), clip=clip, noise_multiplier=z,
+      zeros, clip=clip, noise_multiplier=z,
       max_weight=max_weight, denominator=denominator,
       key=tf.constant([7, 8], tf.int64))
   expected = z * max_weight * clip / denominator

@@ -111,19 +111,69 @@ def clip_each(per_user: Sequence[tf.Tensor], clip) -> list[tf.Tensor]:
   return list(tf.map_fn(one, list(per_user), fn_output_signature=specs))
 
 
-def private_estimate(per_user: Sequence[tf.Tensor], weights: tf.Tensor, *,
-                     clip, noise_multiplier, max_weight, denominator,
-                     key: tf.Tensor, clip_and_noise: bool = True):
-  """grad_phi from the users' g_u (rows) and weights w_u.
+def weighted_clipped_sum(per_user: Sequence[tf.Tensor], weights: tf.Tensor,
+                         clip, clip_and_noise: bool = True) -> list[tf.Tensor]:
+  """sum_u w_u Clip(g_u, S) (no clipping for Noiseless) from rows g_u."""
+  if clip_and_noise:
+    per_user = clip_each(per_user, clip)
+  return [tf.tensordot(tf.cast(weights, g.dtype), g, axes=1)
+          for g in per_user]
+
+
+def users_per_chunk(net: hypernetwork.HyperNetwork,
+                    budget_bytes: int = 256 * 2**20) -> int:
+  """Users whose phi-VJPs are held at once: each is as large as phi (CIFAR-10's
+  hypernetwork: 12.3 M parameters, 49 MB), and a chunk holds three copies
+  (the VJPs, clipped, weighted)."""
+  return max(1, budget_bytes // (4 * net.num_parameters))
+
+
+def cohort_gradient(net: hypernetwork.HyperNetwork, phi, embeddings, deltas,
+                    weights, *, clip, clip_and_noise: bool = True,
+                    chunk: int = 0):
+  """sum_u w_u Clip((d theta_u/d phi)^T Delta_u, S) over the cohort.
+
+  The per-user VJPs are computed `chunk` users at a time (default
+  `users_per_chunk`), so a FEMNIST cohort (170 users, 36 MB each) never holds
+  them all.
+
+  Returns:
+    (the sum per phi tensor, [B] the unclipped VJPs' norms).
+  """
+  chunk = chunk or users_per_chunk(net)
+  phi = [tf.convert_to_tensor(p) for p in phi]
+  deltas = [tf.convert_to_tensor(d) for d in deltas]
+  embeddings = tf.convert_to_tensor(embeddings)
+  weights = tf.convert_to_tensor(weights, tf.float32)
+  count = tf.shape(embeddings)[0]
+
+  def body(start, total, norms):
+    end = tf.minimum(start + chunk, count)
+    per_user = net.phi_vjps(phi, embeddings[start:end],
+                            [d[start:end] for d in deltas])
+    norms = norms.write(norms.size(), tf.sqrt(tf.add_n([
+        tf.reduce_sum(tf.reshape(g, [end - start, -1])**2, 1)
+        for g in per_user])))
+    part = weighted_clipped_sum(per_user, weights[start:end], clip,
+                                clip_and_noise)
+    return end, [t + q for t, q in zip(total, part)], norms
+
+  norms = tf.TensorArray(tf.float32, size=0, dynamic_size=True,
+                         infer_shape=False, element_shape=[None])
+  _, total, norms = tf.while_loop(
+      lambda start, *_: start < count, body,
+      (tf.constant(0), [tf.zeros_like(p) for p in phi], norms))
+  return total, tf.reshape(norms.concat(), [-1])
+
+
+def private_estimate(total: Sequence[tf.Tensor], *, clip, noise_multiplier,
+                     max_weight, denominator, key: tf.Tensor,
+                     clip_and_noise: bool = True):
+  """grad_phi = (sum_u w_u Clip(g_u, S) + N(0, (z max_w S)^2 I)) / (q W).
 
   Returns:
     (grad_phi per phi tensor, the noise stddev after normalisation).
   """
-  if clip_and_noise:
-    per_user = clip_each(per_user, clip)
-  records = [g * tf.reshape(weights, [-1] + [1] * (g.shape.rank - 1))
-             for g in per_user]
-  total = [tf.reduce_sum(r, 0) for r in records]
   if not clip_and_noise:
     return [t / denominator for t in total], tf.constant(0.0)
   query = estimator_query(clip, noise_multiplier, max_weight, denominator)
@@ -163,16 +213,15 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
   thetas = net.generate(phi, embeddings)
   deltas = local_deltas(net.target, thetas, x, y, indices, mask,
                         local_learning_rate)
-  per_user, embedding_grads = net.user_vjps(phi, embeddings, deltas)
+  total, norms = cohort_gradient(net, phi, embeddings, deltas, user_weights,
+                                 clip=clip, clip_and_noise=clip_and_noise)
   gradient, stddev = private_estimate(
-      per_user, user_weights, clip=clip, noise_multiplier=noise_multiplier,
+      total, clip=clip, noise_multiplier=noise_multiplier,
       max_weight=max_weight, denominator=denominator, key=key,
       clip_and_noise=clip_and_noise)
   new_phi = [p - hyper_learning_rate * g for p, g in zip(phi, gradient)]
+  embedding_grads = net.embedding_vjps(phi, embeddings, deltas)
   new_embeddings = embeddings - embedding_learning_rate * embedding_grads
-  norms = tf.sqrt(tf.add_n([
-      tf.reduce_sum(tf.reshape(g, [tf.shape(g)[0], -1])**2, 1)
-      for g in per_user]))
   measurements = {
       'noise_stddev': stddev,
       'user_weight_max': tf.reduce_max(user_weights),

@@ -24,12 +24,11 @@ phi is a plain list of tensors, like a model's weights. Initialisation is
 PyTorch's default, as pFedHN's: linear weights and biases U(-1/sqrt(fan_in),
 1/sqrt(fan_in)); embeddings N(0, 1).
 
-`generate` maps a batch of embeddings to a batch of target weights, and
-`user_vjps` gives, for a whole cohort at once, each user's vector-Jacobian
-products (d theta_u / d phi)^T Delta_u and (d theta_u / d v_u)^T Delta_u: the
-phi part per user (they are clipped one by one) through
-`tf.vectorized_map`, the v part from one gradient of sum_u <theta_u, Delta_u>
-(theta_u depends on no other user's embedding).
+`generate` maps a batch of embeddings to a batch of target weights.
+`phi_vjps` gives each user's (d theta_u / d phi)^T Delta_u for a batch of
+users at once (they are clipped one by one), through `tf.vectorized_map`;
+`embedding_vjps` each user's (d theta_u / d v_u)^T Delta_u from one gradient
+of sum_u <theta_u, Delta_u> (theta_u depends on no other user's embedding).
 """
 
 import dataclasses
@@ -107,21 +106,16 @@ class HyperNetwork:
                                        self.target.shapes)
     ]
 
-  def user_vjps(self, phi: Sequence[tf.Tensor], embeddings: tf.Tensor,
-                deltas: Sequence[tf.Tensor]):
-    """Each user's (d theta_u/d phi)^T Delta_u and (d theta_u/d v_u)^T Delta_u.
+  def phi_vjps(self, phi: Sequence[tf.Tensor], embeddings: tf.Tensor,
+               deltas: Sequence[tf.Tensor]) -> list[tf.Tensor]:
+    """Each user's (d theta_u / d phi)^T Delta_u, per phi tensor [B, *shape].
 
     Args:
       phi: The hypernetwork's weights.
-      embeddings: [B, e] the cohort's embeddings v_u.
+      embeddings: [B, e] the users' embeddings v_u.
       deltas: Per target tensor, [B, *shape] the users' Delta_u.
-
-    Returns:
-      (per phi tensor [B, *shape], [B, e]).
     """
     phi = [tf.convert_to_tensor(p) for p in phi]
-    embeddings = tf.convert_to_tensor(embeddings)
-    deltas = [tf.convert_to_tensor(d) for d in deltas]
 
     def one_user(args):
       v, delta = args
@@ -132,12 +126,25 @@ class HyperNetwork:
                           for t, d in zip(theta, delta)])
       return tape.gradient(inner, phi)
 
-    per_user = tf.vectorized_map(one_user, (embeddings, deltas))
+    return list(tf.vectorized_map(
+        one_user, (tf.convert_to_tensor(embeddings),
+                   [tf.convert_to_tensor(d) for d in deltas])))
+
+  def embedding_vjps(self, phi: Sequence[tf.Tensor], embeddings: tf.Tensor,
+                     deltas: Sequence[tf.Tensor]) -> tf.Tensor:
+    """[B, e]: each user's (d theta_u / d v_u)^T Delta_u, from one gradient."""
+    embeddings = tf.convert_to_tensor(embeddings)
     with tf.GradientTape() as tape:
       tape.watch(embeddings)
       theta = self.generate(phi, embeddings)
       inner = tf.add_n([tf.reduce_sum(t * d) for t, d in zip(theta, deltas)])
-    return list(per_user), tape.gradient(inner, embeddings)
+    return tape.gradient(inner, embeddings)
+
+  def user_vjps(self, phi: Sequence[tf.Tensor], embeddings: tf.Tensor,
+                deltas: Sequence[tf.Tensor]):
+    """(`phi_vjps`, `embedding_vjps`) of a cohort."""
+    return (self.phi_vjps(phi, embeddings, deltas),
+            self.embedding_vjps(phi, embeddings, deltas))
 
 
 def default_embedding_dim(num_users: int) -> int:

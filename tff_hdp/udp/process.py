@@ -100,12 +100,15 @@ def build_process(net: hypernetwork.HyperNetwork, *, num_users: int,
     key, next_key = tf.unstack(
         tf.random.experimental.stateless_split(state['noise_key'], 2))
     embeddings = tf.gather(state['embeddings'], users)
-    per_user, embedding_grads = net.user_vjps(
-        state['phi'], embeddings, [d[:count] for d in deltas])
+    deltas = [d[:count] for d in deltas]
+    total, _ = hypernetfl.cohort_gradient(
+        net, state['phi'], embeddings, deltas, cohort['weights'][:count],
+        clip=clip, clip_and_noise=clip_and_noise)
     gradient, stddev = hypernetfl.private_estimate(
-        per_user, cohort['weights'][:count], clip=clip,
-        noise_multiplier=noise_multiplier, max_weight=max_weight,
-        denominator=denominator, key=key, clip_and_noise=clip_and_noise)
+        total, clip=clip, noise_multiplier=noise_multiplier,
+        max_weight=max_weight, denominator=denominator, key=key,
+        clip_and_noise=clip_and_noise)
+    embedding_grads = net.embedding_vjps(state['phi'], embeddings, deltas)
     new_rows = embeddings - embedding_learning_rate * embedding_grads
     new_state = collections.OrderedDict(
         phi=[p - hyper_learning_rate * g
