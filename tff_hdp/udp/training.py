@@ -149,20 +149,24 @@ def _tff_round_fn(net, config, max_weight, denominator, num_users):
   return round_fn
 
 
-def user_accuracies(net: hypernetwork.HyperNetwork, phi, embeddings,
+def user_evaluation(net: hypernetwork.HyperNetwork, phi, embeddings,
                     data: federated_data.FederatedData,
-                    chunk: int = 256) -> np.ndarray:
-  """Each user's accuracy (%) with its generated model on its test data."""
-  out = np.full(len(data.test), np.nan)
+                    chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+  """Each user's (loss, accuracy %) with its generated model on its test
+  data (nan for a user without test data)."""
+  losses = np.full(len(data.test), np.nan)
+  accuracies = np.full(len(data.test), np.nan)
   for start in range(0, len(data.test), chunk):
     users = range(start, min(start + chunk, len(data.test)))
     thetas = net.generate(phi, tf.constant(embeddings[start:users.stop]))
     for row, u in enumerate(users):
       x, y = data.test[u]
       if len(y):
-        out[u] = 100.0 * models.accuracy(net.target,
-                                         [t[row] for t in thetas], x, y)
-  return out
+        logits = net.target.apply([t[row] for t in thetas], tf.constant(x))
+        losses[u] = float(models.loss_fn(logits, y))
+        accuracies[u] = 100.0 * float(np.mean(
+            np.argmax(logits.numpy(), axis=-1) == y))
+  return losses, accuracies
 
 
 def train(config: config_lib.UdpConfig,
@@ -250,8 +254,10 @@ def train(config: config_lib.UdpConfig,
       ledger.step(LEDGER_NAME, config.sampling_rate, config.noise_multiplier)
     if (round_num + 1) % config.eval_every == 0 or (
         round_num + 1 == config.rounds):
-      entry['accuracy'] = float(np.nanmean(user_accuracies(
-          net, state['phi'], state['embeddings'], data)))
+      losses, accuracies = user_evaluation(net, state['phi'],
+                                           state['embeddings'], data)
+      entry['loss'] = float(np.nanmean(losses))
+      entry['accuracy'] = float(np.nanmean(accuracies))
       if config.private:  # The curve of Figures 2-3: accuracy against eps.
         entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, config.delta)
     history.append(entry)
@@ -266,7 +272,8 @@ def train(config: config_lib.UdpConfig,
     if on_round is not None:
       on_round(round_num + 1, entry)
 
-  accuracies = user_accuracies(net, state['phi'], state['embeddings'], data)
+  _, accuracies = user_evaluation(net, state['phi'], state['embeddings'],
+                                 data)
   return {
       'config': dataclasses.asdict(config),
       'dataset': data.name,
