@@ -47,8 +47,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from tff_hdp.fedhdp import privacy_groups
-from tff_hdp.privacy import auditing
-from tff_hdp.privacy import canaries as canaries_lib
+from tff_hdp.privacy import canary_audit
 
 # A canary's update norm, in units of the round's clip norm S^t (> 1: always
 # clipped, to exactly S^t).
@@ -101,12 +100,11 @@ class FedHdpAudit:
                                               planted_groups)
     self.groups = tuple(groups)
     self.shapes = [tuple(s) for s in spec.shapes]
-    self.sampling_rate = sampling_rate
     self.planted_noise_scale = float(planted_noise_scale)
-    self.canaries = canaries_lib.CanarySet(canaries_per_group, len(groups),
-                                           spec.num_parameters, seed)
-    self._unit_updates = []
-    self._participations = np.zeros(len(self.canaries), np.int64)
+    self.audit = canary_audit.CanaryAudit(
+        [g.name for g in groups], canaries_per_group, spec.num_parameters,
+        sampling_rate, seed)
+    self.canaries = self.audit.canaries
 
   def mechanism_groups(self) -> tuple[privacy_groups.PrivacyGroup, ...]:
     """The groups the mechanism runs with: planted groups' z_i times f."""
@@ -122,8 +120,7 @@ class FedHdpAudit:
       (updates, groups): per model tensor, the stacked [K_c, ...] canary
       updates (10 S^t c_k); and their [K_c] group indices.
     """
-    taken = self.canaries.sample(round_num, self.sampling_rate)
-    self._participations[taken] += 1
+    taken = self.audit.sample(round_num)
     flat = self.canaries.directions(taken) * np.float32(
         CANARY_NORM_FACTOR * clip_norm)
     updates, start = [], 0
@@ -136,53 +133,11 @@ class FedHdpAudit:
 
   def observe(self, old_weights, new_weights) -> None:
     """Records the round's global update Delta_t (all iterates observed)."""
-    delta = np.concatenate([
-        (np.asarray(n, np.float32) - np.asarray(o, np.float32)).ravel()
-        for o, n in zip(old_weights, new_weights)
-    ])
-    norm = np.linalg.norm(delta)
-    if norm > 0:  # A round with no client leaves the model as it was.
-      self._unit_updates.append(delta / norm)
+    self.audit.observe(old_weights, new_weights)
 
   def report(self, epsilon: dict[str, float], delta: float,
              statistic: str = 'max') -> list[dict[str, Any]]:
     """One record per group: accounted, estimated and lower-bound epsilon."""
-    statistics = self.canaries.statistics(np.stack(self._unit_updates),
-                                          statistic)
-    included = self.canaries.included
-    rows = []
-    for i, group in enumerate(self.groups):
-      mine = self.canaries.groups == i
-      inserted = statistics[mine & included]
-      null = statistics[mine & ~included]
-      row = {
-          'group': group.name,
-          'statistic': statistic,
-          'epsilon_accounted': epsilon.get(group.name),
-          'epsilon_estimate': _estimate(null, inserted, delta),
-          'epsilon_lower_bound': auditing.one_run_audit(
-              statistics[mine], included[mine], delta),
-          'planted_noise_scale': (self.planted_noise_scale
-                                  if group.name in self.planted_groups
-                                  else 1.0),
-          'canaries': int(mine.sum()),
-          'canaries_inserted': int(inserted.size),
-          'mean_participations': float(
-              self._participations[mine & included].mean())
-                                 if inserted.size else 0.0,
-          'inserted_statistic': _moments(inserted),
-          'null_statistic': _moments(null),
-      }
-      rows.append(row)
-    return rows
-
-
-def _estimate(null: np.ndarray, inserted: np.ndarray, delta: float) -> float:
-  if null.size < 2 or inserted.size < 2:
-    return float('nan')  # Too few canaries on one side to fit a Gaussian.
-  return auditing.estimate_epsilon(null, inserted, delta)
-
-
-def _moments(values: np.ndarray) -> dict[str, float]:
-  return {'mean': float(values.mean()) if values.size else float('nan'),
-          'std': float(values.std(ddof=1)) if values.size > 1 else float('nan')}
+    return self.audit.report(
+        epsilon, delta, statistic,
+        {name: self.planted_noise_scale for name in self.planted_groups})
