@@ -47,7 +47,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import json
-import math
 
 from absl import app
 from absl import flags
@@ -55,6 +54,7 @@ from absl import logging
 
 from run_scripts import cli
 from run_scripts import run_experiment
+from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(
     'canaries_per_group', 200, 'Canary clients m per privacy group, each '
@@ -75,18 +75,6 @@ _QUICK = flags.DEFINE_bool(
 
 # What --quick sets when the flag is not on the command line.
 _QUICK_FLAGS = {'preset': 'digits', 'ditto': False, 'canaries_per_group': 100}
-
-
-def _line(row) -> str:
-  def fmt(value):
-    if value is None:
-      return 'none'
-    return 'inf' if math.isinf(value) else f'{value:.3f}'
-
-  return (f'group={row["group"]} epsilon_accounted='
-          f'{fmt(row["epsilon_accounted"])} epsilon_estimate='
-          f'{fmt(row["epsilon_estimate"])} epsilon_lower_bound='
-          f'{fmt(row["epsilon_lower_bound"])}')
 
 
 def main(argv):
@@ -154,7 +142,7 @@ def main(argv):
   with runtime.local_cpp_context():
     record = training.train(config, data, progress=flags.FLAGS.progress,
                             audit=audit, audit_statistic=_STATISTIC.value)
-  lines = [_line(row) for row in record['audit']]
+  lines = [canary_audit.format_line(row) for row in record['audit']]
   title = (f'audit: algorithm={config.algorithm} dataset={data.name} '
            f'rounds={config.rounds} q={config.sampling_rate:g} '
            f'delta={config.delta:g} canaries_per_group={_CANARIES.value} '

@@ -17,9 +17,9 @@
     python run_scripts/audit_table.py --mnist_data_dir=~/.keras/datasets
     python run_scripts/audit_table.py --standin_mnist
 
-Each configuration is one `audit_privacy.py` run (skipped when its
-results.json exists), under both statistics; the table has one row per
-privacy group. The digits rows need nothing downloaded. The paper-preset rows
+Each configuration is one `audit_privacy.py` run (FedHDP) or `audit_udp.py`
+run (UDP-Alg's phi), skipped when its results.json exists, under both
+statistics; the table has one row per privacy group. The digits rows need nothing downloaded. The paper-preset rows
 (MNIST, Table 7, at 50 rounds) need `mnist.npz`: pass --mnist_data_dir, or
 --standin_mnist to write a stand-in file of the same format made from
 scikit-learn's digits (8x8 images upscaled to 28x28, 60,000 + 10,000 draws):
@@ -63,6 +63,11 @@ CONFIGS = (
     ('digits dp_fedavg', _DIGITS + ['--algorithm=dp_fedavg']),
     ('digits dp_fedavg, noise x0.5',
      _DIGITS + ['--algorithm=dp_fedavg'] + _PLANT),
+)
+# UDP-Alg's phi on the offline digits (run_udp.py's defaults: 50 users).
+UDP_CONFIGS = (
+    ('digits udp-alg', []),
+    ('digits udp-alg, noise x0.5', _PLANT),
 )
 _MNIST = ['--preset=mnist', '--rounds=50', '--noditto',
           '--canaries_per_group=500']
@@ -116,11 +121,14 @@ def main(argv):
     suffix = ' (stand-in data)' if _STANDIN.value else ''
     configs += [(name + suffix, args + [f'--data_dir={mnist_dir}'])
                 for name, args in MNIST_CONFIGS]
-  script = os.path.join(cli.REPO_ROOT, 'run_scripts', 'audit_privacy.py')
+  configs = [(name, 'audit_privacy.py', args) for name, args in configs]
+  configs += [(name, 'audit_udp.py', args) for name, args in UDP_CONFIGS]
   jobs, runs = [], []
-  for i, (name, args) in enumerate(configs):
+  for name, script_name, args in configs:
+    script = os.path.join(cli.REPO_ROOT, 'run_scripts', script_name)
     for statistic in ('max', 'sum'):
-      out = os.path.join(_OUTPUT_DIR.value, f'{i}_{statistic}')
+      slug = ''.join(c if c.isalnum() else '_' for c in name)
+      out = os.path.join(_OUTPUT_DIR.value, f'{slug}_{statistic}')
       runs.append((name, statistic, out))
       if os.path.exists(os.path.join(out, 'results.json')):
         continue

@@ -105,7 +105,8 @@ def main(argv):
                                         num_classes=classes, train=users,
                                         test=users, server_test=users[0])
     config = config_lib.UdpConfig(sampling_rate=q)
-    round_fn = training._round_fn(net, config, 1.0, q * num_users)  # pylint: disable=protected-access
+    round_fn, _ = training._round_fn(net, config, 1.0, q * num_users)  # pylint: disable=protected-access
+    no_extra = [tf.zeros(s) for s in net.shapes]
     phi = [tf.constant(p) for p in net.init(0)]
     embeddings = net.init_embeddings(cohort, 0)
     weights = np.ones(cohort, np.float32)
@@ -114,11 +115,13 @@ def main(argv):
                                      config.batch_size, rng)
     key = np.array([0, 1], np.int64)
     with timing.Clock() as first:
-      round_fn(phi, embeddings, *batches, weights, key)[0][0].numpy()
+      round_fn(phi, embeddings, *batches, weights, key,
+               no_extra)[0][0].numpy()
     seconds = []
     for _ in range(_ROUNDS.value):
       with timing.Clock() as c:
-        round_fn(phi, embeddings, *batches, weights, key)[0][0].numpy()
+        round_fn(phi, embeddings, *batches, weights, key,
+               no_extra)[0][0].numpy()
       seconds.append(c.wall)
     per_round = float(np.median(seconds))
     local = (cohort * config.local_steps * config.batch_size * 3 * 2 *

@@ -22,6 +22,7 @@ al.'s lower bound (`auditing`). How a sampled canary enters the mechanism is
 the system's business.
 """
 
+import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -89,6 +90,22 @@ class CanaryAudit:
           'null_statistic': _moments(null),
       })
     return rows
+
+
+def format_line(row: dict[str, Any]) -> str:
+  """A report row as one line: group=<name> epsilon_accounted=<x>
+  epsilon_estimate=<y> epsilon_lower_bound=<z> ('none' for no accounted
+  epsilon, 'inf' for an unbounded estimate)."""
+
+  def fmt(value):
+    if value is None:
+      return 'none'
+    return 'inf' if math.isinf(value) else f'{value:.3f}'
+
+  return (f'group={row["group"]} epsilon_accounted='
+          f'{fmt(row["epsilon_accounted"])} epsilon_estimate='
+          f'{fmt(row["epsilon_estimate"])} epsilon_lower_bound='
+          f'{fmt(row["epsilon_lower_bound"])}')
 
 
 def _estimate(null: np.ndarray, inserted: np.ndarray, delta: float) -> float:

@@ -192,7 +192,7 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
                user_weights: tf.Tensor, key: tf.Tensor, *, clip,
                noise_multiplier, max_weight, denominator, local_learning_rate,
                hyper_learning_rate, embedding_learning_rate,
-               clip_and_noise: bool = True):
+               clip_and_noise: bool = True, extra_total=None):
   """One round for the sampled users: new phi, their new embeddings.
 
   Args:
@@ -206,6 +206,9 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
     local_learning_rate, hyper_learning_rate, embedding_learning_rate:
       eta, lambda, zeta.
     clip_and_noise: False for Noiseless and pFedHN.
+    extra_total: Optional, per phi tensor, records added to the users'
+      weighted clipped sum before the noise (an audit's canary users,
+      `tff_hdp.udp.audit`).
 
   Returns:
     (new phi, new [B, e] embeddings, measurements).
@@ -215,6 +218,8 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
                         local_learning_rate)
   total, norms = cohort_gradient(net, phi, embeddings, deltas, user_weights,
                                  clip=clip, clip_and_noise=clip_and_noise)
+  if extra_total is not None:
+    total = [t + e for t, e in zip(total, extra_total)]
   gradient, stddev = private_estimate(
       total, clip=clip, noise_multiplier=noise_multiplier,
       max_weight=max_weight, denominator=denominator, key=key,
@@ -230,3 +235,23 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
       'clipped_fraction': tf.reduce_mean(tf.cast(norms > clip, tf.float32)),
   }
   return new_phi, new_embeddings, measurements
+
+
+def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor, *, clip,
+                     noise_multiplier, max_weight, denominator,
+                     hyper_learning_rate, clip_and_noise: bool = True,
+                     extra_total=None) -> list[tf.Tensor]:
+  """phi after a round in which no user was sampled.
+
+  The estimator is still released: its sum is empty (plus any canary
+  records), and the noise is added all the same. Skipping the round instead
+  would tell whoever sees phi that nobody was sampled.
+  """
+  total = [tf.zeros_like(p) for p in phi]
+  if extra_total is not None:
+    total = [t + e for t, e in zip(total, extra_total)]
+  gradient, _ = private_estimate(
+      total, clip=clip, noise_multiplier=noise_multiplier,
+      max_weight=max_weight, denominator=denominator, key=key,
+      clip_and_noise=clip_and_noise)
+  return [p - hyper_learning_rate * g for p, g in zip(phi, gradient)]

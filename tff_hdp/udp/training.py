@@ -86,8 +86,17 @@ def local_batches(data: federated_data.FederatedData, users: np.ndarray,
 
 
 def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
-              max_weight: float, denominator: float):
-  """`hypernetfl.round_step` with this run's constants, as one tf.function."""
+              max_weight: float, denominator: float,
+              noise_multiplier: Optional[float] = None):
+  """`hypernetfl.round_step` with this run's constants, as one tf.function.
+
+  `noise_multiplier` is the mechanism's z (default the config's; an audit's
+  planted fault changes it). The last argument is the records added before
+  the noise (zeros without an audit).
+  """
+  z = config.noise_multiplier if noise_multiplier is None else (
+      noise_multiplier)
+  phi_specs = [tf.TensorSpec(s, tf.float32) for s in net.shapes]
   signature = [
       [tf.TensorSpec(s, tf.float32) for s in net.shapes],
       tf.TensorSpec((None, net.embedding_dim), tf.float32),
@@ -97,20 +106,29 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
       tf.TensorSpec((None, None, config.batch_size), tf.float32),
       tf.TensorSpec((None,), tf.float32),
       tf.TensorSpec((2,), tf.int64),
+      phi_specs,
   ]
 
   @tf.function(input_signature=signature)
-  def round_fn(phi, embeddings, x, y, indices, mask, weights, key):
+  def round_fn(phi, embeddings, x, y, indices, mask, weights, key, extra):
     return hypernetfl.round_step(
         net, phi, embeddings, x, y, indices, mask, weights, key,
-        clip=config.clip, noise_multiplier=config.noise_multiplier,
-        max_weight=max_weight, denominator=denominator,
+        clip=config.clip, noise_multiplier=z, max_weight=max_weight,
+        denominator=denominator,
         local_learning_rate=config.local_learning_rate,
         hyper_learning_rate=config.hyper_learning_rate,
         embedding_learning_rate=config.embedding_learning_rate,
-        clip_and_noise=config.private)
+        clip_and_noise=config.private, extra_total=extra)
 
-  return round_fn
+  @tf.function(input_signature=[phi_specs, signature[7], phi_specs])
+  def empty_round_fn(phi, key, extra):
+    return hypernetfl.empty_round_step(
+        phi, key, clip=config.clip, noise_multiplier=z,
+        max_weight=max_weight, denominator=denominator,
+        hyper_learning_rate=config.hyper_learning_rate,
+        clip_and_noise=config.private, extra_total=extra)
+
+  return round_fn, empty_round_fn
 
 
 def max_cohort(num_users: int, rate: float) -> int:
@@ -176,8 +194,15 @@ def train(config: config_lib.UdpConfig,
           progress: bool = False,
           on_round: Optional[Callable[[int, dict], None]] = None,
           checkpoint_dir: Optional[str] = None,
-          checkpoint_every: int = 10) -> dict[str, Any]:
+          checkpoint_every: int = 10,
+          audit: Optional[Any] = None,
+          audit_statistic: str = 'max') -> dict[str, Any]:
   """Runs one experiment and returns its results record.
+
+  With `audit` (a `tff_hdp.udp.audit.UdpAudit`), its canary users join every
+  round's estimator, the mechanism runs with its noise multiplier (a planted
+  fault), the accountant keeps the configured one, and the record gains an
+  'audit' entry (direct backend, no checkpoints).
 
   Returns:
     {'config', 'dataset', 'setup', 'epsilon', 'metrics', 'history',
@@ -198,7 +223,17 @@ def train(config: config_lib.UdpConfig,
   else:
     max_weight = float(weights.max())
     denominator = config.sampling_rate * float(weights.sum())
-  round_fn = _round_fn(net, config, max_weight, denominator)
+  if audit is not None and (config.backend != 'direct' or checkpoint_dir or
+                            not config.private):
+    raise ValueError('an audit runs UDP-Alg on the direct backend without '
+                     f'checkpoints; got algorithm {config.algorithm!r}, '
+                     f'backend {config.backend!r}, checkpoint_dir '
+                     f'{checkpoint_dir!r}')
+  round_fn, empty_round_fn = _round_fn(
+      net, config, max_weight, denominator,
+      None if audit is None else audit.mechanism_noise_multiplier(
+          config.noise_multiplier))
+  no_extra = [tf.zeros(shape) for shape in net.shapes]
   if config.backend == 'tff':
     tff_round = _tff_round_fn(net, config, max_weight, denominator,
                               num_users)
@@ -231,6 +266,11 @@ def train(config: config_lib.UdpConfig,
     key, next_key = tf.random.experimental.stateless_split(
         state['noise_key'], 2).numpy()
     entry = {'round': round_num + 1, 'users_sampled': int(len(users))}
+    extra = no_extra
+    if audit is not None:
+      extra, entry['canaries_sampled'] = audit.round_records(
+          round_num, config.clip, max_weight)
+    old_phi = state['phi']
     if len(users) and config.backend == 'tff':
       x, y, indices, mask = local_batches(data, users, config.local_steps,
                                           config.batch_size, rng)
@@ -243,13 +283,18 @@ def train(config: config_lib.UdpConfig,
       phi, new_embeddings, measurements = round_fn(
           [tf.constant(p) for p in state['phi']],
           state['embeddings'][users], x, y, indices, mask, round_weights,
-          key)
+          key, extra)
       state['phi'] = [p.numpy() for p in phi]
       state['embeddings'] = state['embeddings'].copy()
       state['embeddings'][users] = new_embeddings.numpy()
       entry.update({k: float(v) for k, v in measurements.items()})
+    else:  # Nobody sampled: the noised (empty) estimator is still released.
+      state['phi'] = [p.numpy() for p in empty_round_fn(
+          [tf.constant(p) for p in state['phi']], key, extra)]
     if config.backend != 'tff' or not len(users):
       state['noise_key'] = next_key  # The process splits its own key.
+    if audit is not None:
+      audit.observe(old_phi, state['phi'])
     if config.private:
       ledger.step(LEDGER_NAME, config.sampling_rate, config.noise_multiplier)
     if (round_num + 1) % config.eval_every == 0 or (
@@ -274,7 +319,9 @@ def train(config: config_lib.UdpConfig,
 
   _, accuracies = user_evaluation(net, state['phi'], state['embeddings'],
                                  data)
-  return {
+  epsilon = (ledger.get_epsilon(LEDGER_NAME, config.delta)
+             if config.private else None)
+  record = {
       'config': dataclasses.asdict(config),
       'dataset': data.name,
       'setup': {
@@ -288,8 +335,7 @@ def train(config: config_lib.UdpConfig,
                            config.clip / denominator
                            if config.private else 0.0),
       },
-      'epsilon': (ledger.get_epsilon(LEDGER_NAME, config.delta)
-                  if config.private else None),
+      'epsilon': epsilon,
       'metrics': {
           'accuracy_mean': float(np.nanmean(accuracies)),
           'accuracy_var': float(np.nanvar(accuracies)),
@@ -298,3 +344,6 @@ def train(config: config_lib.UdpConfig,
       'history': history,
       'wall_clock_seconds': time.time() - start,
   }
+  if audit is not None:
+    record['audit'] = audit.report(epsilon, config.delta, audit_statistic)
+  return record

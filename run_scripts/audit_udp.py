@@ -1,0 +1,114 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Audits UDP-Alg's phi with canary users (paper 004; issue 11, item 5).
+
+    python run_scripts/audit_udp.py                       # offline digits
+    python run_scripts/audit_udp.py --planted_noise_scale=0.5
+
+Takes every run flag of `run_udp.py` (UDP-Alg on the direct backend) and
+adds --canaries canary users (`tff_hdp.udp.audit`). Prints
+
+    group=phi epsilon_accounted=<x> epsilon_estimate=<y> epsilon_lower_bound=<z>
+
+as `audit_privacy.py` does for FedHDP's groups, and writes `results.json`
+and `audit.txt` to --output_dir. `--planted_noise_scale=f` (a self-check,
+refused by `run_udp.py`) runs the mechanism with z times f while the
+accountant keeps z. Bad input: one line, exit 2, nothing written.
+"""
+
+import os
+import sys
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+import json
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from run_scripts import cli
+from run_scripts import run_udp
+from tff_hdp.privacy import canary_audit
+
+_CANARIES = flags.DEFINE_integer(
+    'canaries', 200, 'Canary users m, each inserted with probability 1/2.')
+_PLANTED_SCALE = flags.DEFINE_float(
+    'planted_noise_scale', 1.0, 'Audit self-check: multiply the mechanism\'s '
+    'noise multiplier by this (> 0); the accountant keeps the configured one.')
+_STATISTIC = flags.DEFINE_enum(
+    'statistic', 'max', ['max', 'sum'], 'Per canary, the max of the cosines '
+    'between phi\'s round steps and its direction (Andrew et al.), or their '
+    'sum / sqrt(T).')
+
+
+def main(argv):
+  if not flags.FLAGS['verbosity'].present:
+    logging.set_verbosity(logging.WARNING)
+  if len(argv) > 1:
+    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check(flags.FLAGS.algorithm == 'udp',
+            f'--algorithm must be udp for an audit of phi, got '
+            f'{flags.FLAGS.algorithm}')
+  cli.check(flags.FLAGS.backend == 'direct',
+            f'--backend must be direct for an audit, got '
+            f'{flags.FLAGS.backend}')
+  cli.check(_CANARIES.value >= 2,
+            f'--canaries must be >= 2, got {_CANARIES.value}')
+  cli.check(_PLANTED_SCALE.value > 0,
+            f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
+  data, (config,) = run_udp.load_and_configure()
+
+  # Everything was checked: only now is anything written.
+  from tff_hdp import models  # pylint: disable=g-import-not-at-top
+  from tff_hdp.udp import audit as audit_lib  # pylint: disable=g-import-not-at-top
+  from tff_hdp.udp import hypernetwork  # pylint: disable=g-import-not-at-top
+  from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
+
+  target = models.build_model(config.target, data.input_shape,
+                              data.num_classes)
+  net = hypernetwork.HyperNetwork(
+      target, config.embedding_dim or
+      hypernetwork.default_embedding_dim(data.num_clients))
+  audit = audit_lib.UdpAudit(net, canaries=_CANARIES.value,
+                             sampling_rate=config.sampling_rate,
+                             seed=config.seed,
+                             planted_noise_scale=_PLANTED_SCALE.value)
+  output_dir = flags.FLAGS.output_dir
+  os.makedirs(output_dir, exist_ok=True)
+  record = training.train(config, data, progress=flags.FLAGS.progress,
+                          audit=audit, audit_statistic=_STATISTIC.value)
+  line = canary_audit.format_line(record['audit'][0])
+  title = (f'audit: UDP-Alg dataset={data.name} users={data.num_clients} '
+           f'rounds={config.rounds} q={config.sampling_rate:g} '
+           f'z={config.noise_multiplier:.4g} S={config.clip:g} '
+           f'delta={config.delta:g} canaries={_CANARIES.value} '
+           f'planted_noise_scale={_PLANTED_SCALE.value:g} '
+           f'statistic={_STATISTIC.value}')
+  print(title)
+  print(line, flush=True)
+  record['argv'] = sys.argv
+  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
+    json.dump(record, f, indent=1)
+  with open(os.path.join(output_dir, 'audit.txt'), 'w') as f:
+    f.write(title + '\n' + line + '\n')
+  print(f'wrote {os.path.join(output_dir, "results.json")}')
+
+
+if __name__ == '__main__':
+  flags.FLAGS.set_default('algorithm', 'udp')
+  flags.FLAGS.set_default('output_dir', 'results/audit_udp')
+  app.run(cli.run_main(main), flags_parser=cli.parse_flags)

@@ -1,0 +1,145 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The canary-user audit of UDP-Alg's phi: canary records, the planted
+fault, the accountant left alone, empty rounds still noised, the binary."""
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import datasets
+from tff_hdp import models
+from tff_hdp.udp import audit as audit_lib
+from tff_hdp.udp import config
+from tff_hdp.udp import hypernetfl
+from tff_hdp.udp import hypernetwork
+from tff_hdp.udp import training
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
+                        noise_multiplier=1.0, sample_cap=20, local_steps=2,
+                        batch_size=8, local_learning_rate=0.05,
+                        hyper_learning_rate=0.1, embedding_learning_rate=0.1,
+                        eval_every=3, seed=1)
+
+
+@pytest.fixture(scope='module')
+def data():
+  return datasets.load_user_data('digits', num_users=12, seed=0)
+
+
+def _net(data):
+  return hypernetwork.HyperNetwork(
+      models.fc_model(data.input_shape, data.num_classes),
+      hypernetwork.default_embedding_dim(data.num_clients))
+
+
+def test_canary_records_are_max_weight_times_clip_along_c(data):
+  net = _net(data)
+  audit = audit_lib.UdpAudit(net, canaries=40, sampling_rate=0.5, seed=0)
+  records, count = audit.round_records(2, clip=0.1, max_weight=0.8)
+  taken = audit.canaries.sample(2, 0.5)
+  assert count == len(taken) > 3
+  flat = np.concatenate([r.ravel() for r in records])
+  np.testing.assert_allclose(
+      flat, 0.08 * audit.canaries.directions(taken).sum(0), rtol=1e-5,
+      atol=1e-7)
+  assert [r.shape for r in records] == [tuple(s) for s in net.shapes]
+
+
+def test_audit_keeps_the_accountant_and_the_users(data):
+  plain = training.train(TINY, data)
+  idle = training.train(TINY, data, audit=audit_lib.UdpAudit(
+      _net(data), canaries=4, sampling_rate=0.0, seed=1))
+  assert idle['metrics'] == plain['metrics']
+  assert [{k: v for k, v in h.items() if k != 'canaries_sampled'}
+          for h in idle['history']] == plain['history']
+  planted = training.train(TINY, data, audit=audit_lib.UdpAudit(
+      _net(data), canaries=20, sampling_rate=0.3, seed=1,
+      planted_noise_scale=0.25))
+  assert planted['epsilon'] == plain['epsilon']  # The configured z.
+  stddev = plain['setup']['noise_stddev']
+  for h in planted['history']:
+    if h['users_sampled']:
+      assert h['noise_stddev'] == pytest.approx(0.25 * stddev, rel=1e-6)
+  row, = planted['audit']
+  assert row['group'] == 'phi' and row['planted_noise_scale'] == 0.25
+  assert row['epsilon_accounted'] == plain['epsilon']
+  with pytest.raises(ValueError, match='direct backend'):
+    training.train(dataclasses.replace(TINY, algorithm='noiseless'), data,
+                   audit=audit_lib.UdpAudit(_net(data), canaries=4,
+                                            sampling_rate=0.3, seed=1))
+
+
+def test_a_round_without_users_still_releases_noise(data):
+  net = _net(data)
+  phi = [tf.constant(p) for p in net.init(0)]
+  new = hypernetfl.empty_round_step(
+      phi, tf.constant([3, 4], tf.int64), clip=0.1, noise_multiplier=2.0,
+      max_weight=1.0, denominator=4.0, hyper_learning_rate=0.5)
+  step = np.concatenate([(p - n).numpy().ravel() for p, n in zip(phi, new)])
+  # lambda * sigma with sigma = z max_w S / (q W) = 0.05.
+  assert step.std() == pytest.approx(0.5 * 0.05, rel=0.01)
+  rare = training.train(dataclasses.replace(TINY, sampling_rate=0.01), data)
+  assert [h['users_sampled'] for h in rare['history']] == [0, 0, 0]
+  assert rare['epsilon'] > 0
+
+
+def _script(name, args):
+  return subprocess.run(
+      [sys.executable, os.path.join(REPO, 'run_scripts', name), *args],
+      capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
+
+
+@pytest.mark.parametrize('script,args,message', [
+    ('run_udp.py', ['--planted_noise_scale=0.5'],
+     'only run_scripts/audit_udp.py takes it'),
+    ('audit_udp.py', ['--algorithm=noiseless'], '--algorithm must be udp'),
+    ('audit_udp.py', ['--backend=tff'], '--backend must be direct'),
+    ('audit_udp.py', ['--canaries=1'], '--canaries must be >= 2'),
+    ('audit_udp.py', ['--planted_noise_scale=-1'],
+     '--planted_noise_scale must be > 0'),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
+                                                      message):
+  out = tmp_path / 'out'
+  result = _script(script, args + [f'--output_dir={out}'])
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1 and message in lines[0], result.stderr
+  assert not out.exists()
+
+
+def test_audit_binary_prints_the_phi_line(tmp_path):
+  out = tmp_path / 'audit'
+  result = _script('audit_udp.py', [
+      '--num_users=12', '--rounds=3', '--local_steps=2', '--canaries=10',
+      '--noprogress', f'--output_dir={out}'])
+  assert result.returncode == 0, result.stderr
+  line, = [l for l in result.stdout.splitlines() if l.startswith('group=')]
+  number = r'(none|inf|nan|\d+\.\d{3})'
+  assert re.fullmatch(rf'group=phi epsilon_accounted=\d+\.\d{{3}} '
+                      rf'epsilon_estimate={number} '
+                      rf'epsilon_lower_bound={number}', line), line
+  record = json.loads((out / 'results.json').read_text())
+  assert record['audit'][0]['canaries'] == 10
