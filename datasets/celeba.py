@@ -68,20 +68,7 @@ def _how_to_fetch(path: str) -> str:
 
 def check_database(path: str) -> None:
   """Raises DataFileError unless `path` is a usable TFF CelebA database."""
-  if not os.path.isfile(path):
-    raise DataFileError(f'CelebA file {path} not found: {_how_to_fetch(path)}')
-  problem = tff_sqlite.header_problem(path)
-  if problem is None:
-    import contextlib  # pylint: disable=g-import-not-at-top
-    import sqlite3  # pylint: disable=g-import-not-at-top
-    try:
-      with contextlib.closing(tff_sqlite.connect(path)) as connection:
-        problem = tff_sqlite.schema_problem(connection, SPLITS)
-    except sqlite3.DatabaseError as e:
-      problem = f'SQLite cannot read it ({e})'
-  if problem is not None:
-    raise DataFileError(f'CelebA file {path} is unusable: {problem}; delete '
-                        f'it and {_how_to_fetch(path)}')
+  tff_sqlite.check_database(path, 'CelebA', SPLITS, _how_to_fetch(path))
 
 
 def _arrays(dataset) -> federated_data.ClientArrays:

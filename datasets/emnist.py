@@ -128,18 +128,8 @@ def check_database(path: str, split_names: Sequence[str] = ()) -> None:
       truncated, or lacks TFF's tables, columns or the splits; the message
       names the file and the command that fetches it.
   """
-  if not os.path.isfile(path):
-    raise DataFileError(f'EMNIST file {path} not found: {_how_to_fetch(path)}')
-  problem = tff_sqlite.header_problem(path)
-  if problem is None:
-    try:
-      with contextlib.closing(tff_sqlite.connect(path)) as connection:
-        problem = tff_sqlite.schema_problem(connection, split_names)
-    except sqlite3.DatabaseError as e:
-      problem = f'SQLite cannot read it ({e})'
-  if problem is not None:
-    raise DataFileError(f'EMNIST file {path} is unusable: {problem}; delete '
-                        f'it and {_how_to_fetch(path)}')
+  tff_sqlite.check_database(path, 'EMNIST', split_names,
+                            _how_to_fetch(path))
 
 
 def _parse(serialized: list[bytes]) -> tuple[np.ndarray, np.ndarray]:

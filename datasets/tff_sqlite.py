@@ -20,10 +20,13 @@ page count, with the tables and columns TFF's `SqlClientData` reads and the
 splits the loader needs.
 """
 
+import contextlib
 import os
 import pathlib
 import sqlite3
 from typing import Optional, Sequence
+
+from datasets.errors import DataFileError
 
 _SQLITE_MAGIC = b'SQLite format 3\x00'
 # What TFF's `SqlClientData` needs (its `_check_database_format`, plus the
@@ -79,3 +82,32 @@ def schema_problem(connection: sqlite3.Connection,
         (split,)).fetchone() is None:
       return f'it has no clients in split {split!r}'
   return None
+
+
+def check_database(path: str, label: str, split_names: Sequence[str],
+                   how_to_fetch: str) -> None:
+  """Raises DataFileError unless `path` is a usable TFF database.
+
+  Args:
+    path: The database file.
+    label: The dataset's name in messages, e.g. 'EMNIST'.
+    split_names: Splits that must have clients.
+    how_to_fetch: The end of every message: how to get a good copy.
+
+  Raises:
+    DataFileError: The file is missing, empty, not an SQLite database,
+      truncated, or lacks TFF's tables, columns or the splits; the message
+      names the file and says how to fetch it.
+  """
+  if not os.path.isfile(path):
+    raise DataFileError(f'{label} file {path} not found: {how_to_fetch}')
+  problem = header_problem(path)
+  if problem is None:
+    try:
+      with contextlib.closing(connect(path)) as connection:
+        problem = schema_problem(connection, split_names)
+    except sqlite3.DatabaseError as e:
+      problem = f'SQLite cannot read it ({e})'
+  if problem is not None:
+    raise DataFileError(f'{label} file {path} is unusable: {problem}; delete '
+                        f'it and {how_to_fetch}')

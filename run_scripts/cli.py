@@ -56,6 +56,21 @@ def parse_flags(argv: Sequence[str]) -> Sequence[str]:
     fail(str(e).splitlines()[0])
 
 
+def parser_refusing(prefix: str, only: str) -> Callable[[Sequence[str]],
+                                                         Sequence[str]]:
+  """`parse_flags`, refusing flags that start with `prefix` by name (an
+  audit's planted fault, which only the binary `only` takes)."""
+
+  def parse(argv):
+    for arg in argv[1:]:
+      if arg.lstrip('-').startswith(prefix):
+        fail(f'{arg.split("=")[0]} is an audit self-check that breaks the '
+             f'privacy guarantee; only run_scripts/{only} takes it')
+    return parse_flags(argv)
+
+  return parse
+
+
 def run_main(main: Callable[[Sequence[str]], None]) -> Callable[
     [Sequence[str]], None]:
   """Wraps `main` so that a `UsageError` it raises becomes `fail(...)`."""

@@ -374,14 +374,6 @@ def main(argv):
   print(f'\nwrote {os.path.join(output_dir, "results.json")}')
 
 
-def _parse_flags(argv):
-  """`cli.parse_flags`, refusing the audit's planted fault by name."""
-  for arg in argv[1:]:
-    if arg.lstrip('-').startswith('planted_noise'):
-      cli.fail(f'{arg.split("=")[0]} is an audit self-check that breaks the '
-               'privacy guarantee; only run_scripts/audit_privacy.py takes it')
-  return cli.parse_flags(argv)
-
-
 if __name__ == '__main__':
-  app.run(cli.run_main(main), flags_parser=_parse_flags)
+  app.run(cli.run_main(main),
+          flags_parser=cli.parser_refusing('planted_noise', 'audit_privacy.py'))
