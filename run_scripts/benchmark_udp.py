@@ -105,7 +105,8 @@ def main(argv):
                                         num_classes=classes, train=users,
                                         test=users, server_test=users[0])
     config = config_lib.UdpConfig(sampling_rate=q)
-    round_fn, _ = training._round_fn(net, config, 1.0, q * num_users)  # pylint: disable=protected-access
+    round_fn, _ = training._round_fn(  # pylint: disable=protected-access
+        net, config, 1.0, q * num_users)
     no_extra = [tf.zeros(s) for s in net.shapes]
     phi = [tf.constant(p) for p in net.init(0)]
     embeddings = net.init_embeddings(cohort, 0)

@@ -214,7 +214,8 @@ def main(argv: Sequence[str]):
   print(table)
   with open(os.path.join(sweep_dir, 'table.md'), 'w') as f:
     f.write(table + '\n')
-  print(f'wrote {os.path.join(sweep_dir, "figures", "accuracy_vs_epsilon.png")}')
+  figure = os.path.join(sweep_dir, 'figures', 'accuracy_vs_epsilon.png')
+  print(f'wrote {figure}')
 
 
 if __name__ == '__main__':

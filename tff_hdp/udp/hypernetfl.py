@@ -20,7 +20,8 @@ For the users U_t sampled this round (Poisson, rate q):
   g_u = Clip((d theta_u / d phi)^T Delta_u, S),  w_u = min(|D_u| / w_hat, 1);
   grad_phi = (sum_u w_u g_u + N(0, (z max_u w_u S)^2 I)) / (q W),
   W = sum over all users of w_u;
-  phi <- phi - lambda grad_phi;  v_u <- v_u - zeta (d theta_u / d v_u)^T Delta_u.
+  phi <- phi - lambda grad_phi;
+  v_u <- v_u - zeta (d theta_u / d v_u)^T Delta_u.
 
 Sign: the paper writes Delta = theta^K - theta and phi <- phi - lambda grad,
 which would move phi against the users' progress; we follow pFedHN's code
@@ -53,7 +54,9 @@ from tff_hdp.udp import hypernetwork
 def local_deltas(target: models.ModelSpec, thetas: Sequence[tf.Tensor],
                  x: tf.Tensor, y: tf.Tensor, indices: tf.Tensor,
                  mask: tf.Tensor, learning_rate: tf.Tensor) -> list[tf.Tensor]:
-  """Every sampled user's K local SGD steps at once: Delta_u = theta_u - theta_u^K.
+  """Every sampled user's K local SGD steps at once.
+
+  Returns Delta_u = theta_u - theta_u^K per target tensor, [B, *shape].
 
   Args:
     target: The target network.
