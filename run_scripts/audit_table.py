@@ -38,7 +38,6 @@ import math
 
 from absl import app
 from absl import flags
-import numpy as np
 
 from run_scripts import cli
 
@@ -77,29 +76,6 @@ MNIST_CONFIGS = (
 )
 
 
-def write_standin_mnist(directory: str) -> None:
-  """A stand-in `mnist.npz` (MNIST's format) made from sklearn's digits."""
-  from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
-  digits = sk_datasets.load_digits()
-  rng = np.random.default_rng(0)
-
-  def draw(n):
-    index = rng.integers(0, len(digits.target), n)
-    big = np.kron(digits.images[index], np.ones((3, 3)))  # 24 x 24.
-    images = np.zeros((n, 28, 28))
-    shifts = rng.integers(0, 5, (n, 2))
-    for i, (dy, dx) in enumerate(shifts):
-      images[i, dy:dy + 24, dx:dx + 24] = big[i]
-    images = np.clip(images * 16 + rng.normal(0, 8, images.shape), 0, 255)
-    return images.astype(np.uint8), digits.target[index].astype(np.uint8)
-
-  x_train, y_train = draw(60000)
-  x_test, y_test = draw(10000)
-  os.makedirs(directory, exist_ok=True)
-  np.savez(os.path.join(directory, 'mnist.npz'), x_train=x_train,
-           y_train=y_train, x_test=x_test, y_test=y_test)
-
-
 def _fmt(value) -> str:
   if value is None:
     return '—'
@@ -116,7 +92,8 @@ def main(argv):
   if _STANDIN.value:
     mnist_dir = os.path.join(_OUTPUT_DIR.value, 'standin_mnist')
     if not os.path.exists(os.path.join(mnist_dir, 'mnist.npz')):
-      write_standin_mnist(mnist_dir)
+      from datasets import mnist  # pylint: disable=g-import-not-at-top
+      mnist.write_standin(mnist_dir)
   if mnist_dir:
     suffix = ' (stand-in data)' if _STANDIN.value else ''
     configs += [(name + suffix, args + [f'--data_dir={mnist_dir}'])

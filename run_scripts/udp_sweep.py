@@ -30,8 +30,8 @@ Runs go to `<results_dir>/udp_sweep/<dataset>/S<S>_sigma<sigma>/` and
 one resumes from its checkpoint, `--parallel=k` runs k at a time, and flags
 after `--` go to every run (e.g. `-- --rounds=50`). The figure
 (`figures/accuracy_vs_epsilon.png`) and `table.md`, which puts the paper's
-quoted numbers (`datasets/reference/paper004_quoted.csv`) beside ours, are
-drawn from whatever runs have finished. A quoted number that names (S, sigma)
+quoted numbers (`datasets/reference/paper004_quoted.csv`, `tff_hdp.udp.paper_numbers`)
+beside ours, are drawn from whatever runs have finished. A quoted number that names (S, sigma)
 is compared with that curve at the largest evaluated epsilon not above the
 quoted one (or its last point when the quote gives no epsilon); one that does
 not is compared with the best curve at that epsilon.
@@ -43,7 +43,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import csv
 import json
 import math
 from typing import Optional, Sequence
@@ -52,6 +51,7 @@ from absl import app
 from absl import flags
 
 from run_scripts import cli
+from tff_hdp.udp import paper_numbers
 
 # Per dataset, the (S, sigma) curves: the paper's quoted pairs and their
 # neighbours on the grid of its Section 4 (S in {0.05, 0.1, 0.2}).
@@ -63,8 +63,6 @@ GRIDS = {
 }
 FIGURE = {'cifar10': 'Figure 2a', 'femnist': 'Figure 2b',
           'celeba': 'Figure 3', 'digits': 'offline, as Figures 2-3'}
-REFERENCE = os.path.join(cli.REPO_ROOT, 'datasets', 'reference',
-                         'paper004_quoted.csv')
 
 _DATASET = flags.DEFINE_enum('dataset', 'digits', sorted(GRIDS), 'Dataset.')
 _DATA_DIR = flags.DEFINE_string('data_dir', None,
@@ -75,10 +73,6 @@ _PARALLEL = flags.DEFINE_integer('parallel', 1, 'Runs at a time.')
 _LIST = flags.DEFINE_bool('list', False, 'Print the runs and stop.')
 _PLOT_ONLY = flags.DEFINE_bool('plot_only', False,
                                'Draw from finished runs; run nothing.')
-
-
-def run_name(pair: Optional[tuple[float, float]]) -> str:
-  return 'noiseless' if pair is None else f'S{pair[0]:g}_sigma{pair[1]:g}'
 
 
 def run_args(pair: Optional[tuple[float, float]]) -> list[str]:
@@ -92,60 +86,11 @@ def load_runs(sweep_dir: str) -> dict[str, dict]:
   """{run name: its record} of the finished runs."""
   out = {}
   for pair in GRIDS[_DATASET.value] + [None]:
-    path = os.path.join(sweep_dir, run_name(pair), 'results.json')
+    path = os.path.join(sweep_dir, paper_numbers.run_name(pair), 'results.json')
     if os.path.exists(path):
       with open(path) as f:
-        out[run_name(pair)] = json.load(f)['runs'][0]
+        out[paper_numbers.run_name(pair)] = json.load(f)['runs'][0]
   return out
-
-
-def curve(record) -> tuple[list[float], list[float]]:
-  """(epsilons, accuracies) at the run's evaluations."""
-  points = [(h['epsilon'], h['accuracy']) for h in record['history']
-            if 'accuracy' in h and 'epsilon' in h]
-  return [p[0] for p in points], [p[1] for p in points]
-
-
-def accuracy_at(record, epsilon: Optional[float]) -> Optional[float]:
-  """Accuracy at the largest evaluated epsilon <= `epsilon` (last if None)."""
-  eps, acc = curve(record)
-  if epsilon is None:
-    return acc[-1] if acc else None
-  below = [a for e, a in zip(eps, acc) if e <= epsilon]
-  return below[-1] if below else None
-
-
-def reference_rows(dataset: str) -> list[dict]:
-  with open(REFERENCE) as f:
-    return [r for r in csv.DictReader(f) if r['dataset'] == dataset]
-
-
-def _number(text: str) -> Optional[float]:
-  return float(text) if text else None
-
-
-def comparison(runs: dict[str, dict], dataset: str) -> list[list[str]]:
-  """The paper's quoted numbers beside ours (one row per quote)."""
-  noiseless = runs.get('noiseless')
-  base = (noiseless['metrics']['accuracy_mean'] if noiseless else None)
-  rows = []
-  for ref in reference_rows(dataset):
-    epsilon = _number(ref['epsilon'])
-    if ref['clip']:
-      pair = (float(ref['clip']), float(ref['noise_stddev']))
-      candidates = [runs.get(run_name(pair))]
-    else:
-      candidates = [r for name, r in runs.items() if name != 'noiseless']
-    values = [accuracy_at(r, epsilon) for r in candidates if r is not None]
-    values = [v for v in values if v is not None]
-    ours = max(values) if values else None
-    if ref['quantity'] == 'gap_to_noiseless' and ours is not None:
-      ours = None if base is None else base - ours
-    rows.append([
-        ref['quantity'], ref['epsilon'] or '—',
-        f'{ref["clip"] or "any"} / {ref["noise_stddev"] or "any"}',
-        ref['value'], '—' if ours is None else f'{ours:.2f}'])
-  return rows
 
 
 def draw(runs: dict[str, dict], figure_dir: str, dataset: str) -> None:
@@ -154,9 +99,9 @@ def draw(runs: dict[str, dict], figure_dir: str, dataset: str) -> None:
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, ax = plt.subplots(figsize=(5, 3.6))
   for pair in GRIDS[dataset]:
-    record = runs.get(run_name(pair))
+    record = runs.get(paper_numbers.run_name(pair))
     if record is not None:
-      eps, acc = curve(record)
+      eps, acc = paper_numbers.curve(record)
       ax.plot(eps, acc, marker='o', markersize=3,
               label=f'S = {pair[0]:g}, σ = {pair[1]:g}')
   if 'noiseless' in runs:
@@ -181,20 +126,20 @@ def main(argv: Sequence[str]):
   pairs = GRIDS[dataset] + [None]
   if _LIST.value:
     for pair in pairs:
-      print(run_name(pair), ' '.join(run_args(pair) + extra))
+      print(paper_numbers.run_name(pair), ' '.join(run_args(pair) + extra))
     return
   if not _PLOT_ONLY.value:
     script = os.path.join(cli.REPO_ROOT, 'run_scripts', 'run_udp.py')
     jobs = []
     for pair in pairs:
-      out = os.path.join(sweep_dir, run_name(pair))
+      out = os.path.join(sweep_dir, paper_numbers.run_name(pair))
       if os.path.exists(os.path.join(out, 'results.json')):
         continue
       command = [sys.executable, script, f'--dataset={dataset}',
                  *([f'--data_dir={_DATA_DIR.value}'] if _DATA_DIR.value
                    else []), *run_args(pair), '--noprogress',
                  f'--output_dir={out}', *extra]
-      jobs.append((run_name(pair),
+      jobs.append((paper_numbers.run_name(pair),
                    lambda c=command, o=out: cli.run_logged(c, o)))
     failed = cli.run_jobs(jobs, _PARALLEL.value)
     cli.check(not failed, f'{len(failed)} runs failed; see their log.txt')
@@ -203,9 +148,9 @@ def main(argv: Sequence[str]):
   draw(runs, os.path.join(sweep_dir, 'figures'), dataset)
   header = ['quantity', 'ε', 'S / σ', 'paper 004', 'ours']
   lines = ['| ' + ' | '.join(header) + ' |', '|---' * len(header) + '|']
-  lines += ['| ' + ' | '.join(r) + ' |' for r in comparison(runs, dataset)]
+  lines += ['| ' + ' | '.join(r) + ' |' for r in paper_numbers.comparison(runs, dataset)]
   for name, record in sorted(runs.items()):
-    eps, acc = curve(record)
+    eps, acc = paper_numbers.curve(record)
     last = (f'ε = {eps[-1]:.2f}' if eps and not math.isnan(eps[-1])
             else 'no ε')
     print(f'{name}: accuracy {record["metrics"]["accuracy_mean"]:.2f} '

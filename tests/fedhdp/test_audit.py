@@ -271,9 +271,8 @@ def test_audit_binary_prints_one_line_per_group(tmp_path):
 
 
 def test_standin_mnist_is_read_by_the_mnist_loader(tmp_path):
-  sys.path.insert(0, REPO)
-  from run_scripts import audit_table  # pylint: disable=g-import-not-at-top
-  audit_table.write_standin_mnist(str(tmp_path))
+  from datasets import mnist  # pylint: disable=g-import-not-at-top
+  mnist.write_standin(str(tmp_path))
   data = datasets.load_federated_data('mnist', data_dir=str(tmp_path),
                                       num_clients=2000, seed=0)
   assert data.num_clients == 2000

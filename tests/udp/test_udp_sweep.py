@@ -22,10 +22,10 @@ import sys
 
 import pytest
 
+from tff_hdp.udp import paper_numbers
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, REPO)
-from run_scripts import udp_sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 PAPER = os.path.join(REPO, '..', 'shared', 'papers', '004_612c1cf4549ba0d4.txt')
 
@@ -44,7 +44,7 @@ def test_list_names_every_curve_and_noiseless():
   assert lines[0] == ('S0.1_sigma0.05 --algorithm=udp --clip=0.1 '
                       '--noise_stddev=0.05 --rounds=5')
   assert lines[-1] == 'noiseless --algorithm=noiseless --rounds=5'
-  assert len(lines) == len(udp_sweep.GRIDS['cifar10']) + 1
+  assert len(lines) == 5  # Four (S, sigma) curves and Noiseless.
 
 
 def _record(points, final):
@@ -84,14 +84,14 @@ def test_gap_to_noiseless():
   runs = {'S0.05_sigma0.0015': _record([(1.0, 60.0), (2.9, 70.0),
                                         (3.5, 72.0)], 72.0)['runs'][0],
           'noiseless': {'metrics': {'accuracy_mean': 78.0}}}
-  rows = udp_sweep.comparison(runs, 'femnist')
+  rows = paper_numbers.comparison(runs, 'femnist')
   assert rows == [['gap_to_noiseless', '3', '0.05 / 0.0015', '5.31', '8.00']]
 
 
 @pytest.mark.skipif(not os.path.exists(PAPER), reason='needs ../shared')
 def test_quotes_are_the_papers_words():
   text = open(PAPER).read()
-  with open(udp_sweep.REFERENCE) as f:
+  with open(paper_numbers.REFERENCE) as f:
     rows = list(csv.DictReader(f))
   assert len(rows) == 6
   for row in rows:
