@@ -26,7 +26,8 @@ written to a temporary directory and renamed), keeping the latest version.
 The run's configuration is saved with it; resuming under another
 configuration is refused.
 
-Shared by every system's driver. The optional per-client `store` is anything
+Shared by every system's driver, as is `end_round` (TensorBoard, the due
+checkpoint and the caller's callback after each round). The optional per-client `store` is anything
 with `num_clients`, `shapes`, `state(copy=...)` and `load_state(...)`, such
 as FedHDP's Ditto store (`tff_hdp.fedhdp.personal_store`); systems without
 per-client models pass None.
@@ -138,3 +139,25 @@ def open_run(directory: Optional[str], config, *, every: int, state,
       directory, json.dumps(dataclasses.asdict(config), sort_keys=True),
       every=every)
   return checkpointer, checkpointer.restore(state, store)
+
+
+def end_round(round_num: int, total_rounds: int, entry: dict, *,
+              summary_writer, checkpointer: Optional['Checkpointer'],
+              state, store: Optional[Any], ledger: accounting.PrivacyLedger,
+              history: list, on_round) -> None:
+  """What every driver does once round `round_num` (from 1) is recorded.
+
+  The entry's numbers (not its round, lists or Nones) go to TensorBoard at
+  step `round_num`, a checkpoint is saved if one is due, and the caller's
+  `on_round(round_num, entry)` runs.
+  """
+  if summary_writer is not None:
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    with summary_writer.as_default(step=round_num):
+      for name, value in entry.items():
+        if name != 'round' and isinstance(value, (int, float)):
+          tf.summary.scalar(name, value)
+  if checkpointer is not None and checkpointer.due(round_num, total_rounds):
+    checkpointer.save(round_num, state, store, ledger, history)
+  if on_round is not None:
+    on_round(round_num, entry)

@@ -212,16 +212,10 @@ def train(config: config_lib.TrainingConfig,
       entry['loss'], entry['accuracy'] = evaluation.loss_and_accuracy(
           spec, tff_backend.global_weights(state), *data.server_test)
     history.append(entry)
-    if summary_writer is not None:
-      with summary_writer.as_default(step=round_num + 1):
-        for key, value in entry.items():
-          if key != 'round':
-            tf.summary.scalar(key, value)
-    if checkpointer is not None and checkpointer.due(round_num + 1,
-                                                     config.rounds):
-      checkpointer.save(round_num + 1, state, store, ledger, history)
-    if on_round is not None:
-      on_round(round_num + 1, entry)
+    checkpoint.end_round(
+        round_num + 1, config.rounds, entry, summary_writer=summary_writer,
+        checkpointer=checkpointer, state=state, store=store, ledger=ledger,
+        history=history, on_round=on_round)
 
   final = tff_backend.global_weights(state)
   client_global = evaluation.per_client_accuracy(spec, final, data.test)

@@ -172,17 +172,10 @@ def train(config: config_lib.RobustHdpConfig,
       entry['accuracy'] = float(np.nanmean(local_accuracies(
           spec, process_lib.global_weights(state), data)))
     history.append(entry)
-    if summary_writer is not None:
-      with summary_writer.as_default(step=round_num + 1):
-        for key in ('noise_power', 'accuracy'):
-          if entry.get(key) is not None:
-            tf.summary.scalar(key, entry[key])
-    if checkpointer is not None and checkpointer.due(round_num + 1,
-                                                     config.rounds):
-      checkpointer.save(round_num + 1, state, None,
-                        accounting.PrivacyLedger(), history)
-    if on_round is not None:
-      on_round(round_num + 1, entry)
+    checkpoint.end_round(
+        round_num + 1, config.rounds, entry, summary_writer=summary_writer,
+        checkpointer=checkpointer, state=state, store=None,
+        ledger=accounting.PrivacyLedger(), history=history, on_round=on_round)
 
   accuracies = local_accuracies(spec, process_lib.global_weights(state), data)
   return {

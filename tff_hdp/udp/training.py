@@ -306,16 +306,10 @@ def train(config: config_lib.UdpConfig,
       if config.private:  # The curve of Figures 2-3: accuracy against eps.
         entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, config.delta)
     history.append(entry)
-    if summary_writer is not None:
-      with summary_writer.as_default(step=round_num + 1):
-        for name, value in entry.items():
-          if name != 'round':
-            tf.summary.scalar(name, value)
-    if checkpointer is not None and checkpointer.due(round_num + 1,
-                                                     config.rounds):
-      checkpointer.save(round_num + 1, state, None, ledger, history)
-    if on_round is not None:
-      on_round(round_num + 1, entry)
+    checkpoint.end_round(
+        round_num + 1, config.rounds, entry, summary_writer=summary_writer,
+        checkpointer=checkpointer, state=state, store=None, ledger=ledger,
+        history=history, on_round=on_round)
 
   _, accuracies = user_evaluation(net, state['phi'], state['embeddings'],
                                  data)
