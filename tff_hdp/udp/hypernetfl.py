@@ -225,13 +225,11 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
                         local_learning_rate)
   total, norms = cohort_gradient(net, phi, embeddings, deltas, user_weights,
                                  clip=clip, clip_and_noise=clip_and_noise)
-  if extra_total is not None:
-    total = [t + e for t, e in zip(total, extra_total)]
-  gradient, stddev = private_estimate(
-      total, clip=clip, noise_multiplier=noise_multiplier,
-      max_weight=max_weight, denominator=denominator, key=key,
-      clip_and_noise=clip_and_noise)
-  new_phi = [p - hyper_learning_rate * g for p, g in zip(phi, gradient)]
+  new_phi, stddev = phi_step(
+      phi, total, key, clip=clip, noise_multiplier=noise_multiplier,
+      max_weight=max_weight, denominator=denominator,
+      hyper_learning_rate=hyper_learning_rate,
+      clip_and_noise=clip_and_noise, extra_total=extra_total)
   embedding_grads = net.embedding_vjps(phi, embeddings, deltas)
   new_embeddings = embeddings - embedding_learning_rate * embedding_grads
   measurements = {
@@ -244,21 +242,32 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
   return new_phi, new_embeddings, measurements
 
 
-def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor, *, clip,
-                     noise_multiplier, max_weight, denominator,
-                     hyper_learning_rate, clip_and_noise: bool = True,
-                     extra_total=None) -> list[tf.Tensor]:
-  """phi after a round in which no user was sampled.
+def phi_step(phi: Sequence[tf.Tensor], total: Sequence[tf.Tensor],
+             key: tf.Tensor, *, clip, noise_multiplier, max_weight,
+             denominator, hyper_learning_rate, clip_and_noise: bool = True,
+             extra_total=None):
+  """phi <- phi - lambda grad_phi from the users' weighted clipped sum.
+
+  `extra_total` (an audit's canary records) joins the sum before the noise.
+
+  Returns:
+    (new phi, the noise stddev after normalisation).
+  """
+  if extra_total is not None:
+    total = [t + e for t, e in zip(total, extra_total)]
+  gradient, stddev = private_estimate(
+      total, clip=clip, noise_multiplier=noise_multiplier,
+      max_weight=max_weight, denominator=denominator, key=key,
+      clip_and_noise=clip_and_noise)
+  return [p - hyper_learning_rate * g for p, g in zip(phi, gradient)], stddev
+
+
+def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor,
+                     **kwargs) -> list[tf.Tensor]:
+  """phi after a round in which no user was sampled (`phi_step`'s keywords).
 
   The estimator is still released: its sum is empty (plus any canary
   records), and the noise is added all the same. Skipping the round instead
   would tell whoever sees phi that nobody was sampled.
   """
-  total = [tf.zeros_like(p) for p in phi]
-  if extra_total is not None:
-    total = [t + e for t, e in zip(total, extra_total)]
-  gradient, _ = private_estimate(
-      total, clip=clip, noise_multiplier=noise_multiplier,
-      max_weight=max_weight, denominator=denominator, key=key,
-      clip_and_noise=clip_and_noise)
-  return [p - hyper_learning_rate * g for p, g in zip(phi, gradient)]
+  return phi_step(phi, [tf.zeros_like(p) for p in phi], key, **kwargs)[0]

@@ -104,15 +104,15 @@ def build_process(net: hypernetwork.HyperNetwork, *, num_users: int,
     total, _ = hypernetfl.cohort_gradient(
         net, state['phi'], embeddings, deltas, cohort['weights'][:count],
         clip=clip, clip_and_noise=clip_and_noise)
-    gradient, stddev = hypernetfl.private_estimate(
-        total, clip=clip, noise_multiplier=noise_multiplier,
-        max_weight=max_weight, denominator=denominator, key=key,
+    new_phi, stddev = hypernetfl.phi_step(
+        state['phi'], total, key, clip=clip,
+        noise_multiplier=noise_multiplier, max_weight=max_weight,
+        denominator=denominator, hyper_learning_rate=hyper_learning_rate,
         clip_and_noise=clip_and_noise)
     embedding_grads = net.embedding_vjps(state['phi'], embeddings, deltas)
     new_rows = embeddings - embedding_learning_rate * embedding_grads
     new_state = collections.OrderedDict(
-        phi=[p - hyper_learning_rate * g
-             for p, g in zip(state['phi'], gradient)],
+        phi=new_phi,
         embeddings=tf.tensor_scatter_nd_update(
             state['embeddings'], users[:, tf.newaxis], new_rows),
         noise_key=next_key)
