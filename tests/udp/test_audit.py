@@ -25,10 +25,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import datasets
 from tff_hdp import models
+from tests.udp import conftest
 from tff_hdp.udp import audit as audit_lib
-from tff_hdp.udp import config
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 from tff_hdp.udp import training
@@ -36,16 +35,7 @@ from tff_hdp.udp import training
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
-TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
-                        noise_multiplier=1.0, sample_cap=20, local_steps=2,
-                        batch_size=8, local_learning_rate=0.05,
-                        hyper_learning_rate=0.1, embedding_learning_rate=0.1,
-                        eval_every=3, seed=1)
-
-
-@pytest.fixture(scope='module')
-def data():
-  return datasets.load_user_data('digits', num_users=12, seed=0)
+TINY = dataclasses.replace(conftest.TINY, eval_every=3)
 
 
 def _net(data):

@@ -18,21 +18,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-import datasets
-from tff_hdp.udp import config
+from tests.udp import conftest
 from tff_hdp.udp import process
 from tff_hdp.udp import training
 
-TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
-                        noise_multiplier=1.0, sample_cap=20, local_steps=2,
-                        batch_size=8, local_learning_rate=0.05,
-                        hyper_learning_rate=0.1, embedding_learning_rate=0.1,
-                        eval_every=1, seed=1)
-
-
-@pytest.fixture(scope='module')
-def data():
-  return datasets.load_user_data('digits', num_users=12, seed=0)
+TINY = dataclasses.replace(conftest.TINY, eval_every=1)
 
 
 @pytest.mark.parametrize('algorithm', ['udp', 'noiseless', 'pfedhn'])

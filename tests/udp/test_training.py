@@ -25,24 +25,14 @@ import dp_accounting
 import numpy as np
 import pytest
 
-import datasets
 from tff_hdp.data import federated_data
-from tff_hdp.udp import config
+from tests.udp import conftest
 from tff_hdp.udp import training
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
-TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
-                        noise_multiplier=1.0, sample_cap=20, local_steps=2,
-                        batch_size=8, local_learning_rate=0.05,
-                        hyper_learning_rate=0.1, embedding_learning_rate=0.1,
-                        eval_every=2, seed=1)
-
-
-@pytest.fixture(scope='module')
-def data():
-  return datasets.load_user_data('digits', num_users=12, seed=0)
+TINY = conftest.TINY
 
 
 def test_split_by_classes_gives_two_labels_and_uneven_sizes():
