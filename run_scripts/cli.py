@@ -33,6 +33,10 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:
   sys.path.insert(0, REPO_ROOT)
 
+# Before any binary imports TensorFlow: `tff_hdp`'s TensorFlow settings (it
+# asks for oneDNN, see tff_hdp/__init__.py). Light: it imports no TensorFlow.
+import tff_hdp  # pylint: disable=g-import-not-at-top,unused-import,wrong-import-position
+
 EXIT_USAGE = 2
 
 

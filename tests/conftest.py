@@ -23,6 +23,8 @@ its parent and is ended here; at the end of the session we check that no
 import os
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+# As `tff_hdp/__init__.py` asks, for tests that import TensorFlow first.
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 
 import pytest  # pylint: disable=g-import-not-at-top,wrong-import-position
 

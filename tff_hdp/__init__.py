@@ -22,7 +22,8 @@ Reference implementations on TensorFlow Federated, one subpackage per paper:
   robust_hdp/  Robust-HDP (Malekmohammadi, Yu and Cao, ICML 2024): an
                untrusted server, DP-SGD clients with their own epsilon and
                batch size, updates weighted by the noise RPCA finds in them.
-  udp/         UDP-Alg (Nemala, Lai and Phan, CIKM 2023) -- not built yet.
+  udp/         UDP-Alg (Nemala, Lai and Phan, CIKM 2023): user-level DP for
+               hypernetwork-based personalized FL (HyperNetFL).
 
 and the pieces every system uses beside them: `models`, `privacy`
 (accounting), `data` (federated data, sampling), `checkpoint`, `runtime` (the
@@ -31,5 +32,15 @@ TFF execution context) and `tables`.
 This top-level module deliberately imports nothing heavy: `tff_hdp.theory` is
 numpy-only and must import without TensorFlow.
 """
+
+import os
+
+# TensorFlow's oneDNN kernels, asked for before TensorFlow is imported (the
+# setting is read then; a user's own value wins). TensorFlow turns them on by
+# default only on CPUs with AVX-512 VNNI or newer; on others (e.g. AVX2) its
+# own kernels run, which have no gradient for the grouped convolutions of the
+# vectorized CNN (`fedhdp.batched_models` then falls back to a slower form)
+# and are slower for the clients' small convolutions. Without effect on a GPU.
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 
 __version__ = '0.1.0'

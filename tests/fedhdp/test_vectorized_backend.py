@@ -122,11 +122,7 @@ def _assert_same(trace_a, trace_b):
       assert ma[key] == pytest.approx(mb[key], abs=TOLERANCE), key
 
 
-@pytest.mark.parametrize('ditto', [True, False], ids=['ditto', 'no_ditto'])
-@pytest.mark.parametrize('algorithm', [a.value for a in pg.Algorithm])
-@pytest.mark.parametrize('model', ['fc', 'cnn'])
-def test_same_rounds_as_tff_backend(tff_runtime, model, algorithm, ditto):
-  del tff_runtime
+def _assert_same_as_tff_backend(model, algorithm, ditto, cnn_conv=None):
   spec = _spec(model)
   data = _client_data(spec)
   factory, settings, group_of = _setup(algorithm, ditto)
@@ -134,13 +130,13 @@ def test_same_rounds_as_tff_backend(tff_runtime, model, algorithm, ditto):
   reference = _run(tff_backend.TffBackend(spec, initial, factory, settings),
                    data, group_of)
   # The FC NN's cohort trains at once, in 3 concurrent parts; the CNN's in
-  # calls of 2 clients, in 2 parts (1 client each, or none: clients with
-  # fewer steps drop out while others train).
-  per_call, parts = (6, 3) if model == 'fc' else (2, 2)
+  # calls of 4 clients (6 = 4 + 2, 3 = 3, 5 = 4 + 1), in 2 parts of up to 2
+  # clients each (fewer, or none, as clients with fewer steps drop out).
+  per_call, parts = (6, 3) if model == 'fc' else (4, 2)
   backend = vectorized_backend.VectorizedBackend(
       spec, initial, factory, settings,
       memory_budget_bytes=per_call * vectorized_backend.step_bytes_per_client(
-          spec, settings), parallel_parts=parts)
+          spec, settings), parallel_parts=parts, cnn_conv=cnn_conv)
   assert backend.clients_per_call == per_call
   vectorized = _run(backend, data, group_of)
   _assert_same(reference, vectorized)
@@ -152,10 +148,57 @@ def test_same_rounds_as_tff_backend(tff_runtime, model, algorithm, ditto):
     assert max(np.abs(a - b).max() for a, b in zip(personal, final)) > 1e-3
 
 
+@pytest.mark.parametrize('ditto', [True, False], ids=['ditto', 'no_ditto'])
+@pytest.mark.parametrize('algorithm', [a.value for a in pg.Algorithm])
 @pytest.mark.parametrize('model', ['fc', 'cnn'])
+def test_same_rounds_as_tff_backend(tff_runtime, model, algorithm, ditto):
+  del tff_runtime
+  _assert_same_as_tff_backend(model, algorithm, ditto)
+
+
+@pytest.mark.parametrize('cnn_conv', ['grouped', 'im2col'])
+def test_both_cnn_convolutions_same_rounds_as_tff_backend(tff_runtime,
+                                                          cnn_conv):
+  del tff_runtime
+  if (cnn_conv == 'grouped' and
+      not batched_models.grouped_conv_has_gradient()):
+    pytest.skip('grouped convolutions have no gradient on this device')
+  _assert_same_as_tff_backend('cnn', 'fedhdp', True, cnn_conv)
+
+
+def test_grouped_conv_probe_agrees_with_the_cnn_gradient():
+  """The probe's answer is what the batched CNN's gradient does."""
+  spec = models.cnn_model((12, 12), num_classes=3)
+  forward = batched_models.batched_model(spec, 'grouped').forward
+
+  @tf.function(input_signature=[batched_models.weights_spec(spec, (None,)),
+                                tf.TensorSpec([None, 4, 12, 12])])
+  def gradients(weights, x):
+    with tf.GradientTape() as tape:
+      tape.watch(weights)
+      loss = tf.reduce_sum(tf.square(forward(weights, x, None)))
+    return tape.gradient(loss, weights)
+
+  weights = [tf.ones((3,) + tuple(s)) * 0.1 for s in spec.shapes]
+  try:
+    result = gradients(weights, tf.ones([3, 4, 12, 12]))
+    ran = all(g is not None for g in result)
+  except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError):
+    ran = False
+  assert ran == batched_models.grouped_conv_has_gradient()
+  assert batched_models.default_cnn_conv() == ('grouped' if ran else 'im2col')
+
+
+def test_unknown_cnn_convolution_is_refused():
+  with pytest.raises(ValueError, match="cnn_conv must be one of"):
+    batched_models.batched_model(_spec('cnn'), 'winograd')
+
+
+@pytest.mark.parametrize('model', ['fc', 'cnn', 'cnn_im2col'])
 def test_batched_forward_is_per_client_forward(model):
-  spec = _spec(model)
-  batched = batched_models.batched_model(spec)
+  spec = _spec(model.split('_')[0])
+  batched = batched_models.batched_model(
+      spec, 'im2col' if model.endswith('im2col') else None)
   rng = np.random.default_rng(2)
   k, b = 3, 5
   weights = [tf.constant(np.stack([w * (1 + 0.1 * i) for i in range(k)]))
@@ -173,7 +216,7 @@ def test_batched_forward_is_per_client_forward(model):
                               seeds[i] if training_mode else None)
         np.testing.assert_allclose(logits[i, :rows], expected, rtol=0,
                                    atol=1e-5)
-  if model == 'cnn':  # Dropout is on while training and differs by client.
+  if model.startswith('cnn'):  # Dropout is on while training and differs by client.
     eval_logits = batched.forward(weights, x, None)
     assert not np.allclose(logits, eval_logits)
 

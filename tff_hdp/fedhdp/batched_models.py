@@ -30,9 +30,16 @@ the client axis:
   matmul with a transposed operand is markedly slower.
 - CNN: each convolution is ONE grouped convolution whose groups are the
   clients (clients' channels side by side, [B, H, W, K*C] conv
-  [k, k, C, K*O]), so a cohort costs one conv kernel launch per layer, on CPU
-  (oneDNN) and GPU (cuDNN) alike; max-pooling acts per channel and is
-  unchanged. Dropout multiplies by per-client masks drawn by `models`' own
+  [k, k, C, K*O]), so a cohort costs one conv kernel launch per layer;
+  max-pooling acts per channel and is unchanged. Its gradient needs oneDNN
+  (CPU) or cuDNN (GPU): TensorFlow's own CPU kernels refuse grouped
+  convolution gradients, and TensorFlow turns oneDNN on by default only on
+  CPUs with AVX-512 VNNI or newer (`tff_hdp` asks for it everywhere, see
+  `tff_hdp/__init__.py`). Where the gradient is missing all the same
+  (`grouped_conv_has_gradient`), each convolution is instead one batched
+  matmul over the clients' image patches (`im2col_conv2d`): the same
+  numbers up to float32 round-off, about 1.5x slower on a 2-core AVX2 CPU
+  (run_scripts/benchmark.py prints which path ran). Dropout multiplies by per-client masks drawn by `models`' own
   dropout with the client's seed, so client k's masks are bit-identical to
   those of `ModelSpec.forward` with seeds[k] (stateless Philox draws of a
   [b, ...] tensor are the first b rows of the [B, ...] draw, so a client's
@@ -43,6 +50,7 @@ padded batch. Any other `ModelSpec` falls back to mapping its own `forward`
 over the clients (correct, not fast).
 """
 
+import functools
 import math
 from typing import Callable, NamedTuple, Optional, Sequence
 
@@ -167,6 +175,63 @@ def _channels_to_clients(x: tf.Tensor, num_clients: tf.Tensor,
   return tf.transpose(x, [3, 0, 1, 2, 4])
 
 
+def _grouped_conv_layers(x, c1, cb1, c2, cb2):
+  """The CNN's two conv+pool layers as grouped convolutions.
+
+  [K, B, H, W, 1] -> [K, B, H/4, W/4, 32]
+  """
+  num_clients = tf.shape(c1)[0]
+  x = _clients_to_channels(x)
+  x = tf.nn.relu(grouped_conv2d(x, c1) + tf.reshape(cb1, [-1]))
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = tf.nn.relu(grouped_conv2d(x, c2) + tf.reshape(cb2, [-1]))
+  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  return _channels_to_clients(x, num_clients, c2.shape[-1])
+
+
+def im2col_conv2d(x: tf.Tensor, kernels: tf.Tensor) -> tf.Tensor:
+  """Per client k, conv2d(x[k], kernels[k]) with 'SAME' padding.
+
+  One batched matmul [K, B*H*W, kh*kw*C] @ [K, kh*kw*C, O] over each
+  client's image patches (`tf.image.extract_patches` orders a patch's
+  values row, column, channel: the order of a [kh, kw, C, O] kernel's
+  reshape to [kh*kw*C, O]).
+
+  Args:
+    x: [K, B, H, W, C].
+    kernels: [K, kh, kw, C, O].
+
+  Returns:
+    [K, B, H, W, O].
+  """
+  _, kh, kw, c, o = kernels.shape
+  s = tf.shape(x)
+  patches = tf.image.extract_patches(
+      tf.reshape(x, [-1, x.shape[2], x.shape[3], c]), sizes=[1, kh, kw, 1],
+      strides=[1, 1, 1, 1], rates=[1, 1, 1, 1], padding='SAME')
+  out = tf.matmul(tf.reshape(patches, [s[0], -1, kh * kw * c]),
+                  tf.reshape(kernels, [s[0], kh * kw * c, o]))
+  return tf.reshape(out, [s[0], s[1], x.shape[2], x.shape[3], o])
+
+
+def _pool_each(x: tf.Tensor) -> tf.Tensor:
+  """2x2 max-pooling of [K, B, H, W, C]."""
+  s = tf.shape(x)
+  pooled = tf.nn.max_pool2d(tf.reshape(x, [-1, x.shape[2], x.shape[3],
+                                           x.shape[4]]),
+                            ksize=2, strides=2, padding='VALID')
+  return tf.reshape(pooled, [s[0], s[1], x.shape[2] // 2, x.shape[3] // 2,
+                             x.shape[4]])
+
+
+def _im2col_conv_layers(x, c1, cb1, c2, cb2):
+  """`_grouped_conv_layers` with each convolution an `im2col_conv2d`."""
+  x = tf.nn.relu(im2col_conv2d(x, c1) + cb1[:, None, None, None, :])
+  x = _pool_each(x)
+  x = tf.nn.relu(im2col_conv2d(x, c2) + cb2[:, None, None, None, :])
+  return _pool_each(x)
+
+
 def cnn_dropout_masks(seed: tf.Tensor, batch_size: tf.Tensor,
                       pooled_shape: Sequence[int],
                       hidden: int) -> tuple[tf.Tensor, tf.Tensor]:
@@ -184,7 +249,7 @@ def cnn_dropout_masks(seed: tf.Tensor, batch_size: tf.Tensor,
           dropout(ones2, rate2, True, seed, salt2))
 
 
-def _cnn_forward(weights, x, seeds):
+def _cnn_forward(conv_layers, weights, x, seeds):
   c1, cb1, c2, cb2, w1, b1, w2, b2 = weights
   num_clients = tf.shape(c1)[0]
   x = tf.cast(x, tf.float32)
@@ -192,13 +257,7 @@ def _cnn_forward(weights, x, seeds):
     x = x[..., tf.newaxis]
   batch_size = x.shape[1] or tf.shape(x)[1]
   pooled_shape = (x.shape[2] // 4, x.shape[3] // 4, c2.shape[-1])
-  # Convolutions and pooling with the clients' channels side by side.
-  x = _clients_to_channels(x)
-  x = tf.nn.relu(grouped_conv2d(x, c1) + tf.reshape(cb1, [-1]))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = tf.nn.relu(grouped_conv2d(x, c2) + tf.reshape(cb2, [-1]))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = _channels_to_clients(x, num_clients, c2.shape[-1])  # [K, B, h, w, 32]
+  x = conv_layers(x, c1, cb1, c2, cb2)  # [K, B, h, w, 32]
   if seeds is not None:
     hidden = w1.shape[-1]
     mask1, mask2 = tf.map_fn(
@@ -211,6 +270,49 @@ def _cnn_forward(weights, x, seeds):
   if seeds is not None:
     x = x * mask2
   return tf.matmul(x, w2) + b2[:, tf.newaxis, :]
+
+
+# The batched CNN with each form of its convolutions (module-level functions,
+# so that backends built alike share one traced client-work function).
+_CNN_FORWARDS = {
+    'grouped': functools.partial(_cnn_forward, _grouped_conv_layers),
+    'im2col': functools.partial(_cnn_forward, _im2col_conv_layers),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def grouped_conv_has_gradient() -> bool:
+  """Whether the grouped-convolution CNN has a gradient on this device.
+
+  Probed once on a tiny cohort (2 clients, 8x8 inputs), through the same
+  layers and with the shapes left unknown as the backends trace them:
+  oneDNN and cuDNN compute it; TensorFlow's own CPU kernels fail when the
+  graph runs ("Gradients for grouped convolutions are not supported on
+  CPU", or a misread filter size). A lone grouped convolution can pass
+  where the layers fail, so the probe runs the layers.
+  """
+  spec = models.cnn_model((8, 8), num_classes=2)
+
+  @tf.function(input_signature=[weights_spec(spec, (None,)),
+                                tf.TensorSpec([None, None, 8, 8, 1])])
+  def gradients(weights, x):
+    with tf.GradientTape() as tape:
+      tape.watch(weights)
+      loss = tf.reduce_sum(tf.square(_grouped_conv_layers(x, *weights[:4])))
+    return tape.gradient(loss, weights[:4])
+
+  weights = [tf.ones((2,) + tuple(shape)) for shape in spec.shapes]
+  try:
+    gradients(weights, tf.ones([2, 2, 8, 8, 1]))
+  except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError):
+    return False
+  return True
+
+
+def default_cnn_conv() -> str:
+  """The batched CNN's convolutions here: 'grouped' if they have a gradient
+  on this device, else 'im2col'."""
+  return 'grouped' if grouped_conv_has_gradient() else 'im2col'
 
 
 def _mapped_forward(spec: models.ModelSpec):
@@ -227,13 +329,24 @@ def _mapped_forward(spec: models.ModelSpec):
   return forward
 
 
-def batched_model(spec: models.ModelSpec) -> BatchedModel:
-  """The batched form of `spec`: fast for 'fc' and 'cnn', mapped otherwise."""
+def batched_model(spec: models.ModelSpec,
+                  cnn_conv: Optional[str] = None) -> BatchedModel:
+  """The batched form of `spec`: fast for 'fc' and 'cnn', mapped otherwise.
+
+  Args:
+    spec: The per-client model.
+    cnn_conv: The CNN's convolutions, 'grouped' or 'im2col' (same results);
+      default `default_cnn_conv()`.
+  """
   if spec.name == 'fc' and spec.forward is models.fc_model().forward:
     return BatchedModel(spec, _fc_forward, uses_seeds=False,
                         prepare=_fc_prepare)
   if spec.name == 'cnn' and spec.forward is models.cnn_model().forward:
-    return BatchedModel(spec, _cnn_forward, uses_seeds=True)
+    conv = cnn_conv or default_cnn_conv()
+    if conv not in _CNN_FORWARDS:
+      raise ValueError(f'cnn_conv must be one of {sorted(_CNN_FORWARDS)}, '
+                       f'got {conv!r}')
+    return BatchedModel(spec, _CNN_FORWARDS[conv], uses_seeds=True)
   return BatchedModel(spec, _mapped_forward(spec), uses_seeds=True)
 
 

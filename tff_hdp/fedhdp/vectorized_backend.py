@@ -392,7 +392,8 @@ class VectorizedBackend:
                settings: tff_backend.ClientSettings,
                *,
                memory_budget_bytes: int = 512 * 2**20,
-               parallel_parts: Optional[int] = None):
+               parallel_parts: Optional[int] = None,
+               cnn_conv: Optional[str] = None):
     """Initializes the backend.
 
     Args:
@@ -409,6 +410,8 @@ class VectorizedBackend:
         TensorFlow runs concurrently. Default: 2 on a CPU with 2 or more
         cores (batched small matmuls use one core well, two less so), 1 when
         TensorFlow sees a GPU. Results do not depend on it.
+      cnn_conv: The CNN's convolutions, 'grouped' or 'im2col'
+        (`batched_models.batched_model`); results do not depend on it.
     """
     _validate(spec, initial_weights, factory, settings)
     if memory_budget_bytes <= 0:
@@ -422,7 +425,7 @@ class VectorizedBackend:
     self._spec = spec
     self._factory = factory
     self._settings = settings
-    self._model = batched_models.batched_model(spec)
+    self._model = batched_models.batched_model(spec, cnn_conv)
     self._initial_weights = [np.array(w, np.float32) for w in initial_weights]
     self._client_work = _client_work_fn(self._model, settings.batch_size,
                                         settings.ditto, parallel_parts)
