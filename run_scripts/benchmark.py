@@ -135,18 +135,6 @@ def _settle(worker_pid, timeout: float = 3.0) -> None:
     last = now
 
 
-def forward_multiply_adds(spec) -> int:
-  """Multiply-adds of one example's forward pass through `spec`."""
-  if spec.name == 'fc':
-    return sum(math.prod(s) for s in spec.shapes if len(s) == 2)
-  h, w = spec.input_shape[:2]
-  k, _, c_in, c1 = spec.shapes[0]
-  _, _, _, c2 = spec.shapes[2]
-  conv = h * w * k * k * c_in * c1 + (h // 2) * (w // 2) * k * k * c1 * c2
-  dense = sum(math.prod(s) for s in spec.shapes[4:] if len(s) == 2)
-  return conv + dense
-
-
 # ---------------------------------------------------------------- variants --
 
 
@@ -286,7 +274,7 @@ def time_setting(tf, worker_pid, name, spec, num_clients, epochs, rounds,
   peak_wall = max(p[0] for p in peaks)
   peak_cpu = max(p[1] for p in peaks)
   steps = num_clients * math.ceil(_SAMPLES.value / BATCH_SIZE) * epochs
-  flops_per_pass = 6.0 * forward_multiply_adds(spec) * num_clients * (
+  flops_per_pass = 6.0 * timing.forward_multiply_adds(spec) * num_clients * (
       _SAMPLES.value * epochs)
   rows = []
   for variant in variants:

@@ -24,7 +24,7 @@ cnn5 model, p = 28,938):
    plain SGD step on the same batch, for b = 16, 64 and 128: milliseconds,
    their ratio (the issue's target: at most 3x), and the achieved GFLOP/s and
    fraction of the matmul peak. FLOPs per example and step: 3 x 2 x the
-   forward multiply-adds (`forward_multiply_adds`: conv 5x5x1x16 on 28x28,
+   forward multiply-adds (`timing.forward_multiply_adds`: conv 5x5x1x16 on 28x28,
    conv 5x5x16x32 on 14x14, dense 1568x10), the usual 3x for forward plus
    backward; DP-SGD's extra work (norms, clipping) is not counted.
 3. A full round: 20 clients x 2,400 examples, 1 epoch, Dist1's batch sizes,
@@ -59,14 +59,6 @@ _OUTPUT = flags.DEFINE_string('output_json', None,
                               'Also write the figures to this JSON file.')
 
 
-def forward_multiply_adds(spec) -> int:
-  """Multiply-adds of one example's forward pass through cnn5."""
-  h, w = spec.input_shape[:2]
-  (k1, _, cin, c1), _, (k2, _, _, c2), _, (flat, classes), _ = spec.shapes
-  return (h * w * c1 * k1 * k1 * cin + (h // 2) * (w // 2) * c2 * k2 * k2 * c1
-          + flat * classes)
-
-
 def time_steps(tf, step, args, steps):
   """Median seconds of `step(*args)` over `steps` calls, after a warm-up."""
   step(*args)
@@ -95,7 +87,7 @@ def main(argv):
   peak = max(timing.matmul_peak(tf, repeats=5)[0] for _ in range(2))
   print(f'matmul 2048^2 peak: {peak / 1e9:.1f} GFLOP/s')
   spec = models.cnn5_model((28, 28), 10)
-  flops_per_example = 3 * 2 * forward_multiply_adds(spec)
+  flops_per_example = 3 * 2 * timing.forward_multiply_adds(spec)
   weights = [tf.constant(w) for w in spec.init(0)]
   rng = np.random.default_rng(0)
   figures = collections.OrderedDict(peak_gflops=peak / 1e9, steps={})

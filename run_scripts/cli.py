@@ -35,7 +35,8 @@ if REPO_ROOT not in sys.path:
 
 # Before any binary imports TensorFlow: `tff_hdp`'s TensorFlow settings (it
 # asks for oneDNN, see tff_hdp/__init__.py). Light: it imports no TensorFlow.
-import tff_hdp  # pylint: disable=g-import-not-at-top,unused-import,wrong-import-position
+import tff_hdp  # pylint: disable=g-import-not-at-top,wrong-import-position
+del tff_hdp  # Imported for its settings only.
 
 EXIT_USAGE = 2
 

@@ -25,6 +25,16 @@ over 3,383 writers and 671,585 images over 3,400 writers, spread uniformly
 between half and 1.5x the mean). The first round (tracing) is not timed.
 Prints seconds per round, and per run (T rounds) and per table (rows x T),
 both extrapolated from the measured rounds and labelled so.
+
+Against the machine: a 2048x2048 float32 `tf.matmul` is timed in the same
+run (before each preset; the best rate is the peak), and each round's
+client training is counted as 6 x (forward multiply-adds) FLOPs per example
+and epoch (`timing.training_flops`), twice with Ditto. GFLOP/s are given
+over the whole round (both backends) and, for the vectorized backend, over
+its client work alone; with the fraction of padded work its batched steps
+ran (a client's last, smaller batch of an epoch is padded to the batch
+size) and the fraction that padding every client to the largest of its part
+would have run.
 """
 
 import os
@@ -42,6 +52,7 @@ from absl import flags
 import numpy as np
 
 from run_scripts import cli
+from run_scripts import timing
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import paper_tables
@@ -93,19 +104,36 @@ def main(argv):
               'vectorized')
   cli.check(_ROUNDS.value >= 2, f'--rounds must be >= 2, got {_ROUNDS.value}')
 
+  import tensorflow as tf
+  from tff_hdp import models
   from tff_hdp import runtime
+  from tff_hdp.fedhdp import batched_models
   from tff_hdp.fedhdp import training
 
   reference = paper_tables.load_reference()
+  print(f'# {timing.cpu_name()}, {os.cpu_count()} cores, TensorFlow '
+        f'{tf.__version__}, GPUs: '
+        f'{len(tf.config.list_physical_devices("GPU"))}; the vectorized CNN '
+        f'uses {batched_models.default_cnn_conv()} convolutions')
   print('| preset | backend | clients/round | E | s/round (measured) | '
-        'per run, T rounds (extrapolated) | per table (extrapolated) |')
-  print('|---|---|---|---|---|---|---|')
+        'round GFLOP/s (of peak) | client-work GFLOP/s (of peak) | padded '
+        'work (ours / to largest) | per run, T rounds (extrapolated) | '
+        'per table (extrapolated) |')
+  print('|---|---|---|---|---|---|---|---|---|---|')
+  peaks = []
   with runtime.local_cpp_context():
     for name in _PRESETS.value:
       preset = presets.get_preset(name)
       data = synthetic_data(preset)
+      spec = models.build_model(preset.model, data.input_shape,
+                                data.num_classes)
       rows = sum(1 for r in reference if r.table == _TABLE_OF.get(name))
+      mean_size = np.mean([len(y) for _, y in data.train])
+      # FedHDP+Ditto: each client trains the global and its personal model.
+      round_flops = 2 * timing.training_flops(
+          spec, preset.clients_per_round * mean_size * preset.local_epochs)
       for backend in _BACKENDS.value:
+        peaks.append(timing.matmul_peak(tf)[0])
         config = config_lib.TrainingConfig(
             algorithm='fedhdp', ratio=0.01, model=preset.model,
             rounds=_ROUNDS.value, clients_per_round=preset.clients_per_round,
@@ -117,15 +145,31 @@ def main(argv):
             noise_multiplier=preset.noise_multiplier,
             optout_fraction=preset.optout_fraction,
             eval_every=10 * _ROUNDS.value, backend=backend)
-        stamps = []
-        training.train(dataclasses.replace(config), data,
+        stamps, profile = [], []
+        training.train(dataclasses.replace(config), data, profile=profile,
                        on_round=lambda r, e: stamps.append(time.time()))
+        peak = max(peaks)
         per_round = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
+        round_rate = round_flops / per_round
+        client_rate, padded = '-', '-'
+        timed = profile[1:]  # As for `per_round`: not the first round.
+        if timed and timed[0]['work']:
+          work = {k: sum(p['work'][k] for p in timed) for k in timed[0]['work']}
+          seconds = sum(p['seconds']['client_work'] for p in timed)
+          rate = 2 * timing.training_flops(spec, work['examples']) / seconds
+          client_rate = f'{rate / 1e9:.1f} ({rate / peak:.2f})'
+          padded = (f"{1 - work['examples'] / work['computed']:.3f} / "
+                    f"{1 - work['examples'] / work['padded_to_largest']:.3f}")
         run_hours = per_round * preset.rounds / 3600
         table = (f'{run_hours * rows:.0f} h ({rows} rows)' if rows else '-')
         print(f'| {name} | {backend} | {preset.clients_per_round} | '
-              f'{preset.local_epochs} | {per_round:.2f} | {run_hours:.1f} h '
+              f'{preset.local_epochs} | {per_round:.2f} | '
+              f'{round_rate / 1e9:.1f} ({round_rate / peak:.2f}) | '
+              f'{client_rate} | {padded} | {run_hours:.1f} h '
               f'({preset.rounds} rounds) | {table} |', flush=True)
+  print(f'# matmul peak (2048x2048 float32, best of {len(peaks)}): '
+        f'{max(peaks) / 1e9:.1f} GFLOP/s; FLOPs per round are expected '
+        'values (the mean client size times the cohort)')
 
 
 if __name__ == '__main__':

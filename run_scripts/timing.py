@@ -18,6 +18,7 @@ worker process's CPU); `matmul_peak` times a large float32 `tf.matmul` in the
 same run, the reference every benchmark reports its achieved FLOP/s against.
 """
 
+import math
 import os
 import time
 
@@ -72,6 +73,27 @@ def matmul_peak(tf, size: int = 2048, repeats: int = 3) -> tuple[float, float]:
     best_wall = max(best_wall, flops / c.wall)
     best_cpu = max(best_cpu, flops / c.cpu)
   return best_wall, best_cpu
+
+
+def forward_multiply_adds(spec) -> int:
+  """Multiply-adds of one example's forward pass through `spec`.
+
+  For the models of `tff_hdp.models` built from 'SAME' convolutions, each
+  followed by 2x2 pooling (FedHDP's cnn, Robust-HDP's cnn5), and dense
+  layers: a convolution [k, k, C, O] at layer i sees (H/2^i) x (W/2^i)
+  positions; a dense layer [d, h] costs d*h. Biases, activations, pooling
+  and dropout are not counted (a few percent at most).
+  """
+  h, w = spec.input_shape[:2]
+  convs = [s for s in spec.shapes if len(s) == 4]
+  total = sum((h >> i) * (w >> i) * math.prod(s) for i, s in enumerate(convs))
+  return total + sum(math.prod(s) for s in spec.shapes if len(s) == 2)
+
+
+def training_flops(spec, examples: float) -> float:
+  """FLOPs of SGD over `examples` example-passes: 3 x 2 x multiply-adds
+  (forward, and a backward pass of twice the forward's work)."""
+  return 6.0 * forward_multiply_adds(spec) * examples
 
 
 def cpu_name() -> str:

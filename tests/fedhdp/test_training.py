@@ -76,6 +76,18 @@ def test_same_seed_same_results_other_seed_differs(tff_runtime, data):
   assert a['history'] != c['history']
 
 
+def test_profile_records_each_round_of_the_vectorized_backend(data):
+  profile = []
+  run = dataclasses.replace(TINY, backend='vectorized')
+  training.train(run, data, profile=profile)
+  assert len(profile) == run.rounds
+  for entry in profile:
+    assert entry['seconds']['client_work'] > 0
+    work = entry['work']
+    assert 0 < work['examples'] <= work['computed'] <= work[
+        'padded_to_largest']
+
+
 def test_r_zero_never_uses_private_clients(tff_runtime, data):
   del tff_runtime
   run = dataclasses.replace(TINY, algorithm='fedhdp', ratio=0.0, rounds=3)

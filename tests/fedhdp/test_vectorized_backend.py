@@ -189,6 +189,25 @@ def test_grouped_conv_probe_agrees_with_the_cnn_gradient():
   assert batched_models.default_cnn_conv() == ('grouped' if ran else 'im2col')
 
 
+def test_work_counts_padding_of_last_batches_only():
+  spec = _spec('fc')
+  data = _client_data(spec)
+  factory, settings, _ = _setup('fedhdp', True)  # batch 4, E = 2.
+  backend = vectorized_backend.VectorizedBackend(spec, spec.init(0), factory,
+                                                 settings)
+  cohort = COHORTS[0]  # Sizes 3, 17, 9, 5, 7, 16: 1, 5, 3, 2, 2, 4 batches.
+  theta = spec.init(0)
+  info = [collections.OrderedDict(group=np.int32(0), client_id=np.int32(c))
+          for c in cohort]
+  backend.next(backend.initialize(), [data[c] for c in cohort],
+               [theta] * len(cohort), info)
+  assert backend.last_round_work == {
+      'examples': 57 * 2,
+      'computed': 4 * 17 * 2,  # 17 batches per epoch, each of 4 rows.
+      'padded_to_largest': 4 * 6 * 5 * 2,  # 6 clients x 5 batches.
+  }
+
+
 def test_unknown_cnn_convolution_is_refused():
   with pytest.raises(ValueError, match="cnn_conv must be one of"):
     batched_models.batched_model(_spec('cnn'), 'winograd')

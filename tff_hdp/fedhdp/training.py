@@ -93,7 +93,8 @@ def train(config: config_lib.TrainingConfig,
           checkpoint_every: int = 10,
           store_dir: Optional[str] = None,
           audit: Optional[Any] = None,
-          audit_statistic: str = 'max') -> dict[str, Any]:
+          audit_statistic: str = 'max',
+          profile: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
   """Runs one experiment and returns its results record.
 
   Args:
@@ -115,6 +116,9 @@ def train(config: config_lib.TrainingConfig,
       Vectorized backend only, without checkpoints.
     audit_statistic: The canaries' statistic ('max' or 'sum', see
       `tff_hdp.privacy.canaries.CanarySet.statistics`).
+    profile: If given, each round appends where the backend's time and work
+      went: {'seconds': ..., 'work': ...} from the vectorized backend's
+      `last_round_seconds` and `last_round_work` (empty for TFF's).
 
   Returns:
     {'config', 'dataset', 'setup', 'metrics', 'epsilon', 'history',
@@ -198,6 +202,10 @@ def train(config: config_lib.TrainingConfig,
         store.scatter(cohort, personal)
     else:
       measurements = {}
+    if profile is not None:
+      profile.append({
+          'seconds': dict(getattr(backend, 'last_round_seconds', {})),
+          'work': dict(getattr(backend, 'last_round_work', {}))})
     if audit is not None:
       audit.observe(theta, tff_backend.global_weights(state))
     for i, group in enumerate(setup.groups):

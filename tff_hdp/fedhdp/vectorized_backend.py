@@ -442,6 +442,7 @@ class VectorizedBackend:
     self.clients_per_call = max(
         1, int(memory_budget_bytes // step_bytes_per_client(spec, settings)))
     self.last_round_seconds = {}
+    self.last_round_work = {}
 
   @property
   def batched_model(self) -> batched_models.BatchedModel:
@@ -468,7 +469,12 @@ class VectorizedBackend:
     return no personal model. With them, `client_data` may be empty.
 
     `last_round_seconds` then holds where the round's time went: 'prepare'
-    (padding and stacking on the host), 'client_work', 'aggregate', 'total'.
+    (padding and stacking on the host), 'client_work', 'aggregate', 'total';
+    `last_round_work` the client work in example-passes of one model:
+    'examples' (the clients' real examples times E), 'computed' (the rows
+    the batched steps ran: finished clients drop out, a last smaller batch
+    is padded to the batch size) and 'padded_to_largest' (what padding each
+    call's clients to its largest would have run).
     """
     t0 = time.perf_counter()
     k = len(client_data)
@@ -488,6 +494,7 @@ class VectorizedBackend:
                       for w in state['global_weights']]
     round_num = np.asarray(state['round_num'], np.int32)
     seconds = collections.Counter(prepare=time.perf_counter() - t0)
+    work = collections.Counter(examples=int(sizes.sum()) * s.local_epochs)
     deltas, new_personal = [], []
     # Clients of similar step counts together, at most `clients_per_call`
     # at a time (the activations of a CNN cohort are large).
@@ -497,6 +504,10 @@ class VectorizedBackend:
       x, y, rows, steps = pack_cohort(client_data, order[part], s.batch_size,
                                       self._spec.input_shape)
       phase_clients, phase_end = _phases(total_steps[order[part]])
+      work['computed'] += s.batch_size * int(
+          np.sum(phase_clients * np.diff(phase_end, prepend=0)))
+      work['padded_to_largest'] += (s.batch_size * len(order[part]) *
+                                    int(phase_end.max(initial=0)))
       if s.ditto:
         personal = [
             np.stack([np.asarray(personal_weights[c][i], np.float32)
@@ -549,4 +560,5 @@ class VectorizedBackend:
         'aggregate': t5 - t4,
         'total': t5 - t0,
     }
+    self.last_round_work = dict(work)
     return new_state, personal_out, measurements

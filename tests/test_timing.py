@@ -1,0 +1,45 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The benchmarks' FLOP counts, against layer-by-layer counts by hand."""
+
+import pytest
+
+from run_scripts import timing
+from tff_hdp import models
+
+
+def test_fc_multiply_adds():
+  # 784 -> 50 -> 10.
+  assert timing.forward_multiply_adds(models.fc_model()) == 784 * 50 + 50 * 10
+
+
+def test_cnn_multiply_adds():
+  # 3x3 conv 1->16 at 28x28, pool, 3x3 conv 16->32 at 14x14, pool,
+  # dense 7*7*32 -> 128 -> 62.
+  expected = (28 * 28 * 9 * 16 + 14 * 14 * 9 * 16 * 32 + 1568 * 128 +
+              128 * 62)
+  assert timing.forward_multiply_adds(models.cnn_model()) == expected
+
+
+def test_cnn5_multiply_adds():
+  # Robust-HDP's CNN: 5x5 conv 1->16 at 28x28, 5x5 conv 16->32 at 14x14,
+  # dense 1568 -> 10.
+  expected = 28 * 28 * 25 * 16 + 14 * 14 * 25 * 16 * 32 + 1568 * 10
+  assert timing.forward_multiply_adds(models.cnn5_model()) == expected
+
+
+def test_training_flops_are_six_per_multiply_add():
+  spec = models.fc_model()
+  assert timing.training_flops(spec, 10) == pytest.approx(
+      6 * 10 * (784 * 50 + 50 * 10))
