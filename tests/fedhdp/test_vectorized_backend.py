@@ -201,11 +201,21 @@ def test_work_counts_padding_of_last_batches_only():
           for c in cohort]
   backend.next(backend.initialize(), [data[c] for c in cohort],
                [theta] * len(cohort), info)
+  # Clients by steps (E = 2): 17 examples (10 steps), 16 (8), 9 (6), 5 and
+  # 7 (4), 3 (2). Active clients per step: 6, 6, 5, 5, 3, 3, 2, 2, 1, 1;
+  # every step has a full batch of 4 rows but the last (client 17's 1 row).
   assert backend.last_round_work == {
       'examples': 57 * 2,
-      'computed': 4 * 17 * 2,  # 17 batches per epoch, each of 4 rows.
+      'computed': 4 * (6 + 6 + 5 + 5 + 3 + 3 + 2 + 2 + 1) + 1,
       'padded_to_largest': 4 * 6 * 5 * 2,  # 6 clients x 5 batches.
   }
+  # Equal-sized clients (6 examples: batches of 4 and 2) run no padding.
+  backend.next(backend.initialize(), [(x[:6], y[:6]) for x, y in
+                                      (data[c] for c in (1, 4, 6))],
+               [theta] * 3, info[:3])
+  assert backend.last_round_work == {
+      'examples': 3 * 6 * 2, 'computed': 3 * 6 * 2,
+      'padded_to_largest': 3 * 2 * 4 * 2}
 
 
 def test_unknown_cnn_convolution_is_refused():

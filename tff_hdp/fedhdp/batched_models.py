@@ -75,12 +75,22 @@ class BatchedModel(NamedTuple):
     prepare: Optional; maps inputs [R, B, ...] to what `forward` takes (a
       tensor or a tuple of tensors with leading axis R), once per round, so
       that a step slices its batches' rows out of each. None: identity.
+    first_examples: Optional; `first_examples(inputs, b)` keeps the first b
+      examples of each client's batch in what `prepare` made. None: every
+      tensor's axis 1.
   """
 
   spec: models.ModelSpec
   forward: Callable[..., tf.Tensor]
   uses_seeds: bool
   prepare: Optional[Callable[[tf.Tensor], object]] = None
+  first_examples: Optional[Callable[[object, tf.Tensor], object]] = None
+
+  def take_examples(self, inputs, count: tf.Tensor):
+    """The first `count` examples of each client's batch in `inputs`."""
+    if self.first_examples is not None:
+      return self.first_examples(inputs, count)
+    return tf.nest.map_structure(lambda v: v[:, :count], inputs)
 
 
 def masked_loss(logits: tf.Tensor, labels: tf.Tensor,
@@ -111,6 +121,12 @@ def _fc_prepare(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
   """Flattened inputs [R, B, d] and their transposes [R, d, B]."""
   x = _flatten_examples(x)
   return x, tf.transpose(x, [0, 2, 1])
+
+
+def _fc_first_examples(inputs, count):
+  """`_fc_prepare`'s (x [K, B, d], x^T [K, d, B]) for the first examples."""
+  x, x_transposed = inputs
+  return x[:, :count], x_transposed[:, :, :count]
 
 
 def _input_layer(x: tf.Tensor, x_transposed: tf.Tensor,
@@ -340,7 +356,8 @@ def batched_model(spec: models.ModelSpec,
   """
   if spec.name == 'fc' and spec.forward is models.fc_model().forward:
     return BatchedModel(spec, _fc_forward, uses_seeds=False,
-                        prepare=_fc_prepare)
+                        prepare=_fc_prepare,
+                        first_examples=_fc_first_examples)
   if spec.name == 'cnn' and spec.forward is models.cnn_model().forward:
     conv = cnn_conv or default_cnn_conv()
     if conv not in _CNN_FORWARDS:

@@ -121,6 +121,21 @@ def _phases(total_steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   return counts, ends.astype(np.int32)
 
 
+def _computed_rows(rows: np.ndarray, steps: np.ndarray,
+                   phase_clients: np.ndarray, phase_end: np.ndarray) -> int:
+  """Example rows the batched steps of `client_work` run, summed.
+
+  Step t runs the n(t) active clients' batches at the width of the widest:
+  the batch size, or less when all of them are short.
+  """
+  t = np.arange(int(phase_end.max(initial=0)))
+  active = np.repeat(phase_clients, np.diff(phase_end, prepend=0))
+  batch_index = t[:, None] % np.maximum(steps, 1)[None, :]
+  real = rows[batch_index, np.arange(len(steps))[None, :]]
+  real = np.where(np.arange(len(steps))[None, :] < active[:, None], real, 0)
+  return int(np.sum(active * real.max(axis=1, initial=0)))
+
+
 def _rows(structure, start, stop):
   """Rows [start, stop) of every tensor of a nested structure (views)."""
   return tf.nest.map_structure(lambda v: v[start:stop], structure)
@@ -242,7 +257,16 @@ def _client_work_fn(model: batched_models.BatchedModel, batch: int,
       """
       n = bounds[-1]
       xb, yb, rb = batches(t, n)
-      mask = tf.sequence_mask(rb, batch, tf.float32)
+      # When every client's batch is short (the last of an epoch: at once
+      # for equal-sized clients), only its real rows run. The dropped rows
+      # are padding, masked out of the loss; a kept row's results, dropout
+      # masks included, do not depend on the batch's width.
+      width = tf.reduce_max(rb)
+      xb, yb = tf.cond(
+          width < batch,
+          lambda: (model.take_examples(xb, width), yb[:, :width]),
+          lambda: (xb, yb))
+      mask = tf.sequence_mask(rb, width, tf.float32)
       seeds = (batched_models.fold_in_each(client_seeds[:n], t)
                if model.uses_seeds else None)
       new_parts = []
@@ -472,9 +496,10 @@ class VectorizedBackend:
     (padding and stacking on the host), 'client_work', 'aggregate', 'total';
     `last_round_work` the client work in example-passes of one model:
     'examples' (the clients' real examples times E), 'computed' (the rows
-    the batched steps ran: finished clients drop out, a last smaller batch
-    is padded to the batch size) and 'padded_to_largest' (what padding each
-    call's clients to its largest would have run).
+    the batched steps ran: finished clients drop out; a client's last,
+    smaller batch is padded to the widest batch of the step) and
+    'padded_to_largest' (what padding each call's clients to its largest
+    client and every batch to the batch size would have run).
     """
     t0 = time.perf_counter()
     k = len(client_data)
@@ -504,8 +529,8 @@ class VectorizedBackend:
       x, y, rows, steps = pack_cohort(client_data, order[part], s.batch_size,
                                       self._spec.input_shape)
       phase_clients, phase_end = _phases(total_steps[order[part]])
-      work['computed'] += s.batch_size * int(
-          np.sum(phase_clients * np.diff(phase_end, prepend=0)))
+      work['computed'] += _computed_rows(rows, steps, phase_clients,
+                                         phase_end)
       work['padded_to_largest'] += (s.batch_size * len(order[part]) *
                                     int(phase_end.max(initial=0)))
       if s.ditto:
