@@ -44,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import collections
+import dataclasses
 import json
 import statistics
 
@@ -135,38 +136,56 @@ def main(argv):
   data = [(rng.random((2400, 28, 28), np.float32),
            rng.integers(0, 10, 2400).astype(np.int32)) for _ in range(20)]
   clients = training.client_privacy(config, [2400] * 20)
-  factory = training.build_aggregator(config, clients, None)
-  runner = process.DirectRunner(
-      spec, spec.init(0), factory,
-      settings=dp_sgd.DpSgdSettings(), seed=0)
+  # One runner per RPCA solver; the clients' rows come from the first.
+  runners = {
+      method: process.DirectRunner(
+          spec, spec.init(0),
+          training.build_aggregator(
+              dataclasses.replace(config, rpca_method=method), clients, None),
+          settings=dp_sgd.DpSgdSettings(), seed=0)
+      for method in config_lib.RPCA_METHODS}
   info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
                noise_multiplier=np.float32(c.noise_multiplier))
           for i, c in enumerate(clients)]
-  state = runner.initialize()
-  client_times, server_times = [], []
+  states = {method: r.initialize() for method, r in runners.items()}
+  client_times = []
+  server_times = collections.defaultdict(list)
+  weights_gap = 0.0
   for r in range(_ROUNDS.value + 1):  # Round 0 is the warm-up.
+    first = config_lib.RPCA_METHODS[0]
     with timing.Clock() as c:
-      rows = runner.client_updates(state, data, info)
+      rows = runners[first].client_updates(states[first], data, info)
       rows.numpy()
-    with timing.Clock() as s:
-      state, _ = runner.server_update(state, rows)
+    round_weights = {}
+    for method, runner in runners.items():
+      with timing.Clock() as s:
+        states[method], measurements = runner.server_update(states[method],
+                                                            rows)
+      round_weights[method] = np.asarray(measurements['weights'])
+      if r:
+        server_times[method].append(s.wall)
     if r:
       client_times.append(c.wall)
-      server_times.append(s.wall)
+    weights_gap = max(weights_gap, float(np.max(np.abs(
+        round_weights['admm'] - round_weights['ialm']))))
   steps = sum(-(-2400 // c.batch_size) for c in clients)
   client_s = statistics.median(client_times)
-  server_s = statistics.median(server_times)
-  per_round = client_s + server_s
+  server_s = {m: statistics.median(t) for m, t in server_times.items()}
+  per_round = client_s + server_s[config.rpca_method]
   round_flops = flops_per_example * sum(
       -(-2400 // c.batch_size) * c.batch_size for c in clients)
   figures['round'] = dict(client_seconds=client_s, server_seconds=server_s,
+                          rpca_weights_max_difference=weights_gap,
                           dp_sgd_steps=steps,
                           client_gflops=round_flops / client_s / 1e9,
                           run_minutes_200_rounds=200 * per_round / 60)
   print(f'\nfull round (20 x 2,400, Dist1, {steps} DP-SGD steps): clients '
         f'{client_s:.1f} s ({round_flops / client_s / 1e9:.1f} GFLOP/s, '
         f'{round_flops / client_s / peak:.2f} of peak), server (RPCA) '
-        f'{server_s:.1f} s; 200 rounds: {200 * per_round / 60:.0f} min')
+        + ', '.join(f'{m} {t:.2f} s' for m, t in server_s.items()) +
+        f' (weights differ by at most {weights_gap:.1e}); 200 rounds with '
+        f'{config.rpca_method}: {200 * per_round / 60:.0f} min, with ialm: '
+        f"{200 * (client_s + server_s['ialm']) / 60:.0f} min")
   if _OUTPUT.value:
     with open(_OUTPUT.value, 'w') as f:
       json.dump(figures, f, indent=1)

@@ -99,6 +99,10 @@ _BLOCK_ROWS = flags.DEFINE_integer(
     'rpca_block_rows', None, "Robust-HDP: RPCA on blocks of p' rows.")
 _RPCA_ITERATIONS = flags.DEFINE_integer(
     'rpca_max_iterations', 1000, 'Robust-HDP: bound on RPCA iterations.')
+_RPCA_METHOD = flags.DEFINE_enum(
+    'rpca_method', 'admm', list(config_lib.RPCA_METHODS),
+    "Robust-HDP: RPCA's solver: 'admm' (fixed mu, as the authors' code) or "
+    "'ialm' (growing mu: the same solution in far fewer iterations).")
 _PFA_RANK = flags.DEFINE_integer('pfa_rank', 1, 'PFA: projection rank k.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', 10,
                                    'Evaluate every k rounds.')
@@ -172,7 +176,8 @@ def build_configs():
         clip=_CLIP.value, delta=_DELTA.value, poisson=_POISSON.value,
         first_round_only=not _EVERY_ROUND.value,
         block_rows=_BLOCK_ROWS.value,
-        rpca_max_iterations=_RPCA_ITERATIONS.value, pfa_rank=_PFA_RANK.value,
+        rpca_max_iterations=_RPCA_ITERATIONS.value,
+        rpca_method=_RPCA_METHOD.value, pfa_rank=_PFA_RANK.value,
         eval_every=_EVAL_EVERY.value, backend=_BACKEND.value, seed=_SEED.value)
     try:
       config.check()

@@ -85,7 +85,8 @@ def robust_hdp_weights(updates: tf.Tensor,
                        *,
                        block_rows: Optional[int] = None,
                        tol: float = rpca.DEFAULT_TOL,
-                       max_iterations: int = rpca.DEFAULT_MAX_ITERATIONS):
+                       max_iterations: int = rpca.DEFAULT_MAX_ITERATIONS,
+                       method: str = 'admm'):
   """(w, sigma^2) of Robust-HDP from the [n, p] updates alone (Alg. 1, 7-10).
 
   Takes no epsilon, batch size or dataset size: the untrusted server knows
@@ -93,7 +94,7 @@ def robust_hdp_weights(updates: tf.Tensor,
   """
   variances = rpca.noise_variances(
       tf.transpose(tf.cast(updates, tf.float64)), block_rows=block_rows,
-      tol=tol, max_iterations=max_iterations)
+      tol=tol, max_iterations=max_iterations, method=method)
   return inverse_variance_weights(variances), variances
 
 

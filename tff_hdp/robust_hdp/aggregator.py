@@ -60,7 +60,8 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
                first_round_only: bool = False,
                block_rows: Optional[int] = None,
                rpca_tol: float = rpca.DEFAULT_TOL,
-               rpca_max_iterations: int = rpca.DEFAULT_MAX_ITERATIONS):
+               rpca_max_iterations: int = rpca.DEFAULT_MAX_ITERATIONS,
+               rpca_method: str = 'admm'):
     """Initializes the factory.
 
     Args:
@@ -74,6 +75,7 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
       block_rows: Robust-HDP: RPCA on blocks of p' rows (Section 3.5).
       rpca_tol: RPCA's stopping tolerance.
       rpca_max_iterations: RPCA's iteration bound.
+      rpca_method: RPCA's solver, 'admm' or 'ialm' (`rpca`).
     """
     if rule not in aggregation_rules.RULES:
       raise ValueError(f'unknown rule {rule!r}; allowed: '
@@ -99,8 +101,11 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
     self._public = None if pfa_public is None else np.asarray(pfa_public, bool)
     self._pfa_rank = int(pfa_rank)
     self._first_round_only = bool(first_round_only)
+    if rpca_method not in rpca.METHODS:
+      raise ValueError(f'rpca_method must be one of {rpca.METHODS}, got '
+                       f'{rpca_method!r}')
     self._rpca = dict(block_rows=block_rows, tol=rpca_tol,
-                      max_iterations=rpca_max_iterations)
+                      max_iterations=rpca_max_iterations, method=rpca_method)
 
   @property
   def rule(self) -> str:

@@ -26,6 +26,8 @@ RULES = ('robust_hdp', 'weiavg', 'pfa', 'dpfedavg', 'min_epsilon', 'oracle',
 FIXED_WEIGHT_RULES = ('weiavg', 'dpfedavg', 'min_epsilon', 'oracle',
                       'non_private')
 BACKENDS = ('tff', 'direct')
+# The solvers of `rpca.principal_component_pursuit`.
+RPCA_METHODS = ('admm', 'ialm')
 
 ALGORITHM_NAMES = {
     'robust_hdp': 'Robust-HDP',
@@ -57,6 +59,9 @@ class RobustHdpConfig:
     first_round_only: Robust-HDP: weights from the first round only.
     block_rows: Robust-HDP: RPCA on blocks of p' rows.
     rpca_max_iterations: Bound on RPCA's iterations.
+    rpca_method: RPCA's solver: 'admm' (Candes et al.'s fixed mu, as the
+      authors' code) or 'ialm' (Lin et al.'s growing mu, far fewer
+      iterations); see `rpca`.
     pfa_rank: PFA's k.
     eval_every: Evaluate every k rounds (and after the last).
     backend: 'tff' (TFF's runtime) or 'direct' (the same round in plain TF,
@@ -77,6 +82,7 @@ class RobustHdpConfig:
   first_round_only: bool = False
   block_rows: Optional[int] = None
   rpca_max_iterations: int = 1000
+  rpca_method: str = 'admm'
   pfa_rank: int = 1
   eval_every: int = 10
   backend: str = 'tff'
@@ -109,6 +115,9 @@ class RobustHdpConfig:
     if self.backend not in BACKENDS:
       raise ValueError(f'backend must be one of {", ".join(BACKENDS)}, got '
                        f'{self.backend!r}')
+    if self.rpca_method not in RPCA_METHODS:
+      raise ValueError(f'rpca_method must be one of {", ".join(RPCA_METHODS)}'
+                       f', got {self.rpca_method!r}')
     if self.block_rows is not None and self.block_rows < 1:
       raise ValueError(f'block_rows must be >= 1, got {self.block_rows}')
 

@@ -84,7 +84,8 @@ def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
   if config.algorithm == 'robust_hdp':
     kwargs.update(first_round_only=config.first_round_only,
                   block_rows=config.block_rows,
-                  rpca_max_iterations=config.rpca_max_iterations)
+                  rpca_max_iterations=config.rpca_max_iterations,
+                  rpca_method=config.rpca_method)
   return aggregator_lib.NoiseAwareAggregationFactory(config.algorithm, n,
                                                      **kwargs)
 
