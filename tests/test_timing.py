@@ -13,6 +13,10 @@
 # limitations under the License.
 """The benchmarks' FLOP counts, against layer-by-layer counts by hand."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from run_scripts import timing
@@ -43,3 +47,17 @@ def test_training_flops_are_six_per_multiply_add():
   spec = models.fc_model()
   assert timing.training_flops(spec, 10) == pytest.approx(
       6 * 10 * (784 * 50 + 50 * 10))
+
+
+@pytest.mark.parametrize('script,flag', [
+    ('profile_cnn.py', '--clients=0'),
+    ('time_presets.py', '--presets=cifar'),
+])
+def test_benchmark_binaries_refuse_bad_flags_in_one_line(script, flag):
+  path = os.path.join(os.path.dirname(os.path.dirname(__file__)),
+                      'run_scripts', script)
+  result = subprocess.run([sys.executable, path, flag], capture_output=True,
+                          text=True, timeout=300, check=False)
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith(f'{script}: error: --'), lines
