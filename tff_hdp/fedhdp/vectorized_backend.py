@@ -18,10 +18,11 @@ Algorithm 2; see `tff_backend` for the interface), executed differently: the
 K sampled clients' models are stacked on a leading axis and every local step
 of every client is one batched step (`batched_models`: one batched matmul or
 one grouped convolution per layer for the cohort), inside one `tf.function`
-per round. On the 2-core CPU it was developed on, an FC NN round of 100
-clients is about 7-10x faster than on TFF's simulation runtime, which trains
-the clients one by one (run_scripts/benchmark.py); when TensorFlow sees a GPU,
-the same code runs there.
+per round. On the 2-core CPUs it was developed on, an FC NN round of 100
+clients is about 5-9x faster than on TFF's simulation runtime, which trains
+the clients one by one (run_scripts/benchmark.py); FEMNIST's CNN only about
+1.1x (see the README); when TensorFlow sees a GPU, the same code runs
+there.
 
 Client work (Algorithm 2's ClientUpdate, as `client_update`):
 
