@@ -40,11 +40,12 @@ the client axis:
   matmul over the clients' image patches (`im2col_conv2d`): the same
   numbers up to float32 round-off, about 1.4x slower than the grouped form
   with oneDNN on a 2-core AVX2 CPU (run_scripts/profile_cnn.py times both;
-  it and time_presets.py print which form runs). Dropout multiplies by per-client masks drawn by `models`' own
-  dropout with the client's seed, so client k's masks are bit-identical to
-  those of `ModelSpec.forward` with seeds[k] (stateless Philox draws of a
-  [b, ...] tensor are the first b rows of the [B, ...] draw, so a client's
-  smaller last batch sees the same mask rows).
+  it and time_presets.py print which form runs). Dropout multiplies by
+  per-client masks drawn by `models`' own dropout with the client's seed,
+  so client k's masks are bit-identical to those of `ModelSpec.forward`
+  with seeds[k] (stateless Philox draws of a [b, ...] tensor are the first
+  b rows of the [B, ...] draw, so a client's smaller last batch sees the
+  same mask rows).
 
 `masked_loss` is `models.loss_fn` per client over the real examples of a
 padded batch. Any other `ModelSpec` falls back to mapping its own `forward`
