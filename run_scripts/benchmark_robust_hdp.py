@@ -24,8 +24,8 @@ cnn5 model, p = 28,938):
    plain SGD step on the same batch, for b = 16, 64 and 128: milliseconds,
    their ratio (the issue's target: at most 3x), and the achieved GFLOP/s and
    fraction of the matmul peak. FLOPs per example and step: 3 x 2 x the
-   forward multiply-adds (`timing.forward_multiply_adds`: conv 5x5x1x16 on 28x28,
-   conv 5x5x16x32 on 14x14, dense 1568x10), the usual 3x for forward plus
+   forward multiply-adds (`timing.forward_multiply_adds`: conv 5x5x1x16 on
+   28x28, conv 5x5x16x32 on 14x14, dense 1568x10), the usual 3x for forward plus
    backward; DP-SGD's extra work (norms, clipping) is not counted.
 3. A full round: 20 clients x 2,400 examples, 1 epoch, Dist1's batch sizes,
    Robust-HDP with RPCA every round, on the direct runner: client training
