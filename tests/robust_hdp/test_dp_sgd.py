@@ -68,6 +68,29 @@ def test_clipped_sum_clips_each_record_to_c():
     np.testing.assert_allclose(s, e, rtol=1e-5, atol=1e-7)
 
 
+def test_clipped_sum_equals_tf_privacy_preprocess_record():
+  # The batched clip against the library's own, one record at a time: records
+  # far outside, just outside, inside the ball, and zero.
+  c = 1.3
+  query = dp_sgd.gaussian_query(c, 2.0)
+  state = query.initial_global_state()
+  params = query.derive_sample_params(state)
+  rng = np.random.default_rng(4)
+  grads = [rng.normal(size=(4, 5, 3)).astype(np.float32),
+           rng.normal(size=(4, 7)).astype(np.float32)]
+  norms = np.sqrt(sum(np.sum(g.reshape(4, -1)**2, 1) for g in grads))
+  for g in grads:
+    g *= np.array([10.0, 1.01 * c, 0.5 * c, 0.0])[(slice(None),) + (
+        None,) * (g.ndim - 1)] / norms[(slice(None),) + (None,) * (g.ndim - 1)]
+  summed = dp_sgd.clipped_sum(query, state, [tf.constant(g) for g in grads])
+  expected = [tf.zeros(g.shape[1:]) for g in grads]
+  for j in range(4):
+    record = query.preprocess_record(params, [tf.constant(g[j]) for g in grads])
+    expected = [e + r for e, r in zip(expected, record)]
+  for s, e in zip(summed, expected):
+    np.testing.assert_allclose(s, e, rtol=1e-6, atol=1e-7)
+
+
 def test_query_stddev_is_c_times_z():
   query = dp_sgd.gaussian_query(3.0, 1.7)
   assert float(query.initial_global_state().stddev) == pytest.approx(5.1)

@@ -54,9 +54,14 @@ def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
   direct = training.train(_config(algorithm, 'direct'), data)
   assert len(tff_record['history']) == 2
   for a, b in zip(tff_record['history'], direct['history']):
-    # The model and the weights are bit-identical; RPCA's float64 sums may be
-    # grouped differently by TFF's graph optimiser (last bit of a float32).
-    assert a['weights'] == b['weights']
+    # The clients' updates are bit-identical. RPCA's float64 sums may be
+    # grouped differently by TFF's graph optimiser, so Robust-HDP's sigma^2
+    # and weights agree to the last bits of a float32; every other rule's
+    # weights are exact.
+    if algorithm == 'robust_hdp':
+      np.testing.assert_allclose(a['weights'], b['weights'], rtol=1e-6)
+    else:
+      assert a['weights'] == b['weights']
     assert a['accuracy'] == b['accuracy']
     np.testing.assert_allclose(a['sigma_hat2'], b['sigma_hat2'], rtol=1e-6)
   assert (tff_record['metrics']['client_accuracy'] ==

@@ -18,10 +18,11 @@ Client i runs E_i = K_i ceil(N_i / b_i) steps from the global model theta^e:
   g~_i = (1/b_i) [ sum_{j in B} clip_c(grad f(theta; x_j)) + N(0, c^2 z_i^2 I) ],
   theta <- theta - eta_l g~_i,                                          (1), (6)
 
-and returns Delta theta_i = theta_{E_i} - theta^e. Clipping and calibration
-are TF Privacy's: the records are clipped by `GaussianSumQuery(l2_norm_clip=c,
-stddev=c z_i).preprocess_record`, the noise stddev is read from the query's
-global state, and the sum is normalised by b_i as `NormalizedQuery` does. As in
+and returns Delta theta_i = theta_{E_i} - theta^e. The mechanism is TF
+Privacy's `GaussianSumQuery(l2_norm_clip=c, stddev=c z_i)`: the records are
+clipped to its bound by its `preprocess_record` formula, applied to the whole
+batch at once (`clipped_sum`), the noise stddev is read from its global
+state, and the sum is normalised by b_i as `NormalizedQuery` does. As in
 `tff_hdp.fedhdp.group_aggregation`, the Gaussian itself is drawn with
 `tf.random.stateless_normal` from a key (the query's own draw uses TF's
 stateful generator, which cannot be seeded reproducibly inside TFF), so a
@@ -37,7 +38,7 @@ Batches (the accounting assumes Poisson sampling):
   only approximated by the Poisson accounting (documented in the README).
 
 Per-example gradients are one vectorised computation (`tf.vectorized_map`),
-not a Python loop over examples.
+not a Python loop over examples, and so is their clipping (`clipped_sum`).
 
 With `noise_multiplier=None` the client is non-private: plain minibatch SGD
 on shuffled batches of b_i (mean gradient of the batch, no clipping, no
@@ -109,13 +110,24 @@ def per_example_gradients(spec: models.ModelSpec,
   return tf.vectorized_map(one, (x, y))
 
 
-def clipped_sum(query: tfp.DPQuery, global_state,
+def clipped_sum(query: tfp.GaussianSumQuery, global_state,
                 grads: Sequence[tf.Tensor]) -> list[tf.Tensor]:
-  """sum_j clip_c(g_j) over the leading axis, clipped by `query`."""
-  params = query.derive_sample_params(global_state)
-  clipped = tf.vectorized_map(
-      lambda g: query.preprocess_record(params, g), list(grads))
-  return [tf.reduce_sum(g, axis=0) for g in clipped]
+  """sum_j clip_c(g_j) over the leading axis, with `query`'s record clip.
+
+  `GaussianSumQuery.preprocess_record` clips one record with
+  `tf.clip_by_global_norm`: g * c min(1/||g||, 1/c), c the query's sample
+  params. Mapped over a batch with `tf.vectorized_map`, its `L2Loss` has no
+  converter and runs as a loop over the b records (half a DP-SGD step on the
+  digits' FC model). So the same formula is applied here to all records at
+  once, with c read from the query; tests/robust_hdp/test_dp_sgd.py checks it
+  against `preprocess_record`, record by record.
+  """
+  clip = tf.cast(query.derive_sample_params(global_state), tf.float32)
+  squares = [tf.reduce_sum(tf.reshape(tf.square(g), [tf.shape(g)[0], -1]), 1)
+             for g in grads]
+  norms = tf.sqrt(tf.add_n(squares))
+  scale = clip * tf.minimum(1.0 / norms, 1.0 / clip)  # 1 where ||g_j|| <= c.
+  return [tf.tensordot(scale, g, axes=1) for g in grads]
 
 
 def noise_key(client_key: tf.Tensor, step) -> tf.Tensor:
