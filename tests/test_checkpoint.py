@@ -1,0 +1,100 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Checkpoints: a saved run comes back exactly, and a foreign one is refused."""
+
+import collections
+
+import numpy as np
+import pytest
+
+from tff_hdp import checkpoint
+from tff_hdp.privacy import accounting
+
+
+class _Store:
+  """Two clients' models, as `checkpoint` uses a per-client store."""
+
+  num_clients = 2
+  shapes = ((3,), (2, 2))
+
+  def __init__(self, fill=0.0):
+    self.initialized = np.array([True, False])
+    self.weights = [np.full((2,) + s, fill, np.float32) for s in self.shapes]
+
+  def state(self, copy=True):
+    del copy
+    return collections.OrderedDict(initialized=self.initialized,
+                                   weights=self.weights)
+
+  def load_state(self, state):
+    self.initialized = np.asarray(state['initialized'])
+    self.weights = [np.asarray(w) for w in state['weights']]
+
+
+def _state(scale):
+  return collections.OrderedDict(
+      weights=[np.arange(6, dtype=np.float32).reshape(2, 3) * scale,
+               np.float32(scale)],
+      round_num=np.int32(3), key=np.array([7, 9], np.int64),
+      inner=collections.OrderedDict(clip=np.float64(0.25 * scale)))
+
+
+def test_save_then_restore_is_exact(tmp_path):
+  ledger = accounting.PrivacyLedger()
+  ledger.step('private', 0.1, 1.3, count=2)
+  saved = checkpoint.Checkpointer(str(tmp_path), '{"a": 1}')
+  store = _Store(fill=1.5)
+  history = [{'round': 1, 'accuracy': 0.5}]
+  saved.save(4, _state(2.0), store, ledger, history)
+
+  other_store = _Store()
+  round_num, state, restored_ledger, restored_history = checkpoint.Checkpointer(
+      str(tmp_path), '{"a": 1}').restore(_state(0.0), other_store)
+  assert round_num == 4
+  assert restored_history == history
+  assert restored_ledger.to_json() == ledger.to_json()
+  expected = _state(2.0)
+  np.testing.assert_array_equal(state['weights'][0], expected['weights'][0])
+  assert state['weights'][1] == np.float32(2.0)
+  assert state['weights'][1].dtype == np.float32
+  assert state['round_num'] == 3 and state['round_num'].dtype == np.int32
+  np.testing.assert_array_equal(state['key'], [7, 9])
+  assert state['key'].dtype == np.int64
+  assert state['inner']['clip'] == 0.5
+  np.testing.assert_array_equal(other_store.initialized, [True, False])
+  for w in other_store.weights:
+    np.testing.assert_array_equal(w, 1.5)
+
+
+def test_nothing_to_restore(tmp_path):
+  assert checkpoint.Checkpointer(str(tmp_path), '{}').restore(
+      _state(0.0), None) is None
+
+
+def test_another_configuration_is_refused(tmp_path):
+  checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').save(
+      1, _state(1.0), None, accounting.PrivacyLedger(), [])
+  with pytest.raises(checkpoint.CheckpointMismatchError,
+                     match='another configuration'):
+    checkpoint.Checkpointer(str(tmp_path), '{"a": 2}').restore(
+        _state(0.0), None)
+
+
+def test_another_state_layout_is_refused(tmp_path):
+  checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').save(
+      1, _state(1.0), None, accounting.PrivacyLedger(), [])
+  with pytest.raises(checkpoint.CheckpointMismatchError,
+                     match='holds 5 arrays where this run has 8'):
+    checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').restore(
+        _state(0.0), _Store())
