@@ -28,6 +28,7 @@ y [N_i]); DP-SGD samples its batches itself (Poisson by default).
 """
 
 import collections
+import functools
 
 import numpy as np
 import tensorflow as tf
@@ -137,6 +138,22 @@ def client_step(spec: models.ModelSpec, weights, x, y, info, round_key, *,
       settings=settings)
 
 
+@functools.lru_cache(maxsize=None)
+def _client_function(spec: models.ModelSpec, settings: dp_sgd.DpSgdSettings,
+                     private: bool):
+  """`client_step`, flattened, as one tf.function per (model, settings,
+  private): the rules of one comparison share its traces.
+
+  No autograph: the round has no Python control flow on tensors (TFF's
+  tracing runs the same code without it), and converting DP-SGD and the
+  aggregation took most of a short run's tracing time.
+  """
+  return tf.function(
+      lambda w, x, y, info, key: aggregator_lib.flatten(client_step(
+          spec, w, x, y, info, key, settings=settings, private=private)),
+      reduce_retracing=True, autograph=False)
+
+
 class DirectRunner:
   """The round of `build_process` in plain TensorFlow, without TFF's runtime.
 
@@ -153,11 +170,9 @@ class DirectRunner:
     self._initial = [np.asarray(w, np.float32) for w in initial_weights]
     self._aggregator = aggregator
     self._seed = seed
-    self._client = tf.function(
-        lambda w, x, y, info, key: aggregator_lib.flatten(client_step(
-            spec, w, x, y, info, key, settings=settings, private=private)),
-        reduce_retracing=True)
-    self._server = tf.function(aggregator.server_step)
+    self._client = _client_function(spec, settings, private)
+    # No autograph (see `_client_function`).
+    self._server = tf.function(aggregator.server_step, autograph=False)
 
   def initialize(self):
     state = collections.OrderedDict(

@@ -229,7 +229,7 @@ def _pcp_function(lam, mu, tol, max_iterations, method):
         lambda m: principal_component_pursuit(
             m, lam=lam, mu=mu, tol=tol, max_iterations=max_iterations,
             method=method),
-        reduce_retracing=True)
+        reduce_retracing=True, autograph=False)
   return _FUNCTIONS[key]
 
 
