@@ -26,10 +26,12 @@ E_i = K_i ceil(N_i / b_i) (paper 003, Algorithm 1 line 6 and Theorem 1).
 TensorFlow-free.
 """
 
+import concurrent.futures
 import csv
 import dataclasses
 import functools
 import math
+import multiprocessing
 import os
 from typing import Optional, Sequence
 
@@ -138,23 +140,49 @@ def calibrate(epsilons: Sequence[Optional[float]],
                        f'N={n}')
     b = min(int(b), int(n))
     steps = rounds * local_epochs * math.ceil(n / b)
-    if eps is None:
-      clients.append(ClientPrivacy(None, b, int(n), steps, None))
-      continue
-    target = min(eps, epsilon_floor) if epsilon_floor is not None else eps
-    z = _noise_multiplier(target, b / n, steps, delta, conversion)
-    clients.append(ClientPrivacy(float(target), b, int(n), steps, float(z)))
-  return clients
+    target = (None if eps is None else
+              min(eps, epsilon_floor) if epsilon_floor is not None else eps)
+    clients.append((target, b, int(n), steps))
+  zs = noise_multipliers([(t, b / n, steps, delta, conversion)
+                          for t, b, n, steps in clients if t is not None])
+  return [
+      ClientPrivacy(None if t is None else float(t), b, n, steps,
+                    None if t is None else zs.pop(0))
+      for t, b, n, steps in clients
+  ]
 
 
-@functools.lru_cache(maxsize=4096)
-def _noise_multiplier(epsilon: float, rate: float, steps: int, delta: float,
-                      conversion: str) -> float:
-  # Cached: clients of one distribution share (epsilon, b), and every rule of
-  # a comparison calibrates the same clients (about 0.5 s a calibration).
-  return accounting.noise_multiplier_for_epsilon(
+# (epsilon, rate, steps, delta, conversion) -> z, for every calibration of
+# this process: every rule of a comparison calibrates the same clients.
+_NOISE_MULTIPLIERS = {}
+
+
+def noise_multipliers(calibrations) -> list[float]:
+  """z for each (epsilon, rate, steps, delta, conversion), by
+  `accounting.noise_multiplier_for_epsilon` on this module's orders.
+
+  A calibration takes about a second (`dp_accounting`'s RDP, in Python, at
+  each of ~80 orders, ~12 times), so the ones not yet known run in parallel,
+  one process per core (spawned: they import only the accountant), and
+  every result is remembered for this process.
+  """
+  calibrations = [tuple(c) for c in calibrations]
+  todo = [c for c in dict.fromkeys(calibrations) if c not in _NOISE_MULTIPLIERS]
+  workers = min(len(todo), os.cpu_count() or 1)
+  if workers > 1:
+    with concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context('spawn')) as pool:
+      _NOISE_MULTIPLIERS.update(zip(todo, pool.map(_calibrate, todo)))
+  else:
+    _NOISE_MULTIPLIERS.update((c, _calibrate(c)) for c in todo)
+  return [_NOISE_MULTIPLIERS[c] for c in calibrations]
+
+
+def _calibrate(calibration) -> float:
+  epsilon, rate, steps, delta, conversion = calibration
+  return float(accounting.noise_multiplier_for_epsilon(
       epsilon, rate, steps, delta, orders=_orders(conversion),
-      conversion=conversion)
+      conversion=conversion))
 
 
 def _orders(conversion: str) -> tuple[float, ...]:
