@@ -36,13 +36,17 @@ $(STAMP): requirements.txt constraints.txt setup.py
 	touch $(STAMP)
 
 # The main job: the four algorithms (with Ditto) on scikit-learn's bundled
-# digits, split non-IID across clients; no download needed.
+# digits, split non-IID across clients; no download needed. Then Robust-HDP's
+# comparison, whose RPCA uses the inexact ALM: it solves the same problem as
+# the default (the authors' ADMM) in about a tenth of the iterations and
+# prints the same table here, which keeps the whole demo under 3 minutes.
+# Then UDP-Alg's.
 demo: install
 	$(PY) run_scripts/run_experiment.py --preset=digits --algorithm=all --r=0.1 \
 	    --lambda_p=0.05 --lambda_np=0.05 --backend=vectorized --output_dir=results/digits
 	$(PY) run_scripts/run_robust_hdp.py --dataset=digits --algorithm=all \
 	    --privacy_distribution=dist1 --model=fc --rounds=30 --backend=direct \
-	    --noprogress --output_dir=results/robust_hdp_digits
+	    --rpca_method=ialm --noprogress --output_dir=results/robust_hdp_digits
 	$(PY) run_scripts/run_udp.py --algorithm=all --rounds=40 --noprogress \
 	    --output_dir=results/udp_digits
 
