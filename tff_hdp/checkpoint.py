@@ -130,12 +130,12 @@ class Checkpointer:
                      for s in store.shapes])
         if store is not None else collections.OrderedDict())
     leaves = _arrays_from_bytes(value['arrays'])
-    if len(leaves) != len(tf.nest.flatten(template)):
+    expected = len(tf.nest.flatten(template))
+    if len(leaves) != expected:
       raise CheckpointMismatchError(
           f'the checkpoint in {self._directory} (round {version}) holds '
-          f'{len(leaves)} arrays where this run has '
-          f'{len(tf.nest.flatten(template))}; use another directory or delete '
-          'it')
+          f'{len(leaves)} arrays where this run has {expected}; use another '
+          'directory or delete it')
     arrays = tf.nest.pack_sequence_as(template, leaves)
     if store is not None:
       store.load_state(arrays['store'])

@@ -143,11 +143,11 @@ def calibrate(epsilons: Sequence[Optional[float]],
     target = (None if eps is None else
               min(eps, epsilon_floor) if epsilon_floor is not None else eps)
     clients.append((target, b, int(n), steps))
-  zs = noise_multipliers([(t, b / n, steps, delta, conversion)
-                          for t, b, n, steps in clients if t is not None])
+  zs = iter(noise_multipliers([(t, b / n, steps, delta, conversion)
+                               for t, b, n, steps in clients if t is not None]))
   return [
       ClientPrivacy(None if t is None else float(t), b, n, steps,
-                    None if t is None else zs.pop(0))
+                    None if t is None else next(zs))
       for t, b, n, steps in clients
   ]
 
