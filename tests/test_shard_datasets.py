@@ -143,7 +143,8 @@ def test_shards_split_sizes_and_labels():
   y = np.repeat(np.arange(10), 100)
   x = rng.random((1000, 3)).astype(np.float32)
   data = federated_data.split_by_shards(x, y, num_clients=10,
-                                        examples_per_client=100, seed=1,
+                                        examples_per_client=100,
+                                        shards_per_client=2, seed=1,
                                         name='t')
   assert data.num_clients == 10
   seen = []
@@ -154,6 +155,43 @@ def test_shards_split_sizes_and_labels():
   seen = np.concatenate(seen)
   assert len(np.unique(seen, axis=0)) == 1000  # No example given twice.
   assert len(data.server_test[1]) == 200
+
+
+def test_shards_per_client_by_hand():
+  # 40 examples, 8 of each of 5 labels (x is the example's index). 4 clients
+  # x 10 examples in 5 shards each: 20 shards of 2 consecutive examples of
+  # the label-sorted order, so each shard holds one label, each label 4
+  # shards, and a client's count of every label is a multiple of 2.
+  x = np.arange(40, dtype=np.float32)[:, None]
+  y = np.arange(40) // 8
+  data = federated_data.split_by_shards(x, y, num_clients=4,
+                                        examples_per_client=10,
+                                        shards_per_client=5, seed=3, name='t')
+  seen = []
+  for (xt, yt), (xs, ys) in zip(data.train, data.test):
+    assert len(yt) == 8 and len(ys) == 2
+    index = np.concatenate([xt, xs])[:, 0].astype(int)
+    labels = np.concatenate([yt, ys])
+    np.testing.assert_array_equal(labels, y[index])  # Labels kept with x.
+    counts = np.bincount(labels, minlength=5)
+    assert np.all(counts % 2 == 0) and counts.sum() == 10  # 5 whole shards.
+    seen.extend(index)
+  assert sorted(seen) == list(range(40))  # Disjoint, every example used.
+
+
+def test_load_shards_data_shards_per_client():
+  ten = datasets.load_shards_data('mnist5k', num_clients=20)
+  two = datasets.load_shards_data('mnist5k', num_clients=20,
+                                  shards_per_client=2)
+  for data in (ten, two):
+    assert [len(y) for _, y in data.train] == [200] * 20
+    assert [len(y) for _, y in data.test] == [50] * 20
+  labels = lambda d: [len(np.unique(np.concatenate([a, b]))) for (_, a), (
+      _, b) in zip(d.train, d.test)]
+  assert max(labels(two)) <= 3  # Two shards of 125: at most 3 labels.
+  assert min(labels(ten)) >= 4  # Ten shards of 25 sorted images.
+  with pytest.raises(ValueError, match='shards_per_client must be >= 1'):
+    datasets.load_shards_data('mnist5k', num_clients=20, shards_per_client=0)
 
 
 def test_shards_split_refuses_impossible_sizes():
@@ -173,7 +211,8 @@ def test_load_shards_data_fashion_and_digits(tmp_path):
   assert data.input_shape == (28, 28) and data.num_clients == 4
   assert len(data.train[0][1]) == 8 and data.train[0][0].max() <= 1.0
   digits = datasets.load_shards_data('digits', num_clients=20)
-  assert [len(y) for _, y in digits.train] == [70] * 20
+  # 1,797 // 20 = 89 images, rounded down to 10 shards of 8: 64 train.
+  assert [len(y) for _, y in digits.train] == [64] * 20
   with pytest.raises(ValueError, match='unknown dataset'):
     datasets.load_shards_data('svhn', num_clients=2)
 

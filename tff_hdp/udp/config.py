@@ -24,7 +24,7 @@ each a flag of `run_scripts/run_udp.py`.
 import dataclasses
 from typing import Optional
 
-ALGORITHMS = ('udp', 'noiseless', 'pfedhn')
+ALGORITHMS = ('udp', 'clip_only', 'noiseless', 'pfedhn')
 BACKENDS = ('direct', 'tff')
 
 
@@ -33,8 +33,10 @@ class UdpConfig:
   """Every hyperparameter of one run.
 
   Attributes:
-    algorithm: 'udp' (Algorithm 1), 'noiseless' (the same without clipping or
-      noise) or 'pfedhn' (one user per step, unweighted, as pFedHN's code).
+    algorithm: 'udp' (Algorithm 1), 'clip_only' (Algorithm 1 with z = 0:
+      clipped and weighted, no noise, so what clipping alone costs),
+      'noiseless' (the same without clipping or noise) or 'pfedhn' (one
+      user per step, unweighted, as pFedHN's code).
     target: The target network (`tff_hdp.models` name): 'lenet', or 'fc' for
       the 8 x 8 offline digits.
     rounds: T (for pfedhn: steps, one user each).
@@ -77,7 +79,19 @@ class UdpConfig:
 
   @property
   def private(self) -> bool:
+    """Whether the run adds noise and is accounted (UDP-Alg only)."""
     return self.algorithm == 'udp'
+
+  @property
+  def clips(self) -> bool:
+    """Whether the users' hypernetwork gradients are clipped and weighted
+    through the estimator (UDP-Alg and its clip-only ablation)."""
+    return self.algorithm in ('udp', 'clip_only')
+
+  @property
+  def mechanism_noise_multiplier(self) -> float:
+    """The z the round uses: the config's for UDP-Alg, else 0."""
+    return self.noise_multiplier if self.private else 0.0
 
   def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""

@@ -94,7 +94,7 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
   planted fault changes it). The last argument is the records added before
   the noise (zeros without an audit).
   """
-  z = config.noise_multiplier if noise_multiplier is None else (
+  z = config.mechanism_noise_multiplier if noise_multiplier is None else (
       noise_multiplier)
   phi_specs = [tf.TensorSpec(s, tf.float32) for s in net.shapes]
   signature = [
@@ -118,7 +118,7 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
         local_learning_rate=config.local_learning_rate,
         hyper_learning_rate=config.hyper_learning_rate,
         embedding_learning_rate=config.embedding_learning_rate,
-        clip_and_noise=config.private, extra_total=extra)
+        clip_and_noise=config.clips, extra_total=extra)
 
   @tf.function(input_signature=[phi_specs, signature[7], phi_specs])
   def empty_round_fn(phi, key, extra):
@@ -126,7 +126,7 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
         phi, key, clip=config.clip, noise_multiplier=z,
         max_weight=max_weight, denominator=denominator,
         hyper_learning_rate=config.hyper_learning_rate,
-        clip_and_noise=config.private, extra_total=extra)
+        clip_and_noise=config.clips, extra_total=extra)
 
   return round_fn, empty_round_fn
 
@@ -148,12 +148,12 @@ def _tff_round_fn(net, config, max_weight, denominator, num_users):
   iterative = process.build_process(
       net, num_users=num_users, max_cohort=rows,
       local_steps=config.local_steps, batch_size=config.batch_size,
-      clip=config.clip, noise_multiplier=config.noise_multiplier,
+      clip=config.clip, noise_multiplier=config.mechanism_noise_multiplier,
       max_weight=max_weight, denominator=denominator,
       local_learning_rate=config.local_learning_rate,
       hyper_learning_rate=config.hyper_learning_rate,
       embedding_learning_rate=config.embedding_learning_rate,
-      clip_and_noise=config.private, seed=config.seed)
+      clip_and_noise=config.clips, seed=config.seed)
 
   def round_fn(state, users, x, y, indices, mask, weights):
     cohort, clients = process.cohort_and_clients(users, weights, x, y,
