@@ -102,6 +102,20 @@ def apply_preset(preset, flag_for_field: Mapping[str, str]) -> None:
       flags.FLAGS[flag_name].value = getattr(preset, field)
 
 
+def algorithms(value: str, allowed: Sequence[str]) -> tuple[str, ...]:
+  """The runs `--algorithm` names: 'all' (every one of `allowed`, in order),
+  or one or more of them, comma-separated, in the order given."""
+  if value == 'all':
+    return tuple(allowed)
+  names = [v.strip() for v in value.split(',')]
+  unknown = [n for n in names if n not in allowed]
+  if unknown or not names or len(set(names)) < len(names):
+    raise UsageError(
+        f'--algorithm={value}: give all, or distinct names from '
+        f'{", ".join(allowed)} (comma-separated)')
+  return tuple(names)
+
+
 def check(condition: bool, message: str) -> None:
   """Raises `UsageError(message)` unless `condition` holds."""
   if not condition:

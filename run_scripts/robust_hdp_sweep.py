@@ -13,6 +13,7 @@
 # limitations under the License.
 """Runs paper 003's Figures 2-5 and draws them.
 
+    python run_scripts/robust_hdp_sweep.py --figures=2 --distributions=dist1,dist3,dist4
     python run_scripts/robust_hdp_sweep.py --dataset=mnist --data_dir=~/.keras/datasets
     python run_scripts/robust_hdp_sweep.py --figures=3,4 --list
     python run_scripts/robust_hdp_sweep.py --plot_only --results_dir=results
@@ -68,7 +69,7 @@ PNG_METADATA = {'Software': None}
 
 _FIGURES = flags.DEFINE_list('figures', ['2', '3', '4', '5'],
                              'Which of Figures 2, 3, 4, 5 to run and draw.')
-_DATASET = flags.DEFINE_string('dataset', 'mnist',
+_DATASET = flags.DEFINE_string('dataset', 'mnist5k',
                                'Passed to run_robust_hdp.py --dataset.')
 _DATA_DIR = flags.DEFINE_string('data_dir', None,
                                 'Passed to run_robust_hdp.py --data_dir.')

@@ -72,7 +72,8 @@ _DATASET = flags.DEFINE_enum(
 _DATA_DIR = flags.DEFINE_string('data_dir', None,
                                 'Directory of the downloaded dataset file(s).')
 _ALGORITHM = flags.DEFINE_string(
-    'algorithm', 'all', f'One of {", ".join(ALGORITHMS)}, or all.')
+    'algorithm', 'all', f'One or more of {", ".join(ALGORITHMS)} '
+    '(comma-separated), or all.')
 _DISTRIBUTION = flags.DEFINE_string(
     'privacy_distribution', 'dist1',
     'Clients\' (epsilon_i, b_i): dist1 ... dist9 (paper 003, as the authors '
@@ -167,13 +168,7 @@ def privacy_of_clients() -> tuple[tuple[float, ...], tuple[int, ...], str]:
 
 def build_configs():
   """The RobustHdpConfig of each requested run, checked."""
-  if _ALGORITHM.value == 'all':
-    algorithms = ALGORITHMS
-  elif _ALGORITHM.value in ALGORITHMS:
-    algorithms = (_ALGORITHM.value,)
-  else:
-    raise cli.UsageError(f'unknown algorithm {_ALGORITHM.value!r} for '
-                         f'--algorithm; allowed: {", ".join(ALGORITHMS)}, all')
+  algorithms = cli.algorithms(_ALGORITHM.value, ALGORITHMS)
   cli.check(_NUM_CLIENTS.value >= 1,
             f'--num_clients must be >= 1, got {_NUM_CLIENTS.value}')
   cli.check(_CHECKPOINT_EVERY.value >= 1,

@@ -95,7 +95,13 @@ _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Directory of cifar-10-python.tar.gz (cifar10), '
     'emnist_all.sqlite (femnist) or celeba.sqlite (celeba).')
 _ALGORITHM = flags.DEFINE_string(
-    'algorithm', 'all', f'One of {", ".join(config_lib.ALGORITHMS)}, or all.')
+    'algorithm', 'all', f'One or more of {", ".join(config_lib.ALGORITHMS)} '
+    '(comma-separated), or all.')
+_TARGET = flags.DEFINE_enum(
+    'target', None, ['lenet', 'fc'],
+    'Target network: lenet (paper 004, pFedHN\'s LeNet; inputs of at least '
+    '16 x 16) or fc (the FC NN of paper 001\'s Table 6). Default: the '
+    'dataset\'s.')
 _NUM_USERS = flags.DEFINE_integer('num_users', None, 'Users N.')
 _SAMPLING_RATE = flags.DEFINE_float('sampling_rate', None, 'q in (0, 1].')
 _CLIP = flags.DEFINE_float('clip', None, 'S > 0.')
@@ -145,14 +151,7 @@ def build_configs(num_users: int, median_size: float,
 
   `sizes` (the users' training sizes) resolves --noise_stddev into z.
   """
-  if _ALGORITHM.value == 'all':
-    algorithms = config_lib.ALGORITHMS
-  elif _ALGORITHM.value in config_lib.ALGORITHMS:
-    algorithms = (_ALGORITHM.value,)
-  else:
-    raise cli.UsageError(
-        f'unknown algorithm {_ALGORITHM.value!r} for --algorithm; allowed: '
-        f'{", ".join(config_lib.ALGORITHMS)}, all')
+  algorithms = cli.algorithms(_ALGORITHM.value, config_lib.ALGORITHMS)
   given = [f'--{f.name}' for f in (_NOISE, _TARGET_EPSILON, _NOISE_STDDEV)
            if f.value is not None]
   cli.check(len(given) <= 1, 'give one of --noise_multiplier, '
@@ -160,7 +159,7 @@ def build_configs(num_users: int, median_size: float,
   rounds = _value(_ROUNDS, 'rounds')
   q = _value(_SAMPLING_RATE, 'sampling_rate')
   common = dict(
-      target=DEFAULTS[_DATASET.value]['target'], rounds=rounds,
+      target=_value(_TARGET, 'target'), rounds=rounds,
       sampling_rate=q, clip=_value(_CLIP, 'clip'),
       noise_multiplier=_value(_NOISE, 'noise_multiplier'),
       sample_cap=_SAMPLE_CAP.value or median_size,

@@ -37,7 +37,7 @@ def _run(args, timeout=600):
 
 
 @pytest.mark.parametrize('args,message', [
-    (['--algorithm=fedavg'], "unknown algorithm 'fedavg'"),
+    (['--algorithm=fedavg'], '--algorithm=fedavg: give all, or distinct names'),
     (['--privacy_distribution=dist10'], "unknown privacy distribution"),
     (['--num_clients=30'], 'is given for 20, 40, 60 clients, not 30'),
     (['--epsilons=1,2'], 'give both --epsilons and --batch_sizes'),

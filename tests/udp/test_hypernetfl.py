@@ -145,23 +145,37 @@ def test_clipping_and_weighted_estimator_by_hand():
                                rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize('chunk', [1, 2, 5])
-def test_cohort_gradient_is_the_same_in_any_chunks(chunk):
-  net = _net()
+@pytest.mark.parametrize('target', ['fc', 'lenet'])
+@pytest.mark.parametrize('clip_and_noise', [True, False])
+def test_cohort_gradient_equals_per_user_vjps_clipped(target, clip_and_noise):
+  # The heads' ghost norms and matmul sum against every user's own VJP from
+  # tf.vectorized_map, clipped by TF Privacy's record clip; user 4's Delta is
+  # zero, user 2's small enough to be inside the clip.
+  net = _net() if target == 'fc' else hypernetwork.HyperNetwork(
+      models.build_model('lenet', (16, 16), 10), embedding_dim=3, hidden=8,
+      hidden_layers=2)
   phi = [tf.constant(p) for p in net.init(6)]
   v = tf.constant(net.init_embeddings(5, 6))
   rng = np.random.default_rng(6)
-  deltas = [tf.constant(rng.normal(size=(5,) + s).astype(np.float32))
+  deltas = [rng.normal(size=(5,) + s).astype(np.float32)
             for s in net.target.shapes]
+  for d in deltas:
+    d[4] = 0.0
+    d[2] *= 1e-4
+  deltas = [tf.constant(d) for d in deltas]
   weights = tf.constant([1.0, 0.2, 0.7, 1.0, 0.4])
   per_user = net.phi_vjps(phi, v, deltas)
-  want = hypernetfl.weighted_clipped_sum(per_user, weights, 0.3)
+  want = hypernetfl.weighted_clipped_sum(per_user, weights, 0.3,
+                                         clip_and_noise)
   got, norms = hypernetfl.cohort_gradient(net, phi, v, deltas, weights,
-                                          clip=0.3, chunk=chunk)
+                                          clip=0.3,
+                                          clip_and_noise=clip_and_noise)
   for a, b in zip(got, want):
-    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   flat = np.concatenate([g.numpy().reshape(5, -1) for g in per_user], 1)
   np.testing.assert_allclose(norms, np.linalg.norm(flat, axis=1), rtol=1e-5)
+  assert 0.0 < norms[2] < 0.3 and norms[4] == 0.0
+  assert all(np.all(np.isfinite(a)) for a in got)
 
 
 @pytest.mark.parametrize('z,max_weight,clip,denominator',

@@ -139,7 +139,7 @@ def _run(args):
 
 
 @pytest.mark.parametrize('args,message', [
-    (['--algorithm=dp'], "unknown algorithm 'dp'"),
+    (['--algorithm=dp'], '--algorithm=dp: give all, or distinct names'),
     (['--clip=0'], '--clip must be > 0'),
     (['--sampling_rate=1.5'], '--sampling_rate must be in (0, 1]'),
     (['--noise_multiplier=1', '--target_epsilon=2'],

@@ -127,50 +127,31 @@ def weighted_clipped_sum(per_user: Sequence[tf.Tensor], weights: tf.Tensor,
           for g in per_user]
 
 
-def users_per_chunk(net: hypernetwork.HyperNetwork,
-                    budget_bytes: int = 256 * 2**20) -> int:
-  """Users whose phi-VJPs are held at once: each is as large as phi (CIFAR-10's
-  hypernetwork: 12.3 M parameters, 49 MB), and a chunk holds three copies
-  (the VJPs, clipped, weighted)."""
-  return max(1, budget_bytes // (4 * net.num_parameters))
-
-
 def cohort_gradient(net: hypernetwork.HyperNetwork, phi, embeddings, deltas,
-                    weights, *, clip, clip_and_noise: bool = True,
-                    chunk: int = 0):
+                    weights, *, clip, clip_and_noise: bool = True):
   """sum_u w_u Clip((d theta_u/d phi)^T Delta_u, S) over the cohort.
 
-  The per-user VJPs are computed `chunk` users at a time (default
-  `users_per_chunk`), so a FEMNIST cohort (170 users, 36 MB each) never holds
-  them all.
+  `HyperNetwork.scaled_phi_vjp_sum` with s_u = w_u S min(1/||g_u||, 1/S):
+  TF Privacy's record clip (`GaussianSumQuery.preprocess_record`, whose
+  `tf.clip_by_global_norm` is that formula, S read from the query's sample
+  params), applied through each user's norm so that the heads' per-user
+  gradients are never formed; s_u = w_u for Noiseless (no clipping).
+  tests/udp/test_hypernetfl.py checks it against `clip_each` and
+  `weighted_clipped_sum` of `phi_vjps`.
 
   Returns:
     (the sum per phi tensor, [B] the unclipped VJPs' norms).
   """
-  chunk = chunk or users_per_chunk(net)
-  phi = [tf.convert_to_tensor(p) for p in phi]
-  deltas = [tf.convert_to_tensor(d) for d in deltas]
-  embeddings = tf.convert_to_tensor(embeddings)
   weights = tf.convert_to_tensor(weights, tf.float32)
-  count = tf.shape(embeddings)[0]
-
-  def body(start, total, norms):
-    end = tf.minimum(start + chunk, count)
-    per_user = net.phi_vjps(phi, embeddings[start:end],
-                            [d[start:end] for d in deltas])
-    norms = norms.write(norms.size(), tf.sqrt(tf.add_n([
-        tf.reduce_sum(tf.reshape(g, [end - start, -1])**2, 1)
-        for g in per_user])))
-    part = weighted_clipped_sum(per_user, weights[start:end], clip,
-                                clip_and_noise)
-    return end, [t + q for t, q in zip(total, part)], norms
-
-  norms = tf.TensorArray(tf.float32, size=0, dynamic_size=True,
-                         infer_shape=False, element_shape=[None])
-  _, total, norms = tf.while_loop(
-      lambda start, *_: start < count, body,
-      (tf.constant(0), [tf.zeros_like(p) for p in phi], norms))
-  return total, tf.reshape(norms.concat(), [-1])
+  if clip_and_noise:
+    query = tfp.GaussianSumQuery(l2_norm_clip=clip, stddev=0.0)
+    bound = tf.cast(query.derive_sample_params(query.initial_global_state()),
+                    tf.float32)
+    scale_fn = lambda norms: weights * bound * tf.minimum(1.0 / norms,
+                                                          1.0 / bound)
+  else:
+    scale_fn = lambda norms: weights
+  return net.scaled_phi_vjp_sum(phi, embeddings, deltas, scale_fn)
 
 
 def private_estimate(total: Sequence[tf.Tensor], *, clip, noise_multiplier,
