@@ -54,6 +54,7 @@ from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import presets
 from tff_hdp.fedhdp import privacy_groups
+from tff_hdp import claims
 from tff_hdp import tables
 from tff_hdp.fedhdp import table_rows
 
@@ -359,8 +360,12 @@ def main(argv):
           if v is not None and not k.endswith('_var')) + ' ' + ' '.join(
               f'epsilon[{g}]={e:.3f}' for g, e in record['epsilon'].items()),
             flush=True)
-  table = tables.format_text([table_rows.run_row(r) for r in records],
-                             table_rows.HEADER)
+  rows = [table_rows.run_row(r) for r in records]
+  table = tables.format_text(rows, table_rows.HEADER)
+  table += '\n' + claims.fedhdp(
+      {row[0]: r['metrics']['acc_g'] for row, r in zip(rows, records)},
+      {row[0]: max(r['epsilon'].values()) if r['epsilon'] else None
+       for row, r in zip(rows, records)})
   title = (f'dataset={data.name} clients={data.num_clients} '
            f'rounds={configs[0].rounds} clients_per_round='
            f'{configs[0].clients_per_round} delta={configs[0].delta}')

@@ -57,6 +57,7 @@ from absl import flags
 from absl import logging
 
 from run_scripts import cli
+from tff_hdp import claims
 from tff_hdp import tables
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import privacy_preferences
@@ -267,6 +268,9 @@ def main(argv):
             f"{m['noise_power'] if m['noise_power'] is None else round(m['noise_power'], 4)}",
             flush=True)
   table = tables.format_text([table_row(r) for r in records], HEADER)
+  table += '\n' + claims.robust_hdp(
+      {config_lib.ALGORITHM_NAMES[r['config']['algorithm']]:
+       r['metrics']['accuracy'] for r in records})
   c = configs[0]
   title = (f'dataset={data.name} clients={data.num_clients} '
            f'privacy={c.distribution} rounds={c.rounds} '

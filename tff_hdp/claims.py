@@ -1,0 +1,120 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Whether each paper's headline claim holds in a run, as one line.
+
+Every binary prints one such line under its comparison table, computed only
+from the numbers in that table, so a reader never has to infer it and a
+regression shows as a "no". The claims are the papers' own:
+
+- FedHDP (paper 001, Tables 2-3, 8-11): at the same epsilon, FedHDP's global
+  model is more accurate than DP-FedAvg's and HDP-FedAvg's.
+- Robust-HDP (paper 003, Figure 2): Robust-HDP is at least as accurate as
+  every private baseline run beside it (WeiAvg, PFA, DPFedAvg, minimum
+  epsilon), and close to the Oracle, which knows every client's noise.
+- UDP-Alg (paper 004, Section 5): user-level DP at a moderate epsilon keeps
+  most of Noiseless's accuracy; the clip-only run (z = 0) splits the cost
+  into what clipping costs and what the noise costs.
+
+TensorFlow-free.
+"""
+
+from typing import Mapping, Optional
+
+_YES = {True: 'yes', False: 'no'}
+
+
+def _best(accuracies: Mapping[str, float]) -> tuple[str, float]:
+  name = max(accuracies, key=accuracies.get)
+  return name, accuracies[name]
+
+
+def fedhdp(accuracies: Mapping[str, float],
+           epsilons: Mapping[str, Optional[float]]) -> str:
+  """FedHDP's claim from the global accuracies (%) and each run's epsilon.
+
+  Args:
+    accuracies: Global-model accuracy by table name, e.g. 'FedHDP+Ditto',
+      'DP-FedAvg+Ditto', 'HDP-FedAvg+Ditto' (others are ignored).
+    epsilons: The private group's epsilon by the same names (None if none).
+  """
+  ours = {n: a for n, a in accuracies.items() if n.startswith('FedHDP')}
+  rivals = {n: a for n, a in accuracies.items()
+            if n.startswith(('DP-FedAvg', 'HDP-FedAvg'))}
+  if len(ours) != 1 or not rivals:
+    return ('FedHDP above DP-FedAvg and HDP-FedAvg at the same epsilon: not '
+            'checked (needs FedHDP and at least one of them in the table)')
+  (name, acc), = ours.items()
+  rival, rival_acc = _best(rivals)
+  same = len({epsilons.get(n) for n in [name, *rivals]}) == 1
+  holds = acc > rival_acc and same
+  eps = epsilons.get(name)
+  at = f' at epsilon {eps:.2f}' if same and eps is not None else (
+      '' if same else ' (epsilons differ)')
+  return (f'FedHDP above DP-FedAvg and HDP-FedAvg at the same epsilon: '
+          f'{_YES[holds]} ({acc:.2f} vs {rival_acc:.2f}, {rival}){at}')
+
+
+def robust_hdp(accuracies: Mapping[str, float],
+               oracle_points: float = 2.0) -> str:
+  """Robust-HDP's claim from the mean accuracies (%) by table name.
+
+  Names: 'Robust-HDP', the private baselines 'WeiAvg', 'PFA', 'DPFedAvg',
+  'minimum eps', and optionally 'Oracle' ('Non-private' is ignored).
+  """
+  if 'Robust-HDP' not in accuracies:
+    return 'Robust-HDP >= every private baseline: not checked (not run)'
+  ours = accuracies['Robust-HDP']
+  baselines = {n: a for n, a in accuracies.items()
+               if n in ('WeiAvg', 'PFA', 'DPFedAvg', 'minimum eps')}
+  parts = []
+  if baselines:
+    rival, rival_acc = _best(baselines)
+    parts.append(f'Robust-HDP >= every private baseline run '
+                 f'({", ".join(baselines)}): {_YES[ours >= rival_acc]} '
+                 f'({ours:.2f} vs {rival_acc:.2f}, {rival})')
+  else:
+    parts.append('Robust-HDP >= every private baseline: not checked (none '
+                 'run)')
+  if 'Oracle' in accuracies:
+    oracle = accuracies['Oracle']
+    parts.append(f'within {oracle_points:g} points of the Oracle: '
+                 f'{_YES[ours >= oracle - oracle_points]} ({ours:.2f} vs '
+                 f'{oracle:.2f})')
+  return '; '.join(parts)
+
+
+def udp(runs: Mapping[str, tuple[float, Optional[float]]],
+        max_epsilon: float = 8.0, min_accuracy: float = 60.0) -> str:
+  """UDP-Alg's claim from {algorithm: (mean accuracy %, epsilon or None)}.
+
+  Algorithms: 'udp', 'clip_only', 'noiseless' ('pfedhn' is ignored). The
+  claim checked: epsilon <= `max_epsilon` with accuracy >= `min_accuracy`.
+  """
+  if 'udp' not in runs:
+    return 'UDP-Alg: not checked (not run)'
+  acc, eps = runs['udp']
+  holds = eps is not None and eps <= max_epsilon and acc >= min_accuracy
+  line = (f'UDP-Alg at epsilon <= {max_epsilon:g} with accuracy >= '
+          f'{min_accuracy:g}%: {_YES[holds]} (epsilon '
+          f'{"none" if eps is None else f"{eps:.2f}"}, {acc:.2f}%')
+  if 'noiseless' in runs:
+    noiseless = runs['noiseless'][0]
+    line += f', {100 * acc / noiseless:.0f}% of Noiseless\'s {noiseless:.2f}'
+  line += ')'
+  if 'clip_only' in runs and 'noiseless' in runs:
+    clip_only = runs['clip_only'][0]
+    line += (f'; clipping costs {noiseless - clip_only:.2f} points '
+             f'(clip only {clip_only:.2f}), the noise {clip_only - acc:.2f} '
+             'more')
+  return line
