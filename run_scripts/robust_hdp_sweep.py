@@ -36,6 +36,10 @@ The figures need:
      unstated; this is our reading). minimum epsilon is left out, as in the
      paper.
 
+Figure 2's numbers are also printed and written to `figure2.md` beside the
+figures' folder (mean +- std per rule and distribution, and whether Robust-HDP
+is at least every private baseline and within 2 points of the Oracle).
+
 A run whose `results.json` exists is skipped; an interrupted one resumes from
 its checkpoint. `--parallel=k` runs k at a time. Flags after `--` go to every
 run (e.g. `-- --rounds=30 --model=fc`). The figures are PNGs in
@@ -58,6 +62,7 @@ from absl import flags
 import numpy as np
 
 from run_scripts import cli
+from tff_hdp import claims
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import privacy_preferences
 
@@ -153,11 +158,36 @@ def figure2_data(runs, distributions, seeds):
     means, stds = [], []
     for d in distributions:
       values = [_accuracy(runs[Run(d, 20, s)], algorithm) for s in seeds
-                if Run(d, 20, s) in runs]
+                if algorithm in runs.get(Run(d, 20, s), {})]
       means.append(np.mean(values) if values else np.nan)
       stds.append(np.std(values) if values else np.nan)
     data[algorithm] = (means, stds)
   return data
+
+
+def figure2_table(runs, distributions, seeds) -> str:
+  """Figure 2 as a Markdown table (mean +- std over the seeds found, per
+  rule and distribution), then each distribution's claim line
+  (`tff_hdp.claims.robust_hdp` on the means); rules not run are left out."""
+  data = figure2_data(runs, distributions, seeds)
+  found = {d: [s for s in seeds if Run(d, 20, s) in runs]
+           for d in distributions}
+  rules = [a for a in config_lib.RULES if not np.all(np.isnan(data[a][0]))]
+  header = ['rule'] + [f'{d} ({len(found[d])} seeds)' for d in distributions]
+  lines = ['| ' + ' | '.join(header) + ' |', '|---' * len(header) + '|']
+  for a in rules:
+    means, stds = data[a]
+    cells = ['-' if np.isnan(m) else f'{m:.1f} ± {s:.1f}'
+             for m, s in zip(means, stds)]
+    lines.append(f'| {config_lib.ALGORITHM_NAMES[a]} | ' + ' | '.join(cells)
+                 + ' |')
+  lines.append('')
+  for i, d in enumerate(distributions):
+    means = {config_lib.ALGORITHM_NAMES[a]: data[a][0][i] for a in rules
+             if not np.isnan(data[a][0][i])}
+    if means:
+      lines.append(f'- {d}: {claims.robust_hdp(means)}')
+  return '\n'.join(lines)
 
 
 def figure4_data(record):
@@ -313,10 +343,16 @@ def main(argv):
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-  for path in draw(plt, load_runs(sweep_dir),
+  finished = load_runs(sweep_dir)
+  for path in draw(plt, finished,
                    os.path.join(sweep_dir, 'figures'), _DATASET.value,
                    _DISTRIBUTIONS.value, seeds, counts, figures):
     print(f'wrote {path}')
+  if 2 in figures and finished:
+    table = figure2_table(finished, _DISTRIBUTIONS.value, seeds)
+    with open(os.path.join(sweep_dir, 'figure2.md'), 'w') as f:
+      f.write(table + '\n')
+    print(table)
   if failed:
     sys.stderr.write(f'robust_hdp_sweep.py: error: {len(failed)} runs failed '
                      f'(see their log.txt): {", ".join(failed)}\n')

@@ -25,8 +25,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 SCRIPT = os.path.join(REPO, 'run_scripts', 'run_robust_hdp.py')
 # The digits' 20 clients with two distinct (epsilon, b): two noise
 # calibrations (about 1 s each) where a preset such as dist1 needs twenty.
-TINY = ['--model=fc', '--rounds=2', '--eval_every=1', '--noprogress',
-        '--backend=direct', '--rpca_max_iterations=100',
+TINY = ['--dataset=digits', '--model=fc', '--rounds=2', '--eval_every=1',
+        '--noprogress', '--backend=direct', '--rpca_max_iterations=100',
         '--epsilons=' + ','.join(['1.5', '3'] * 10),
         '--batch_sizes=' + ','.join(['16', '32'] * 10)]
 

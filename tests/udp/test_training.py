@@ -93,6 +93,23 @@ def test_epsilon_is_the_accountants_and_runs_are_seeded(data):
   assert len(a['metrics']['user_accuracy']) == 12
 
 
+def test_clip_only_is_udp_alg_with_no_noise(data):
+  # The same users, clip and weights as UDP-Alg, noise stddev 0: the same
+  # round as UDP-Alg's mechanism with z = 0, and nothing accounted.
+  clip_only = training.train(dataclasses.replace(TINY, algorithm='clip_only'),
+                             data)
+  no_noise = training.train(dataclasses.replace(TINY, noise_multiplier=0.0),
+                            data)
+  assert clip_only['metrics'] == no_noise['metrics']
+  for a, b in zip(clip_only['history'], no_noise['history']):
+    assert a['gradient_norm_mean'] == b['gradient_norm_mean']
+    assert a['clipped_fraction'] == b['clipped_fraction']
+  assert clip_only['epsilon'] is None
+  noiseless = training.train(dataclasses.replace(TINY, algorithm='noiseless'),
+                             data)
+  assert noiseless['metrics'] != clip_only['metrics']  # Clipping binds.
+
+
 def test_baselines_account_nothing(data):
   for algorithm in ('noiseless', 'pfedhn'):
     record = training.train(dataclasses.replace(TINY, algorithm=algorithm),
@@ -171,12 +188,19 @@ def test_binary_runs_every_algorithm(tmp_path):
   assert result.returncode == 0, result.stderr
   record = json.loads((out / 'results.json').read_text())
   assert [r['config']['algorithm'] for r in record['runs']] == [
-      'udp', 'noiseless', 'pfedhn']
-  udp = record['runs'][0]
+      'udp', 'clip_only', 'noiseless', 'pfedhn']
+  udp, clip_only = record['runs'][:2]
   assert udp['epsilon'] > 0
+  # The clip-only run: clipped (every user here), not noised, not accounted.
+  assert clip_only['epsilon'] is None
+  assert clip_only['setup']['noise_stddev'] == 0.0
+  assert all(h['noise_stddev'] == 0.0 and h['clipped_fraction'] >= 0.0
+             for h in clip_only['history'])
   # pFedHN takes round(q N) = 2 one-user steps per round.
-  assert record['runs'][2]['config']['rounds'] == 2 * round(0.2 * 12)
-  assert 'udp' in (out / 'table.txt').read_text()
+  assert record['runs'][3]['config']['rounds'] == 2 * round(0.2 * 12)
+  table = (out / 'table.txt').read_text()
+  assert 'udp' in table and 'clip_only' in table
+  assert table.splitlines()[-1].startswith('UDP-Alg at epsilon <= 8')
   # The accuracy-against-epsilon curve: epsilon at every evaluation.
   assert [h['epsilon'] > 0 for h in udp['history']] == [True, True]
 
