@@ -63,10 +63,11 @@ CONFIGS = (
     ('digits dp_fedavg, noise x0.5',
      _DIGITS + ['--algorithm=dp_fedavg'] + _PLANT),
 )
-# UDP-Alg's phi on the offline digits (run_udp.py's defaults: 50 users).
+# UDP-Alg's phi on the offline digits (run_udp.py's digits defaults: 50
+# users).
 UDP_CONFIGS = (
-    ('digits udp-alg', []),
-    ('digits udp-alg, noise x0.5', _PLANT),
+    ('digits udp-alg', ['--dataset=digits']),
+    ('digits udp-alg, noise x0.5', ['--dataset=digits'] + _PLANT),
 )
 _MNIST = ['--preset=mnist', '--rounds=50', '--noditto',
           '--canaries_per_group=500']

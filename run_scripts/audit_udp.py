@@ -13,7 +13,7 @@
 # limitations under the License.
 """Audits UDP-Alg's phi with canary users (paper 004; issue 11, item 5).
 
-    python run_scripts/audit_udp.py                       # offline digits
+    python run_scripts/audit_udp.py --dataset=digits      # offline digits
     python run_scripts/audit_udp.py --planted_noise_scale=0.5
 
 Takes every run flag of `run_udp.py` (UDP-Alg on the direct backend) and
