@@ -167,8 +167,9 @@ def figure2_data(runs, distributions, seeds):
 
 def figure2_table(runs, distributions, seeds) -> str:
   """Figure 2 as a Markdown table (mean +- std over the seeds found, per
-  rule and distribution), then each distribution's claim line
-  (`tff_hdp.claims.robust_hdp` on the means); rules not run are left out."""
+  rule and distribution; a cell over fewer seeds than its column says how
+  many), then each distribution's claim line (`tff_hdp.claims.robust_hdp`
+  on the means); rules not run are left out."""
   data = figure2_data(runs, distributions, seeds)
   found = {d: [s for s in seeds if Run(d, 20, s) in runs]
            for d in distributions}
@@ -177,8 +178,12 @@ def figure2_table(runs, distributions, seeds) -> str:
   lines = ['| ' + ' | '.join(header) + ' |', '|---' * len(header) + '|']
   for a in rules:
     means, stds = data[a]
-    cells = ['-' if np.isnan(m) else f'{m:.1f} ± {s:.1f}'
-             for m, s in zip(means, stds)]
+    cells = []
+    for d, m, sd in zip(distributions, means, stds):
+      count = sum(a in runs[Run(d, 20, seed)] for seed in found[d])
+      cells.append('-' if np.isnan(m) else f'{m:.1f} ± {sd:.1f}' + (
+          f' ({count} seed{"s" * (count > 1)})' if count < len(found[d])
+          else ''))
     lines.append(f'| {config_lib.ALGORITHM_NAMES[a]} | ' + ' | '.join(cells)
                  + ' |')
   lines.append('')

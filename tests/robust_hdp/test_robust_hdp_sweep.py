@@ -90,23 +90,26 @@ def test_figure2_data_mean_and_std_over_seeds():
 
 def test_figure2_table_means_stds_and_claims():
   # Two seeds of dist1 (Robust-HDP 60 and 62, WeiAvg 50 and 54, Oracle 61 and
-  # 61); PFA, minimum eps and non-private not run; dist3 not run at all.
+  # 61), PFA on seed 0 only; minimum eps and non-private not run; dist3 not
+  # run at all.
   accuracies = {'robust_hdp': (60.0, 62.0), 'weiavg': (50.0, 54.0),
                 'dpfedavg': (40.0, 40.0), 'oracle': (61.0, 61.0)}
   runs = {Run('dist1', 20, s): {a: _record(a, 'dist1', s, acc[s])
                                 for a, acc in accuracies.items()}
           for s in (0, 1)}
+  runs[Run('dist1', 20, 0)]['pfa'] = _record('pfa', 'dist1', 0, 30.0)
   table = sweep.figure2_table(runs, ['dist1', 'dist3'], [0, 1, 2])
   lines = table.splitlines()
   assert lines[0] == '| rule | dist1 (2 seeds) | dist3 (0 seeds) |'
   assert '| Robust-HDP | 61.0 ± 1.0 | - |' in lines
   assert '| WeiAvg | 52.0 ± 2.0 | - |' in lines
   assert '| Oracle | 61.0 ± 0.0 | - |' in lines
-  assert not any(line.startswith('| PFA') for line in lines)
+  assert '| PFA | 30.0 ± 0.0 (1 seed) | - |' in lines  # Seed 0 only.
+  assert not any(line.startswith('| minimum eps') for line in lines)
   assert lines[-1] == (
-      '- dist1: Robust-HDP >= every private baseline run (WeiAvg, DPFedAvg): '
-      'yes (61.00 vs 52.00, WeiAvg); within 2 points of the Oracle: yes '
-      '(61.00 vs 61.00)')
+      '- dist1: Robust-HDP >= every private baseline run (WeiAvg, PFA, '
+      'DPFedAvg): yes (61.00 vs 52.00, WeiAvg); within 2 points of the '
+      'Oracle: yes (61.00 vs 61.00)')
 
 
 def test_draw_writes_every_figure(tmp_path):
