@@ -79,9 +79,9 @@ def load_federated_data(name: str,
       emnist_all.sqlite); defaults to where Keras / TFF cache them.
     num_clients: Population size N for the one-digit-per-client splits
       (mnist5k: default 200; digits: default 100; mnist, skewed_mnist:
-      default 2,000; a multiple of
-      10); the TFF datasets have their own clients and take the first
-      `num_clients` of them (in TFF's sorted order) if given.
+      default 2,000; a multiple of 10); the TFF datasets have their own
+      clients and take the first `num_clients` of them (in TFF's sorted
+      order) if given.
     seed: Seed of the one-digit-per-client split (the TFF datasets have
       fixed splits and ignore it).
 
@@ -190,8 +190,9 @@ def load_user_data(name: str,
   mnist5k and digits (offline) and CIFAR-10:
   `federated_data.split_by_classes`, two labels per user as pFedHN's split,
   sizes non-IID (log-normal, sigma 0.5), 80/20 local train/test; mnist5k
-  pools its 5,000 images, digits its 1,797, CIFAR-10 its 60,000. FEMNIST: TFF's EMNIST writers (`emnist.load`), the first
-  `num_users` (the paper: 3,400). CelebA: TFF's celebrities, split by
+  pools its 5,000 images, digits its 1,797, CIFAR-10 its 60,000. FEMNIST:
+  TFF's EMNIST writers (`emnist.load`), the first `num_users` (the paper:
+  3,400). CelebA: TFF's celebrities, split by
   examples, label `smiling` (`celeba.load`).
   """
   if name not in USER_DATASETS:
