@@ -164,3 +164,61 @@ def test_one_run_audit_is_sound_and_sees_gaussian_mechanism(separation):
 
 def test_gaussians_epsilon_is_infinite_far_apart():
   assert auditing.gaussians_epsilon((10.0, 0.1), (0.0, 0.1), 1e-5) == math.inf
+
+
+# ------------------------------------------- the likelihood-ratio statistic
+
+
+def test_likelihood_ratio_is_the_mixture_log_density_ratio():
+  # Independently: log of the mixture density over the null density, from
+  # scipy's normal pdfs, summed over rounds; per-round s_t and sigma_t.
+  rng = np.random.default_rng(0)
+  x = rng.normal(0.0, 2.0, (5, 7))
+  s = np.linspace(0.5, 2.0, 7)
+  sigma = np.linspace(1.0, 3.0, 7)
+  for q in (0.05, 0.3, 1.0):
+    mixture = q * stats.norm.pdf(x, s, sigma) + (1 - q) * stats.norm.pdf(
+        x, 0.0, sigma)
+    want = np.log(mixture / stats.norm.pdf(x, 0.0, sigma)).sum(axis=1)
+    got = auditing.likelihood_ratio_statistic(x, s, sigma, q)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+  # And by hand, one canary, one round: log(1 - q + q e^((s x - s^2/2)/sigma^2)).
+  got = auditing.likelihood_ratio_statistic([[3.0]], [2.0], [1.5], 0.2)
+  assert got[0] == pytest.approx(
+      math.log(0.8 + 0.2 * math.exp((6.0 - 2.0) / 2.25)), rel=1e-12)
+
+
+def test_likelihood_ratio_does_not_overflow():
+  # a = 1e4: a naive exp overflows; the statistic is log q + a.
+  got = auditing.likelihood_ratio_statistic([[1e4 + 0.5]], [1.0], [1.0], 0.1)
+  assert got[0] == pytest.approx(math.log(0.1) + 1e4, rel=1e-12)
+  with pytest.raises(ValueError, match='rate must be in'):
+    auditing.likelihood_ratio_statistic([[0.0]], [1.0], [1.0], 0.0)
+  with pytest.raises(ValueError, match='noise_std must be > 0'):
+    auditing.likelihood_ratio_statistic([[0.0]], [1.0], [0.0], 0.5)
+
+
+def _auc(inserted, null):
+  """P(an inserted canary's statistic > a null one's) (Mann-Whitney)."""
+  u = stats.mannwhitneyu(inserted, null, alternative='greater').statistic
+  return u / (len(inserted) * len(null))
+
+
+def test_likelihood_ratio_separates_better_than_sum_and_max():
+  # 1,000 inserted and 1,000 null canaries over 100 rounds; an inserted one
+  # is sampled with q = 0.05 and then adds s = 2 under noise sigma = 1. With
+  # this seed: AUC 0.874 (lr), 0.758 (sum), 0.815 (max). An AUC from 1,000
+  # against 1,000 has a standard error below 0.011, so the 0.03 margin asked
+  # here is about 3 of them (the measured one is 6).
+  rng = np.random.default_rng(1)
+  k, t, q, s, sigma = 1000, 100, 0.05, 2.0, 1.0
+  null = rng.normal(0.0, sigma, (k, t))
+  inserted = rng.normal(0.0, sigma, (k, t)) + s * (rng.random((k, t)) < q)
+  auc = {
+      'lr': _auc(auditing.likelihood_ratio_statistic(inserted, s, sigma, q),
+                 auditing.likelihood_ratio_statistic(null, s, sigma, q)),
+      'sum': _auc(inserted.sum(axis=1), null.sum(axis=1)),
+      'max': _auc(inserted.max(axis=1), null.max(axis=1)),
+  }
+  assert auc['sum'] > 0.5 and auc['max'] > 0.5, auc
+  assert auc['lr'] - max(auc['sum'], auc['max']) > 0.03, auc

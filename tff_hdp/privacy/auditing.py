@@ -41,6 +41,17 @@ for randomized response, up to a delta term (their Theorem 3.3 and
 Algorithm 3 give the p-value computed by `one_run_p_value`). The lower bound
 is the largest epsilon that a confidence-level test rejects.
 
+The likelihood-ratio statistic (Nasr, Hayes, Steinke, Balle, Tramer,
+Jagielski, Carlini and Terzis, "Tight Auditing of Differentially Private
+Machine Learning", USENIX Security 2023): when the auditor observes a
+mechanism's noised release every round, a canary's projections
+x_t = <release_t, c_k> are, if it is inserted, a mixture (rate q) of
+N(s_t, sigma_t^2) and N(0, sigma_t^2), and N(0, sigma_t^2) if it is not;
+with s_t and sigma_t known from the mechanism's public parameters, the
+Neyman-Pearson optimal test of one canary thresholds
+sum_t log(1 - q + q exp((s_t x_t - s_t^2 / 2) / sigma_t^2))
+(`likelihood_ratio_statistic`).
+
 The canaries that produce these statistics: `tff_hdp.privacy.canaries`
 (shared) and, for FedHDP, `tff_hdp.fedhdp.audit`.
 """
@@ -126,6 +137,34 @@ def estimate_epsilon(null_statistics: Sequence[float],
   return gaussians_epsilon((float(canary.mean()), float(canary.std(ddof=1))),
                            (float(null.mean()), float(null.std(ddof=1))),
                            delta)
+
+
+def likelihood_ratio_statistic(projections, signal, noise_std,
+                               rate: float) -> np.ndarray:
+  """Each canary's log-likelihood ratio, inserted against not (module doc).
+
+  Args:
+    projections: [K, T] x_t = <release_t, c_k> of K canaries over T rounds.
+    signal: s_t, the projection an inserted, sampled canary adds ([T], or
+      [K, T]).
+    noise_std: sigma_t > 0, the release's noise stddev along c_k ([T]).
+    rate: q in (0, 1], the canary's per-round sampling probability.
+
+  Returns:
+    [K] sum_t log(1 - q + q exp((s_t x_t - s_t^2 / 2) / sigma_t^2)),
+    computed as a log-sum-exp so that large projections do not overflow.
+  """
+  if not 0 < rate <= 1:
+    raise ValueError(f'rate must be in (0, 1], got {rate}')
+  x = np.asarray(projections, np.float64)
+  s = np.broadcast_to(np.asarray(signal, np.float64), x.shape)
+  sigma = np.broadcast_to(np.asarray(noise_std, np.float64), x.shape)
+  if np.any(sigma <= 0):
+    raise ValueError('noise_std must be > 0')
+  a = (s * x - s * s / 2) / sigma**2
+  if rate == 1:
+    return a.sum(axis=-1)
+  return np.logaddexp(math.log1p(-rate), math.log(rate) + a).sum(axis=-1)
 
 
 def one_run_p_value(m: int, r: int, v: int, epsilon: float,
