@@ -38,6 +38,10 @@ def _run(args, timeout=600):
 
 @pytest.mark.parametrize('args,message', [
     (['--algorithm=fedavg'], '--algorithm=fedavg: give all, or distinct names'),
+    (['--algorithm=weiavg,weiavg'], 'give all, or distinct names'),
+    (['--shards_per_client=0'], '--shards_per_client must be >= 1'),
+    (['--examples_per_client=25'],
+     '(25) must be a positive multiple of shards_per_client (10)'),
     (['--privacy_distribution=dist10'], "unknown privacy distribution"),
     (['--num_clients=30'], 'is given for 20, 40, 60 clients, not 30'),
     (['--epsilons=1,2'], 'give both --epsilons and --batch_sizes'),
