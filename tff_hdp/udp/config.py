@@ -37,8 +37,9 @@ class UdpConfig:
       clipped and weighted, no noise, so what clipping alone costs),
       'noiseless' (the same without clipping or noise) or 'pfedhn' (one
       user per step, unweighted, as pFedHN's code).
-    target: The target network (`tff_hdp.models` name): 'lenet', or 'fc' for
-      the 8 x 8 offline digits.
+    target: The target network (`tff_hdp.models` name): 'lenet' (paper
+      004's), or 'fc' (the offline MNIST images' default, and the 8 x 8
+      digits, too small for LeNet).
     rounds: T (for pfedhn: steps, one user each).
     sampling_rate: q, each user's Poisson sampling probability per round.
     clip: S, the clip norm of each user's hypernetwork gradient.
