@@ -82,6 +82,7 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_output_dir(flags.FLAGS.output_dir)
   if _QUICK.value:
     for name, value in _QUICK_FLAGS.items():
       if not flags.FLAGS[name].present:
@@ -138,7 +139,7 @@ def main(argv):
 
   # Everything was checked: only now is anything written.
   output_dir = flags.FLAGS.output_dir
-  os.makedirs(output_dir, exist_ok=True)
+  cli.claim_output_dir(output_dir)
   with runtime.local_cpp_context():
     record = training.train(config, data, progress=flags.FLAGS.progress,
                             audit=audit, audit_statistic=_STATISTIC.value)

@@ -60,6 +60,7 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_output_dir(flags.FLAGS.output_dir)
   cli.check(flags.FLAGS.algorithm == 'udp',
             f'--algorithm must be udp for an audit of phi, got '
             f'{flags.FLAGS.algorithm}')
@@ -88,7 +89,7 @@ def main(argv):
                              seed=config.seed,
                              planted_noise_scale=_PLANTED_SCALE.value)
   output_dir = flags.FLAGS.output_dir
-  os.makedirs(output_dir, exist_ok=True)
+  cli.claim_output_dir(output_dir)
   record = training.train(config, data, progress=flags.FLAGS.progress,
                           audit=audit, audit_statistic=_STATISTIC.value)
   line = canary_audit.format_line(record['audit'][0])

@@ -20,10 +20,11 @@ lines and exits 1, so binaries pass `parse_flags` to `app.run` and raise
 """
 
 import concurrent.futures
+import fcntl
 import os
 import subprocess
 import sys
-from typing import Callable, Mapping, NoReturn, Sequence
+from typing import Callable, Mapping, NoReturn, Sequence, TextIO
 
 from absl import flags
 
@@ -120,6 +121,69 @@ def check(condition: bool, message: str) -> None:
   """Raises `UsageError(message)` unless `condition` holds."""
   if not condition:
     raise UsageError(message)
+
+
+def check_output_dir(output_dir: str) -> None:
+  """Checks an --output_dir flag before any work: not a file, and writable
+  (it, or the nearest existing directory above it, if it does not exist)."""
+  check(bool(output_dir), '--output_dir is required')
+  path = os.path.abspath(output_dir)
+  check(not os.path.exists(path) or os.path.isdir(path),
+        f'--output_dir={output_dir} is a file, not a directory: name a '
+        'directory (it is created if missing)')
+  existing = path
+  while not os.path.exists(existing):
+    existing = os.path.dirname(existing)
+  check(os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK),
+        f'--output_dir={output_dir} cannot be written ({existing} is not a '
+        'writable directory)')
+  lock_path = os.path.join(path, LOCK_FILE)
+  if os.path.isfile(lock_path):  # Refuse a live run's directory early too.
+    with open(lock_path, 'a+') as lock:
+      _check_not_held(lock, output_dir)
+
+
+def _check_not_held(lock: TextIO, output_dir: str) -> None:
+  """Takes `lock`'s flock (kept while `lock` is open), or raises UsageError
+  naming the run that holds it."""
+  try:
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+  except BlockingIOError:
+    lock.seek(0)
+    holder = lock.read().strip() or 'another process'
+    raise UsageError(f'--output_dir={output_dir} is in use by a running run '
+                     f'({holder}); wait for it to end, or name another '
+                     'directory') from None
+
+
+LOCK_FILE = '.lock'
+
+# The open lock file of this process's output directory, held until it exits
+# (the OS releases the lock when the process ends, even by kill -9).
+_OUTPUT_LOCK: list[TextIO] = []
+
+
+def claim_output_dir(output_dir: str) -> None:
+  """Creates --output_dir and takes its lock for the life of this process.
+
+  A second run on a directory that a live run is writing is refused with
+  one line (both would save the same checkpoint versions). The lock is an
+  advisory `flock` on `<output_dir>/.lock`: the OS drops it when the holder
+  exits, so resuming after a killed run just works.
+  """
+  check_output_dir(output_dir)
+  os.makedirs(output_dir, exist_ok=True)
+  lock = open(os.path.join(output_dir, LOCK_FILE), 'a+')  # pylint: disable=consider-using-with
+  try:
+    _check_not_held(lock, output_dir)
+  except UsageError:
+    lock.close()
+    raise
+  lock.seek(0)
+  lock.truncate()
+  lock.write(f'pid {os.getpid()}')
+  lock.flush()
+  _OUTPUT_LOCK.append(lock)
 
 
 def check_results_dir(results_dir: str) -> None:

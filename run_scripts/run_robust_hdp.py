@@ -226,6 +226,7 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_output_dir(_OUTPUT_DIR.value)
   configs = build_configs()
 
   import datasets  # pylint: disable=g-import-not-at-top
@@ -246,7 +247,7 @@ def main(argv):
 
   # Everything was checked: only now is anything written.
   output_dir = _OUTPUT_DIR.value
-  os.makedirs(output_dir, exist_ok=True)
+  cli.claim_output_dir(output_dir)
   records = []
   with runtime.local_cpp_context():
     for config in configs:

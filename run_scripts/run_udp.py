@@ -235,6 +235,7 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_output_dir(_OUTPUT_DIR.value)
   data, configs = load_and_configure()
 
   # Everything was checked: only now is anything written.
@@ -244,7 +245,7 @@ def main(argv):
   from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
 
   output_dir = _OUTPUT_DIR.value
-  os.makedirs(output_dir, exist_ok=True)
+  cli.claim_output_dir(output_dir)
   records, rows = [], []
   with runtime.local_cpp_context():
     for config in configs:

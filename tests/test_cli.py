@@ -1,0 +1,90 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The binaries' shared edges (run_scripts/cli.py): --algorithm lists, an
+--output_dir that is a file, and an --output_dir a live run holds."""
+
+import fcntl
+import os
+import subprocess
+import sys
+
+import pytest
+
+from run_scripts import cli
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_algorithm_lists():
+  allowed = ('a', 'b', 'c')
+  assert cli.algorithms('all', allowed) == allowed
+  assert cli.algorithms('c,a', allowed) == ('c', 'a')
+  for bad in ('d', 'a,a', 'a,,b'):
+    with pytest.raises(cli.UsageError, match='give all, or distinct names'):
+      cli.algorithms(bad, allowed)
+
+
+def test_output_dir_that_is_a_file(tmp_path):
+  path = tmp_path / 'results'
+  path.write_text('keep me')
+  with pytest.raises(cli.UsageError, match='is a file, not a directory'):
+    cli.check_output_dir(str(path))
+  with pytest.raises(cli.UsageError, match='cannot be written'):
+    cli.check_output_dir(str(path / 'below'))  # Its parent is the file.
+  assert path.read_text() == 'keep me'
+  cli.check_output_dir(str(tmp_path / 'new' / 'deeper'))  # Created later.
+
+
+def _run(script, args):
+  return subprocess.run(
+      [sys.executable, os.path.join(REPO, 'run_scripts', script), *args],
+      capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
+
+
+@pytest.mark.parametrize('script', ['run_experiment.py', 'run_robust_hdp.py',
+                                    'run_udp.py', 'audit_privacy.py',
+                                    'audit_udp.py'])
+def test_binaries_refuse_a_file_as_output_dir(tmp_path, script):
+  path = tmp_path / 'results'
+  path.write_text('keep me')
+  result = _run(script, [f'--output_dir={path}'])
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1 and 'is a file, not a directory' in lines[0], (
+      result.stderr)
+  assert path.read_text() == 'keep me'
+
+
+def test_a_directory_in_use_is_refused_then_free_once_its_holder_ends(
+    tmp_path):
+  out = tmp_path / 'out'
+  out.mkdir()
+  args = ['--dataset=digits', '--algorithm=robust_hdp', '--model=fc',
+          '--rounds=1', '--num_clients=2', '--epsilons=2,3',
+          '--batch_sizes=16,16', '--backend=direct', '--noprogress',
+          f'--output_dir={out}']
+  with open(out / '.lock', 'a+') as holder:  # A live run's lock.
+    fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    result = _run('run_robust_hdp.py', args)
+  assert result.returncode == 2, result.stderr
+  lines = result.stderr.strip().splitlines()
+  assert len(lines) == 1 and 'is in use by a running run' in lines[0], (
+      result.stderr)
+  assert not (out / 'results.json').exists()
+  # The holder has ended (its file closed): the same command runs.
+  result = _run('run_robust_hdp.py', args)
+  assert result.returncode == 0, result.stderr
+  assert (out / 'results.json').exists()
+  # A finished run's lock is free for the next one (resuming works).
+  cli.claim_output_dir(str(out))
