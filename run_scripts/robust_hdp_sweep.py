@@ -131,7 +131,13 @@ def run_one(run: Run, output_dir: str, extra: Sequence[str]) -> int:
 
 
 def load_runs(sweep_dir: str) -> dict[Run, dict[str, dict]]:
-  """{Run: {algorithm: record}} of every finished run under `sweep_dir`."""
+  """{Run: {algorithm: record}} of every finished run under `sweep_dir`.
+
+  Directories holding the same (distribution, n, seed) are merged, rule by
+  rule, so the rules of one run may be run in parallel into separate
+  directories (`run_robust_hdp.py --algorithm=<some rules>`); a rule in
+  both keeps the later directory's record (in name order).
+  """
   out = {}
   if not os.path.isdir(sweep_dir):
     return out
@@ -143,7 +149,8 @@ def load_runs(sweep_dir: str) -> dict[Run, dict[str, dict]]:
       records = json.load(f)['runs']
     c = records[0]['config']
     run = Run(c['distribution'], len(c['epsilons']), c['seed'])
-    out[run] = {r['config']['algorithm']: r for r in records}
+    out.setdefault(run, {}).update(
+        {r['config']['algorithm']: r for r in records})
   return out
 
 

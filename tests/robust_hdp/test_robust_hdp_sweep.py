@@ -88,6 +88,26 @@ def test_figure2_data_mean_and_std_over_seeds():
   assert np.isnan(means[1]) and np.isnan(stds[1])  # no dist2 runs
 
 
+def test_load_runs_merges_the_rules_of_one_run_split_over_directories(
+    tmp_path):
+  # dist6 seed 0's rules run in two halves into two directories, as the
+  # README's Figure 3 run does; dist1 seed 0 in one.
+  halves = {'dist6_n20_seed0_a': ['robust_hdp', 'weiavg'],
+            'dist6_n20_seed0_b': ['oracle'],
+            'dist1_n20_seed0': ['robust_hdp']}
+  for name, rules in halves.items():
+    (tmp_path / name).mkdir()
+    distribution = name.split('_')[0]
+    records = [_record(a, distribution, 0, 50.0) for a in rules]
+    (tmp_path / name / 'results.json').write_text(
+        json.dumps({'runs': records}))
+  (tmp_path / 'figures').mkdir()  # No results.json: skipped.
+  runs = sweep.load_runs(str(tmp_path))
+  assert set(runs) == {Run('dist6', 3, 0), Run('dist1', 3, 0)}
+  assert set(runs[Run('dist6', 3, 0)]) == {'robust_hdp', 'weiavg', 'oracle'}
+  assert set(runs[Run('dist1', 3, 0)]) == {'robust_hdp'}
+
+
 def test_figure2_table_means_stds_and_claims():
   # Two seeds of dist1 (Robust-HDP 60 and 62, WeiAvg 50 and 54, Oracle 61 and
   # 61), PFA on seed 0 only; minimum eps and non-private not run; dist3 not
