@@ -110,7 +110,7 @@ def algorithms(value: str, allowed: Sequence[str]) -> tuple[str, ...]:
     return tuple(allowed)
   names = [v.strip() for v in value.split(',')]
   unknown = [n for n in names if n not in allowed]
-  if unknown or not names or len(set(names)) < len(names):
+  if unknown or len(set(names)) < len(names):
     raise UsageError(
         f'--algorithm={value}: give all, or distinct names from '
         f'{", ".join(allowed)} (comma-separated)')
