@@ -573,6 +573,104 @@ class PrivacyLedgerTest(parameterized.TestCase):
     self.assertEqual(ledger.groups, ())
 
 
+
+def _pld_epsilon_reference(q, z, delta):
+  """epsilon of ONE Poisson-subsampled Gaussian round, add-or-remove, without
+  dp_accounting: the hockey-stick divergence of mu = (1 - q) N(0, z^2) +
+  q N(1, z^2) against nu = N(0, z^2), in both directions. The ratio mu / nu
+  = 1 - q + q exp((2x - 1) / (2 z^2)) increases in x, so {mu > e^eps nu} is
+  x > x* and {nu > e^eps mu} is x < x**, with normal tail masses."""
+  from scipy import optimize  # pylint: disable=g-import-not-at-top
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+
+  def threshold(ratio):  # x with mu(x) / nu(x) = ratio (> 1 - q).
+    return z * z * math.log((ratio - (1 - q)) / q) + 0.5
+
+  def add(e):  # delta_{mu || nu}(e)
+    x = threshold(math.exp(e))
+    return ((1 - q) * stats.norm.sf(x, 0, z) + q * stats.norm.sf(x, 1, z) -
+            math.exp(e) * stats.norm.sf(x, 0, z))
+
+  def remove(e):  # delta_{nu || mu}(e); empty once e^-e <= 1 - q.
+    if math.exp(-e) <= 1 - q:
+      return 0.0
+    x = threshold(math.exp(-e))
+    return stats.norm.cdf(x, 0, z) - math.exp(e) * (
+        (1 - q) * stats.norm.cdf(x, 0, z) + q * stats.norm.cdf(x, 1, z))
+
+  best = 0.0
+  for f in (add, remove):
+    if f(0.0) > delta:
+      hi = -math.log(1 - q) if f is remove else 50.0
+      best = max(best, optimize.brentq(lambda e, f=f: f(e) - delta, 0.0, hi,
+                                       xtol=1e-10))
+  return best
+
+
+class PldAccountantTest(parameterized.TestCase):
+  """accountant='pld' against RDP and against independent computations."""
+
+  @parameterized.parameters((0.2, 2.0, 100, 1e-4), (0.05, 1.5, 500, 1e-4),
+                            (0.2, 1.55, 100, 1e-5), (0.01, 1.0, 1000, 1e-5))
+  def test_at_most_rdp(self, q, z, rounds, delta):
+    pld = accounting.compute_epsilon(q, z, rounds, delta, accountant='pld')
+    rdp = accounting.compute_epsilon(q, z, rounds, delta)
+    self.assertLess(pld, rdp)
+    self.assertGreater(pld, 0.7 * rdp)  # Same mechanism: close, not equal.
+
+  @parameterized.parameters((1.0, 1), (2.0, 10), (4.0, 100))
+  def test_full_sampling_is_the_analytic_gaussian(self, z, rounds):
+    # q = 1: T Gaussians compose to one with mu = sqrt(T) / z, whose
+    # delta(eps) = Phi(-eps / mu + mu / 2) - e^eps Phi(-eps / mu - mu / 2)
+    # (Balle and Wang 2018); solved here by bisection, without the package.
+    from scipy import optimize  # pylint: disable=g-import-not-at-top
+    from scipy import stats  # pylint: disable=g-import-not-at-top
+    mu, delta = math.sqrt(rounds) / z, 1e-5
+    expected = optimize.brentq(
+        lambda e: stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) *
+        stats.norm.cdf(-e / mu - mu / 2) - delta, 0.0, 100.0, xtol=1e-10)
+    got = accounting.compute_epsilon(1.0, z, rounds, delta, accountant='pld')
+    # The discretisation is pessimistic: never below, and close.
+    self.assertGreaterEqual(got, expected - 1e-6)
+    self.assertLess(got, expected + 0.02 * max(1.0, expected))
+
+  @parameterized.parameters((0.2, 1.0, 1e-3), (0.05, 0.8, 1e-4),
+                            (0.5, 2.0, 1e-3))
+  def test_one_subsampled_round_matches_quadrature(self, q, z, delta):
+    expected = _pld_epsilon_reference(q, z, delta)
+    got = accounting.compute_epsilon(q, z, 1, delta, accountant='pld')
+    self.assertGreaterEqual(got, expected - 1e-4)
+    self.assertLess(got, expected + 0.01 * max(1.0, expected))
+
+  def test_ledger_and_calibration(self):
+    ledger = accounting.PrivacyLedger()
+    ledger.step('private', 0.2, 2.0, 60)
+    ledger.step('private', 0.1, 1.0, 40)
+    pld = ledger.get_epsilon('private', 1e-4, accountant='pld')
+    self.assertLess(pld, ledger.get_epsilon('private', 1e-4))
+    self.assertEqual(ledger.epsilons(1e-4, 'pld'), {'private': pld})
+    single = accounting.PrivacyLedger()
+    single.step('g', 0.2, 2.0, 100)
+    self.assertAlmostEqual(
+        single.get_epsilon('g', 1e-4, 'pld'),
+        accounting.compute_epsilon(0.2, 2.0, 100, 1e-4, accountant='pld'),
+        places=9)
+    z = accounting.noise_multiplier_for_epsilon(3.0, 0.2, 100, 1e-4,
+                                                accountant='pld')
+    self.assertLessEqual(
+        accounting.compute_epsilon(0.2, z, 100, 1e-4, accountant='pld'),
+        3.0)
+    # PLD is tighter, so the same epsilon needs less noise than under RDP.
+    self.assertLess(z, accounting.noise_multiplier_for_epsilon(
+        3.0, 0.2, 100, 1e-4))
+
+  def test_unknown_accountant(self):
+    with self.assertRaisesRegex(ValueError, 'unknown accountant .*rdp, pld'):
+      accounting.compute_epsilon(0.1, 1.0, 10, 1e-5, accountant='prv')
+    with self.assertRaisesRegex(ValueError, 'unknown accountant'):
+      accounting.PrivacyLedger().get_epsilon('g', 1e-5, accountant='x')
+
+
 class GroupNamesTest(absltest.TestCase):
 
   def test_names(self):

@@ -62,6 +62,15 @@ arXiv:1905.09982, Prop. 12; also Canonne, Kamath, Steinke 2020, eq. 20):
   eps = min_alpha  T eps_RDP(alpha) + log(1 - 1/alpha)
                    - (log(delta) + log(alpha)) / (alpha - 1).
 
+`accountant='pld'` composes the same events with `dp_accounting`'s
+privacy-loss-distribution accountant instead (`PLDAccountant`, pessimistic
+discretisation of the privacy loss at `PLD_VALUE_DISCRETIZATION`; Koskela,
+Jalko, Honkela 2020; Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022,
+"Connect the Dots"). It gives the tightest (epsilon, delta) of the composed
+mechanism, up to its discretisation (which errs on the side of a larger
+epsilon), and so at most the RDP bound; the papers use RDP, which stays the
+default.
+
 `conversion='classic'` converts with the original bound of Mironov 2017
 (Prop. 3), eps = min_alpha T eps_RDP(alpha) - log(delta) / (alpha - 1), which
 is looser (larger eps for the same noise, so more noise for the same eps).
@@ -103,6 +112,11 @@ DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION = 0.05
 DEFAULT_NOISE_TOLERANCE = 1e-6
 
 CONVERSIONS = ('improved', 'classic')
+ACCOUNTANTS = ('rdp', 'pld')
+# The PLD accountant's grid on the privacy loss. Its discretisation is
+# pessimistic (the epsilon it reports is an upper bound); 1e-3 moves epsilon
+# by under 1e-4 against 1e-4 on the presets' mechanisms and is 10x faster.
+PLD_VALUE_DISCRETIZATION = 1e-3
 # Opacus's default RDP orders (opacus.accountants.rdp.RDPAccountant), the
 # grid of the classic conversion when paper 003's numbers are reproduced.
 OPACUS_ORDERS = (tuple(1 + x / 10.0 for x in range(1, 100)) +
@@ -293,6 +307,18 @@ def _fresh_accountant(
   return rdp.RdpAccountant(orders=None if orders is None else list(orders))
 
 
+def _check_accountant(accountant: str) -> str:
+  if accountant not in ACCOUNTANTS:
+    raise ValueError(f'unknown accountant {accountant!r}; allowed: '
+                     f'{", ".join(ACCOUNTANTS)}')
+  return accountant
+
+
+def _pld_accountant() -> dp_accounting.pld.PLDAccountant:
+  return dp_accounting.pld.PLDAccountant(
+      value_discretization_interval=PLD_VALUE_DISCRETIZATION)
+
+
 def _check_conversion(conversion: str) -> str:
   if conversion not in CONVERSIONS:
     raise ValueError(f'unknown conversion {conversion!r}; allowed: '
@@ -333,7 +359,8 @@ def compute_epsilon(sampling_rate: float,
                     delta: float,
                     *,
                     orders: Optional[Sequence[float]] = None,
-                    conversion: str = 'improved') -> float:
+                    conversion: str = 'improved',
+                    accountant: str = 'rdp') -> float:
   """epsilon of T rounds of the Poisson-subsampled Gaussian mechanism.
 
   eps = min_alpha T log(A_alpha) / (alpha - 1) + log(1 - 1/alpha)
@@ -352,6 +379,8 @@ def compute_epsilon(sampling_rate: float,
     orders: RDP orders (> 1) to minimise over; `dp_accounting`'s default grid
       (1.1 ... 10.9, 11 ... 63, 128, 256, 512, 1024) when None.
     conversion: 'improved' (the formula above) or 'classic' (module doc).
+    accountant: 'rdp' (the above) or 'pld' (module doc; `orders` and
+      `conversion` do not apply).
 
   Returns:
     epsilon >= 0: 0 if rounds = 0 or q = 0; inf if z = 0 with q > 0.
@@ -362,10 +391,15 @@ def compute_epsilon(sampling_rate: float,
   d = _check_delta(delta)
   orders = _check_orders(orders)
   conversion = _check_conversion(conversion)
+  accountant = _check_accountant(accountant)
   if t == 0 or q == 0.0:
     return 0.0
   if z == 0.0:
     return math.inf
+  if accountant == 'pld':
+    pld = _pld_accountant()
+    pld.compose(_round_event(q, z), t)
+    return float(pld.get_epsilon(d))
   if conversion == 'classic':
     return _classic_epsilon(q, z, t, d, orders)
   accountant = _fresh_accountant(orders)
@@ -380,7 +414,8 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
                                  *,
                                  tol: float = DEFAULT_NOISE_TOLERANCE,
                                  orders: Optional[Sequence[float]] = None,
-                                 conversion: str = 'improved') -> float:
+                                 conversion: str = 'improved',
+                                 accountant: str = 'rdp') -> float:
   """Smallest noise multiplier z whose T rounds stay within (eps, delta).
 
   Inverts `compute_epsilon` in z with `dp_accounting.calibrate_dp_mechanism`
@@ -398,6 +433,7 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     tol: Absolute tolerance on z (> 0).
     orders: RDP orders, as in `compute_epsilon`.
     conversion: As in `compute_epsilon`.
+    accountant: As in `compute_epsilon`.
 
   Returns:
     z >= 0. 0 when rounds = 0 or q = 0 (no release: no noise is needed).
@@ -411,11 +447,13 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     raise ValueError(f'tol must be > 0 and finite, got {tol!r}')
   orders = _check_orders(orders)
   conversion = _check_conversion(conversion)
+  accountant = _check_accountant(accountant)
   if t == 0 or q == 0.0:
     return 0.0
 
   def eps_at(z):
-    return compute_epsilon(q, z, t, d, orders=orders, conversion=conversion)
+    return compute_epsilon(q, z, t, d, orders=orders, conversion=conversion,
+                           accountant=accountant)
 
   if conversion == 'classic':
     # No noise brings the classic epsilon below -log(delta) / (alpha - 1).
@@ -454,7 +492,8 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     return float(z)
   return float(
       dp_accounting.calibrate_dp_mechanism(
-          make_fresh_accountant=lambda: _fresh_accountant(orders),
+          make_fresh_accountant=(_pld_accountant if accountant == 'pld' else
+                                 lambda: _fresh_accountant(orders)),
           make_event_from_param=lambda z: dp_accounting.SelfComposedDpEvent(
               _round_event(q, z), t),
           target_epsilon=eps,
@@ -555,16 +594,31 @@ class PrivacyLedger:
       self._cache[group] = accountant
     return accountant
 
-  def get_epsilon(self, group: str, delta: float) -> float:
-    """epsilon of `group` at `delta` in (0, 1); 0 if it was never stepped."""
+  def get_epsilon(self, group: str, delta: float,
+                  accountant: str = 'rdp') -> float:
+    """epsilon of `group` at `delta` in (0, 1); 0 if it was never stepped.
+
+    `accountant`: 'rdp' (this ledger's orders) or 'pld' (a fresh
+    `PLDAccountant` over the same history; see `compute_epsilon`).
+    """
     d = _check_delta(delta)
+    accountant = _check_accountant(accountant)
     if not self._history.get(group):
       return 0.0
+    if accountant == 'pld':
+      pld = _pld_accountant()
+      for q, z, count in self._history[group]:
+        if q > 0 and z == 0:
+          return math.inf
+        pld.compose(_round_event(q, z), count)
+      return float(pld.get_epsilon(d))
     return float(self._accountant(group).get_epsilon(d))
 
-  def epsilons(self, delta: float) -> Dict[str, float]:
+  def epsilons(self, delta: float,
+               accountant: str = 'rdp') -> Dict[str, float]:
     """`{group: epsilon}` at `delta` for every group the ledger knows."""
-    return {group: self.get_epsilon(group, delta) for group in self._history}
+    return {group: self.get_epsilon(group, delta, accountant)
+            for group in self._history}
 
   def to_dict(self) -> Dict:
     """A JSON-serialisable record of the ledger (floats round-trip exactly)."""
@@ -652,6 +706,7 @@ def private_group_names(num_levels: int) -> List[str]:
 
 
 __all__ = [
+    'ACCOUNTANTS',
     'DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION',
     'DEFAULT_NOISE_TOLERANCE',
     'PrivacyLedger',
