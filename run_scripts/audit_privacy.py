@@ -65,10 +65,16 @@ _PLANTED_SCALE = flags.DEFINE_float(
 _PLANTED_GROUP = flags.DEFINE_list(
     'planted_noise_group', [], 'Groups whose noise --planted_noise_scale '
     'scales (default: every private group).')
+_OBSERVE = flags.DEFINE_enum(
+    'observe', 'release', list(canary_audit.OBSERVERS),
+    'What the auditor sees: each private group\'s own noised release every '
+    'round, minus the trained clients\' known records (release), or the '
+    'global model after each round (global).')
 _STATISTIC = flags.DEFINE_enum(
-    'statistic', 'max', ['max', 'sum'], 'Per canary, reduce the cosines '
-    'between the rounds\' global updates and its direction by their max '
-    '(Andrew et al.\'s all-iterates statistic) or their sum / sqrt(T).')
+    'statistic', 'lr', list(canary_audit.STATISTICS), 'Per canary: the '
+    'likelihood ratio of its projections on the releases (lr, release '
+    'only), or the max or sum / sqrt(T) of its projections (cosines under '
+    '--observe=global).')
 _QUICK = flags.DEFINE_bool(
     'quick', False, 'The offline digits preset, --noditto and 100 canaries '
     'per group, unless set on the command line.')
@@ -91,6 +97,10 @@ def main(argv):
             f'--canaries_per_group must be >= 2, got {_CANARIES.value}')
   cli.check(_PLANTED_SCALE.value > 0,
             f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
+  try:
+    canary_audit.check_observer(_OBSERVE.value, _STATISTIC.value)
+  except ValueError as e:
+    raise cli.UsageError(f'--statistic={_STATISTIC.value}: {e}') from None
   cli.check(flags.FLAGS.backend == 'vectorized',
             '--backend must be vectorized for an audit (canaries join the '
             'vectorized round), got ' + flags.FLAGS.backend)
@@ -135,7 +145,8 @@ def main(argv):
   audit = audit_lib.FedHdpAudit(
       setup.groups, spec, canaries_per_group=_CANARIES.value,
       sampling_rate=config.sampling_rate, seed=config.seed,
-      planted_noise_scale=_PLANTED_SCALE.value, planted_groups=planted)
+      planted_noise_scale=_PLANTED_SCALE.value, planted_groups=planted,
+      observe=_OBSERVE.value)
 
   # Everything was checked: only now is anything written.
   output_dir = flags.FLAGS.output_dir
@@ -148,7 +159,7 @@ def main(argv):
            f'rounds={config.rounds} q={config.sampling_rate:g} '
            f'delta={config.delta:g} canaries_per_group={_CANARIES.value} '
            f'planted_noise_scale={_PLANTED_SCALE.value:g} '
-           f'statistic={_STATISTIC.value}')
+           f'observe={_OBSERVE.value} statistic={_STATISTIC.value}')
   print(title)
   print('\n'.join(lines), flush=True)
   record['argv'] = sys.argv

@@ -13,29 +13,42 @@
 # limitations under the License.
 """An empirical privacy audit of a FedHDP run (paper 001), group by group.
 
-What is audited: the whole training run as the accountant describes it, a
-client-level guarantee per privacy group i: the sequence of global models
-(all iterates) is (epsilon_i, delta)-DP with respect to adding or removing one
-client of group i. `training.train(..., audit=FedHdpAudit(...))` adds
-`canaries_per_group` canary clients (`tff_hdp.privacy.canaries`) to every
-group. A canary of group i is, to the server, an ordinary client of group i:
-each round it is sampled with probability q, its update is its direction
-scaled to `CANARY_NORM_FACTOR` x S^t (beyond the clip norm, so the group's
-query clips it to S^t c_k), it is counted in N_i^t and its clip-count record
-is b = 0. Canaries have no data and no personal model, so the real clients'
-metrics (global and Ditto accuracies, per client and averaged) are computed
-over the real clients only; the global model they are measured on does carry
-the canaries' updates, as in Andrew et al.
+What is audited: the client-level guarantee of each privacy group i, as the
+accountant states it: group i's releases over the run are (epsilon_i,
+delta)-DP with respect to adding or removing one client of group i.
+`training.train(..., audit=FedHdpAudit(...))` adds `canaries_per_group`
+canary clients (`tff_hdp.privacy.canaries`) to every group. A canary of
+group i is, to the server, an ordinary client of group i: each round it is
+sampled with probability q, its update is its direction scaled to
+`CANARY_NORM_FACTOR` x S^t (beyond the clip norm, so the group's query clips
+it to S^t c_k), it is counted in N_i^t and its clip-count record is b = 0.
+Canaries have no data and no personal model, so the real clients' metrics
+(global and Ditto accuracies, per client and averaged) are computed over the
+real clients only; the global model they are measured on does carry the
+canaries' updates, as in Andrew et al.
 
-After training, per group: Andrew et al.'s one-shot estimate (Gaussian fits
-to the statistics of the inserted canaries and of the never-inserted ones,
-then the epsilon between them at the run's delta) and Steinke et al.'s lower
-bound at 95% confidence (`tff_hdp.privacy.auditing`).
+What the auditor observes (`tff_hdp.privacy.canary_audit`):
+- `observe='release'` (default): every round, group i's own release, its
+  noised sum (the average times the public count N_i^t), before the groups
+  are combined with their ratios, minus the trained clients' clipped
+  updates, which DP's adversary may know (under FedHDP the opt-outs have no
+  protection at all, so an adversary can know and remove them). This is the
+  observer group i's guarantee must survive; at the default r = 0.01 the
+  global model would hide group i under the opt-outs' updates, this observer
+  does not. The LR statistic reads it with group i's claimed value noise z_i
+  (not z_eff: the clip-count channel, the rest of z_eff, is one scalar that
+  all canaries share, so no canary can be told apart by it).
+- `observe='global'`: the global model after each round (Andrew et al.'s
+  all-iterates observer), the cosine statistics max and sum.
+
+After training, per group: Andrew et al.'s one-shot estimate and Steinke et
+al.'s lower bound at 95% confidence (`tff_hdp.privacy.auditing`), beside
+the RDP and PLD accountants' epsilons.
 
 The positive control `planted_noise_scale` multiplies the value noise z_i of
-the named groups by f in the mechanism only; the accountant keeps the
-configured z_eff. It exists to check that the audit can see a bug, and only
-`run_scripts/audit_privacy.py` accepts it.
+the named groups by f in the mechanism only; the accountant and the LR
+statistic keep the configured z. It exists to check that the audit can see a
+bug, and only `run_scripts/audit_privacy.py` accepts it.
 
 Only the vectorized backend takes canaries (`VectorizedBackend.next`'s
 `extra_updates`); TFF's runtime would need them as clients with data.
@@ -82,7 +95,8 @@ class FedHdpAudit:
                spec, *, canaries_per_group: int,
                sampling_rate: float, seed: int,
                planted_noise_scale: float = 1.0,
-               planted_groups: Optional[Sequence[str]] = None):
+               planted_groups: Optional[Sequence[str]] = None,
+               observe: str = 'release'):
     """Initializes the audit.
 
     Args:
@@ -95,15 +109,22 @@ class FedHdpAudit:
       planted_noise_scale: f > 0, the factor on the planted groups' noise.
       planted_groups: Names of the groups whose noise is scaled; default
         every private group.
+      observe: 'release' or 'global' (module doc).
     """
     self.planted_groups = planted_group_names(groups, planted_noise_scale,
                                               planted_groups)
     self.groups = tuple(groups)
     self.shapes = [tuple(s) for s in spec.shapes]
     self.planted_noise_scale = float(planted_noise_scale)
+    if observe not in canary_audit.OBSERVERS:
+      raise ValueError(f'unknown observer {observe!r}; allowed: '
+                       f'{", ".join(canary_audit.OBSERVERS)}')
+    self.observe = observe
     self.audit = canary_audit.CanaryAudit(
         [g.name for g in groups], canaries_per_group, spec.num_parameters,
-        sampling_rate, seed)
+        sampling_rate, seed,
+        noise_multipliers=[g.noise_multiplier if g.is_private else None
+                           for g in groups])
     self.canaries = self.audit.canaries
 
   def mechanism_groups(self) -> tuple[privacy_groups.PrivacyGroup, ...]:
@@ -131,13 +152,32 @@ class FedHdpAudit:
       start += size
     return updates, self.canaries.groups[taken]
 
-  def observe(self, old_weights, new_weights) -> None:
-    """Records the round's global update Delta_t (all iterates observed)."""
-    self.audit.observe(old_weights, new_weights)
+  def observe_round(self, old_weights, new_weights, releases, measurements,
+                    clip_norm: float) -> None:
+    """Records what the observer sees of one round.
+
+    Args:
+      old_weights, new_weights: The global model before and after it.
+      releases: Per group, its noised sum minus the trained clients'
+        clipped updates (`VectorizedBackend.last_round_releases`).
+      measurements: The round's, with each group's count N_i^t.
+      clip_norm: S^t, the round's clip norm.
+    """
+    if self.observe == 'global':
+      self.audit.observe(old_weights, new_weights)
+      return
+    for i, group in enumerate(self.groups):
+      # A group with no client this round released nothing (its average is
+      # zero by definition), and no canary of it was sampled.
+      if measurements.get(f'{group.name}/count', 0.0) > 0:
+        self.audit.observe_release(i, releases[i], clip_norm)
 
   def report(self, epsilon: dict[str, float], delta: float,
-             statistic: str = 'max') -> list[dict[str, Any]]:
+             statistic: str = 'lr',
+             accounted_pld: Optional[dict[str, float]] = None
+             ) -> list[dict[str, Any]]:
     """One record per group: accounted, estimated and lower-bound epsilon."""
     return self.audit.report(
         epsilon, delta, statistic,
-        {name: self.planted_noise_scale for name in self.planted_groups})
+        {name: self.planted_noise_scale for name in self.planted_groups},
+        observe=self.observe, accounted_pld=accounted_pld)

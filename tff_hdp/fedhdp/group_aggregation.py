@@ -97,14 +97,21 @@ def stateless_gaussian_like(values: Sequence[tf.Tensor], stddev: tf.Tensor,
   return out
 
 
+def noised_group_sum(clipped_sum: Sequence[tf.Tensor], stddev: tf.Tensor,
+                     key: tf.Tensor) -> list[tf.Tensor]:
+  """sum + N(0, stddev^2 I): the group's release before the division by the
+  (public) count."""
+  noise = stateless_gaussian_like(clipped_sum, stddev, key)
+  return [s + n for s, n in zip(clipped_sum, noise)]
+
+
 def noised_group_mean(clipped_sum: Sequence[tf.Tensor], count: tf.Tensor,
                       stddev: tf.Tensor, key: tf.Tensor) -> list[tf.Tensor]:
   """(sum + N(0, stddev^2 I)) / N_i^t; zeros if the group has no client."""
-  noise = stateless_gaussian_like(clipped_sum, stddev, key)
   denominator = tf.cast(count, tf.float32)
   return [
-      tf.math.divide_no_nan(s + n, denominator)
-      for s, n in zip(clipped_sum, noise)
+      tf.math.divide_no_nan(s, denominator)
+      for s in noised_group_sum(clipped_sum, stddev, key)
   ]
 
 
@@ -214,7 +221,7 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
                      estimator: tfp.QuantileEstimatorQuery,
                      clipped_count_stddev: float, clip_norm: tf.Tensor,
                      noise_key: tf.Tensor, sums, counts: tf.Tensor,
-                     below_sum: tf.Tensor):
+                     below_sum: tf.Tensor, *, return_releases: bool = False):
   """Algorithm 2's server step on the summed client records.
 
   Noise keys: `stateless_split(noise_key, l + 2)`; group i's noise comes from
@@ -229,18 +236,23 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
     sums: Per group, the summed clipped updates (lists of tensors).
     counts: [l] clients per group, N_i^t.
     below_sum: Summed centred clip-count records.
+    return_releases: Also return each group's noised sum (a privacy audit's
+      observation, `tff_hdp.fedhdp.audit`).
 
   Returns:
-    (Delta^t as a list of tensors, S^{t+1}, next noise key, measurements).
+    (Delta^t as a list of tensors, S^{t+1}, next noise key, measurements),
+    and with `return_releases` the per-group noised sums last.
   """
   num_groups = len(groups)
   ratios = tf.constant([g.ratio for g in groups], tf.float32)
   keys = tf.random.experimental.stateless_split(noise_key, num=num_groups + 2)
-  means = []
+  releases = []
   for i, g in enumerate(groups):
     query = value_query(g, clip_norm)
     stddev = noise_stddev(query, query.initial_global_state())
-    means.append(noised_group_mean(list(sums[i]), counts[i], stddev, keys[i]))
+    releases.append(noised_group_sum(list(sums[i]), stddev, keys[i]))
+  means = [[tf.math.divide_no_nan(s, tf.cast(counts[i], tf.float32))
+            for s in release] for i, release in enumerate(releases)]
   weights = combination_weights(counts, ratios)
   delta = combine(means, weights)
   new_clip, unclipped_fraction = update_clip_norm(
@@ -251,4 +263,6 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
   for i, g in enumerate(groups):
     measurements[f'{g.name}/count'] = counts[i]
     measurements[f'{g.name}/weight'] = weights[i]
+  if return_releases:
+    return delta, new_clip, keys[num_groups + 1], measurements, releases
   return delta, new_clip, keys[num_groups + 1], measurements

@@ -93,7 +93,7 @@ def train(config: config_lib.TrainingConfig,
           checkpoint_every: int = 10,
           store_dir: Optional[str] = None,
           audit: Optional[Any] = None,
-          audit_statistic: str = 'max',
+          audit_statistic: str = 'lr',
           profile: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
   """Runs one experiment and returns its results record.
 
@@ -196,8 +196,15 @@ def train(config: config_lib.TrainingConfig,
               group=np.int32(setup.client_groups[c]), client_id=np.int32(c))
           for c in cohort
       ]
+      if audit is not None:
+        extra['observe_releases'] = audit.observe == 'release'
+      clip_norm = float(state['aggregator']['clip_norm'])
       state, personal, measurements = backend.next(state, client_data,
                                                    personal, info, **extra)
+      if audit is not None:
+        audit.observe_round(theta, tff_backend.global_weights(state),
+                            backend.last_round_releases, measurements,
+                            clip_norm)
       if store is not None and len(cohort):
         store.scatter(cohort, personal)
     else:
@@ -206,8 +213,6 @@ def train(config: config_lib.TrainingConfig,
       profile.append({
           'seconds': dict(getattr(backend, 'last_round_seconds', {})),
           'work': dict(getattr(backend, 'last_round_work', {}))})
-    if audit is not None:
-      audit.observe(theta, tff_backend.global_weights(state))
     for i, group in enumerate(setup.groups):
       if group.is_private and i not in excluded:
         ledger.step(group.name, config.sampling_rate,
@@ -258,7 +263,9 @@ def train(config: config_lib.TrainingConfig,
       'wall_clock_seconds': time.time() - start,
   }
   if audit is not None:
-    record['audit'] = audit.report(epsilon, config.delta,
-                                   audit_statistic)
+    record['audit'] = audit.report(
+        epsilon, config.delta, audit_statistic,
+        accounted_pld={g.name: ledger.get_epsilon(g.name, config.delta, 'pld')
+                       for g in setup.groups if g.is_private})
   return record
 

@@ -317,11 +317,17 @@ def _client_work_fn(model: batched_models.BatchedModel, batch: int,
 def _aggregation_fn(spec: models.ModelSpec,
                     groups: tuple[privacy_groups.PrivacyGroup, ...],
                     initial_clip: float, target_quantile: float,
-                    clip_learning_rate: float, count_stddev: float):
+                    clip_learning_rate: float, count_stddev: float,
+                    with_releases: bool = False):
   """`HeterogeneousDPFactory`'s round over the stacked deltas, in plain TF.
 
   The bodies of its `client_records` (per client, mapped over the cohort)
   and `server_update`, with the same `group_aggregation` calls and keys.
+
+  `with_releases` (a privacy audit): the function takes one more input,
+  [K] 1.0 for each client whose record the auditor knows (the trained
+  clients) and 0.0 for the canaries, and returns one more output: per group,
+  its noised sum minus the known records' clipped sum (`tff_hdp.fedhdp.audit`).
   """
   num_groups = len(groups)
   estimator = group_aggregation.clip_estimator(initial_clip, target_quantile,
@@ -334,32 +340,41 @@ def _aggregation_fn(spec: models.ModelSpec,
       tf.TensorSpec((), tf.float32),  # S^t
       tf.TensorSpec((2,), tf.int64),  # noise key
   ]
+  if with_releases:
+    signature.append(tf.TensorSpec((None,), tf.float32))  # known records
   weight_specs = [tf.TensorSpec(s, tf.float32) for s in spec.shapes]
 
   @tf.function(input_signature=signature, autograph=False)
   def aggregate(global_weights, deltas, client_groups, round_num, clip_norm,
-                noise_key):
+                noise_key, known=None):
 
     def client_records(args):
       flat, group = args
       return group_aggregation.client_record(groups, estimator, clip_norm,
                                              flat, group)
 
-    sums, counts, below = tf.map_fn(
+    records, counts, below = tf.map_fn(
         client_records, (list(deltas), client_groups),
         fn_output_signature=([weight_specs] * num_groups,
                              tf.TensorSpec([num_groups], tf.float32),
                              tf.TensorSpec([], tf.float32)))
-    sums = [[tf.reduce_sum(v, 0) for v in group_sums] for group_sums in sums]
+    sums = [[tf.reduce_sum(v, 0) for v in group_records]
+            for group_records in records]
     counts = tf.reduce_sum(counts, 0)
     below = tf.reduce_sum(below, 0)
 
-    delta, new_clip, new_key, measurements = (
-        group_aggregation.server_aggregate(groups, estimator, count_stddev,
-                                           clip_norm, noise_key, sums, counts,
-                                           below))
+    out = group_aggregation.server_aggregate(
+        groups, estimator, count_stddev, clip_norm, noise_key, sums, counts,
+        below, return_releases=with_releases)
+    delta, new_clip, new_key, measurements = out[:4]
     new_global = [w + d for w, d in zip(global_weights, delta)]
-    return new_global, round_num + 1, new_clip, new_key, measurements
+    result = (new_global, round_num + 1, new_clip, new_key, measurements)
+    if not with_releases:
+      return result
+    residuals = [[r - tf.tensordot(known, v, axes=1)
+                  for r, v in zip(release, group_records)]
+                 for release, group_records in zip(out[4], records)]
+    return result + (residuals,)
 
   return aggregate
 
@@ -454,11 +469,14 @@ class VectorizedBackend:
     self._initial_weights = [np.array(w, np.float32) for w in initial_weights]
     self._client_work = _client_work_fn(self._model, settings.batch_size,
                                         settings.ditto, parallel_parts)
-    self._aggregate = _aggregation_fn(spec, tuple(factory.groups),
-                                      factory.initial_clip,
-                                      factory.target_quantile,
-                                      factory.clip_learning_rate,
-                                      factory.clipped_count_stddev)
+    self._aggregate, self._aggregate_releases = (
+        _aggregation_fn(spec, tuple(factory.groups), factory.initial_clip,
+                        factory.target_quantile, factory.clip_learning_rate,
+                        factory.clipped_count_stddev, with_releases)
+        for with_releases in (False, True))
+    # Per group, the last round's noised sum minus the trained clients'
+    # clipped sum, when `next` was asked for it (a privacy audit).
+    self.last_round_releases = None
     self._rates = np.array([settings.learning_rate,
                             settings.personal_learning_rate,
                             settings.lr_decay_factor], np.float32)
@@ -483,7 +501,7 @@ class VectorizedBackend:
             noise_key=np.asarray([self._factory.seed, 0x4844], np.int64)))
 
   def next(self, state, client_data, personal_weights, client_info,
-           extra_updates=None):
+           extra_updates=None, observe_releases: bool = False):
     """One round; see `tff_backend` for the arguments and results.
 
     `extra_updates`, if given, is (updates, groups): per weight tensor the
@@ -492,6 +510,11 @@ class VectorizedBackend:
     They are aggregated exactly as the trained clients' updates are (clipped
     by their group's query, counted in N_i^t and in the clip count) and
     return no personal model. With them, `client_data` may be empty.
+
+    `observe_releases`: `last_round_releases` then holds, per group, the
+    round's noised sum minus the trained clients' clipped sum (numpy, per
+    weight tensor): what an auditor who knows the trained clients' records
+    learns from the group's release. The round itself is unchanged.
 
     `last_round_seconds` then holds where the round's time went: 'prepare'
     (padding and stacking on the host), 'client_work', 'aggregate', 'total';
@@ -562,10 +585,19 @@ class VectorizedBackend:
     delta = (deltas[0] if len(deltas) == 1 else
              [tf.concat(parts, 0) for parts in zip(*deltas)])
     aggregator = state['aggregator']
-    new_global, new_round, clip_norm, noise_key, measurements = (
-        self._aggregate(global_weights, delta, groups, round_num,
-                        np.asarray(aggregator['clip_norm'], np.float32),
-                        np.asarray(aggregator['noise_key'], np.int64)))
+    args = (global_weights, delta, groups, round_num,
+            np.asarray(aggregator['clip_norm'], np.float32),
+            np.asarray(aggregator['noise_key'], np.int64))
+    if observe_releases:
+      known = np.zeros(len(groups), np.float32)
+      known[:k] = 1.0  # The trained clients come first, the extra ones after.
+      new_global, new_round, clip_norm, noise_key, measurements, releases = (
+          self._aggregate_releases(*args, known))
+      self.last_round_releases = [[r.numpy() for r in group]
+                                  for group in releases]
+    else:
+      new_global, new_round, clip_norm, noise_key, measurements = (
+          self._aggregate(*args))
     new_state = collections.OrderedDict(
         global_weights=[w.numpy() for w in new_global],
         round_num=new_round.numpy(),

@@ -89,6 +89,21 @@ class CanarySet:
     taken = rng.random(self.groups.size) < rate
     return np.flatnonzero(taken & self.included)
 
+  def projections(self, observations: np.ndarray, indices: Sequence[int],
+                  chunk: int = 128) -> np.ndarray:
+    """[len(indices), T] <o_t, c_k> of the canaries `indices` on each of the
+    T observations [T, d] (directions generated `chunk` at a time)."""
+    observations = np.asarray(observations, np.float32)
+    if observations.ndim != 2 or observations.shape[1] != self.dimension:
+      raise ValueError(f'observations must be [T, {self.dimension}], got '
+                       f'{observations.shape}')
+    indices = np.asarray(indices)
+    out = np.empty((indices.size, observations.shape[0]), np.float64)
+    for start in range(0, indices.size, chunk):
+      rows = indices[start:start + chunk]
+      out[start:start + rows.size] = self.directions(rows) @ observations.T
+    return out
+
   def statistics(self, unit_updates: np.ndarray, reduce: str = 'max',
                  chunk: int = 256) -> np.ndarray:
     """[M] statistic of every canary from the cosines cos(Delta_t, c_k).
