@@ -199,6 +199,15 @@ def build_configs():
   return configs
 
 
+def load_data():
+  """The clients' data from the flags (raises the loaders' errors)."""
+  import datasets  # pylint: disable=g-import-not-at-top
+  return datasets.load_shards_data(
+      _DATASET.value, num_clients=_NUM_CLIENTS.value,
+      data_dir=_DATA_DIR.value, examples_per_client=_EXAMPLES.value,
+      shards_per_client=_SHARDS.value, seed=_SEED.value)
+
+
 HEADER = ('Algorithm', 'accuracy%', 'noise power', 'server knows',
           'min/max epsilon achieved')
 _KNOWS = {'robust_hdp': 'nothing', 'weiavg': 'epsilon_i', 'pfa': 'epsilon_i',
@@ -231,10 +240,7 @@ def main(argv):
 
   import datasets  # pylint: disable=g-import-not-at-top
   try:
-    data = datasets.load_shards_data(
-        _DATASET.value, num_clients=_NUM_CLIENTS.value,
-        data_dir=_DATA_DIR.value, examples_per_client=_EXAMPLES.value,
-        shards_per_client=_SHARDS.value, seed=_SEED.value)
+    data = load_data()
   except datasets.DataFileError as e:
     raise cli.UsageError(str(e)) from None
   except ValueError as e:

@@ -141,14 +141,14 @@ def test_poisson_batches_have_rate_b_over_n():
   # Statistical: 2,000 steps of Poisson sampling with q = 0.25 on 40
   # examples: mean batch size 10, standard error sqrt(40 q (1-q) / 2000) =
   # 0.061; we allow 0.3 (5 standard errors).
-  sizes = [int(tf.size(dp_sgd._batch_indices(  # pylint: disable=protected-access
+  sizes = [int(tf.size(dp_sgd.batch_indices(
       tf.constant(s), 40, 10, 4, tf.constant([1, 2]), True)))
            for s in range(2000)]
   assert np.mean(sizes) == pytest.approx(10.0, abs=0.3)
 
 
 def test_shuffled_batches_cover_each_epoch_once():
-  idx = [dp_sgd._batch_indices(  # pylint: disable=protected-access
+  idx = [dp_sgd.batch_indices(
       tf.constant(s), 10, 4, 3, tf.constant([1, 2]), False).numpy()
          for s in range(6)]
   assert [len(i) for i in idx] == [4, 4, 2, 4, 4, 2]

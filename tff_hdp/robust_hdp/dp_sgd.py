@@ -136,20 +136,62 @@ def noise_key(client_key: tf.Tensor, step) -> tf.Tensor:
       tf.random.experimental.stateless_fold_in(client_key, step), 1)
 
 
-def noised_average(summed: Sequence[tf.Tensor], stddev: tf.Tensor,
-                   denominator: tf.Tensor, key: tf.Tensor) -> list[tf.Tensor]:
-  """(sum + N(0, stddev^2 I)) / denominator, eq. (1); tensor i's draw from
-  fold_in(key, i)."""
+def noised_sum(summed: Sequence[tf.Tensor], stddev: tf.Tensor,
+               key: tf.Tensor) -> list[tf.Tensor]:
+  """sum + N(0, stddev^2 I), the step's release before eq. (1)'s division;
+  tensor i's draw from fold_in(key, i)."""
   out = []
   for i, s in enumerate(summed):
     noise = tf.random.stateless_normal(
         tf.shape(s), seed=tf.random.experimental.stateless_fold_in(key, i),
         stddev=stddev)
-    out.append((s + noise) / denominator)
+    out.append(s + noise)
   return out
 
 
-def _batch_indices(step, num_examples, batch_size, steps_per_epoch, key,
+def noised_average(summed: Sequence[tf.Tensor], stddev: tf.Tensor,
+                   denominator: tf.Tensor, key: tf.Tensor) -> list[tf.Tensor]:
+  """(sum + N(0, stddev^2 I)) / denominator, eq. (1)."""
+  return [s / denominator for s in noised_sum(summed, stddev, key)]
+
+
+def private_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
+                     xb: tf.Tensor, yb: tf.Tensor, query, global_state,
+                     denominator: tf.Tensor, key: tf.Tensor,
+                     extra_records: Optional[Sequence[tf.Tensor]] = None,
+                     return_release: bool = False):
+  """g~ of eq. (1) on one batch: its per-example gradients clipped, summed,
+  noised and divided by b_i.
+
+  Args:
+    spec, weights: The model.
+    xb, yb: The batch.
+    query, global_state: The step's `gaussian_query` and its state.
+    denominator: b_i.
+    key: The step's noise key.
+    extra_records: Optional, per weight tensor, [K, ...] records that join
+      the batch's per-example gradients before the clip (an audit's canary
+      gradients, `tff_hdp.robust_hdp.audit`): clipped and summed with them.
+    return_release: Also return the noised sum minus the batch's own clipped
+      gradients: what an auditor who knows the batch learns from the step.
+
+  Returns:
+    g~ per weight tensor, and the release minus the known records last with
+    `return_release`.
+  """
+  grads = per_example_gradients(spec, weights, xb, yb)
+  records = grads if extra_records is None else [
+      tf.concat([g, e], 0) for g, e in zip(grads, extra_records)]
+  stddev = tf.cast(global_state.stddev, tf.float32)
+  sums = noised_sum(clipped_sum(query, global_state, records), stddev, key)
+  gradient = [s / denominator for s in sums]
+  if not return_release:
+    return gradient
+  known = clipped_sum(query, global_state, grads)
+  return gradient, [s - k for s, k in zip(sums, known)]
+
+
+def batch_indices(step, num_examples, batch_size, steps_per_epoch, key,
                    poisson: bool):
   """Indices of the examples in step `step`'s batch (`key`: the client's)."""
   if poisson:
@@ -203,18 +245,15 @@ def client_update(spec: models.ModelSpec,
     query = gaussian_query(settings.clip,
                            tf.cast(noise_multiplier, tf.float32))
     global_state = query.initial_global_state()
-    stddev = tf.cast(global_state.stddev, tf.float32)
   denominator = tf.cast(batch_size, tf.float32)
 
   def step_fn(step, weights):
-    idx = _batch_indices(step, num_examples, batch_size, steps_per_epoch,
+    idx = batch_indices(step, num_examples, batch_size, steps_per_epoch,
                          key, settings.poisson and private)
     xb, yb = tf.gather(x, idx), tf.gather(y, idx)
     if private:
-      grads = per_example_gradients(spec, weights, xb, yb)
-      gradient = noised_average(
-          clipped_sum(query, global_state, grads), stddev, denominator,
-          noise_key(key, step))
+      gradient = private_gradient(spec, weights, xb, yb, query, global_state,
+                                  denominator, noise_key(key, step))
     else:
       with tf.GradientTape() as tape:
         tape.watch(weights)

@@ -25,10 +25,16 @@ data, no embedding and no model, so the real users' metrics are theirs
 alone; W (the estimator's denominator) stays the real users' (a public
 constant of the run).
 
-The statistic is the cosine between phi's round update and c_k, its max (or
-sum) over rounds; the report is `canary_audit`'s: the accounted epsilon,
-Andrew et al.'s estimate and Steinke et al.'s lower bound. A planted fault
-(`planted_noise_scale`) multiplies the mechanism's z, not the accountant's.
+What the auditor observes (`tff_hdp.privacy.canary_audit`):
+`observe='release'` (default) is the noised estimator itself, every round:
+its sum sum_u w_u Clip(g_u, S) + records + N(0, (z max_w S)^2 I) minus the
+real users' weighted clipped gradients (which DP's adversary may know),
+divided by max_w S; the LR statistic reads it with the claimed z.
+`observe='global'` is phi's round step, read by the cosine statistics. The
+report is `canary_audit`'s: the RDP and PLD epsilons, Andrew et al.'s
+estimate and Steinke et al.'s lower bound. A planted fault
+(`planted_noise_scale`) multiplies the mechanism's z, not the accountant's
+nor the statistic's.
 """
 
 from typing import Any, Optional
@@ -46,15 +52,36 @@ class UdpAudit:
 
   def __init__(self, net: hypernetwork.HyperNetwork, *, canaries: int,
                sampling_rate: float, seed: int,
-               planted_noise_scale: float = 1.0):
+               planted_noise_scale: float = 1.0,
+               noise_multiplier: Optional[float] = None,
+               observe: str = 'release'):
+    """Initializes the audit.
+
+    Args:
+      net: The hypernetwork (phi's shapes).
+      canaries: m canary users (each inserted with probability 1/2).
+      sampling_rate: q.
+      seed: Seed of the canaries.
+      planted_noise_scale: f > 0, the factor on the mechanism's z.
+      noise_multiplier: The run's claimed z (the LR statistic's); required
+        for observe='release'.
+      observe: 'release' or 'global' (module doc).
+    """
     if not planted_noise_scale > 0:
       raise ValueError(
           f'planted_noise_scale must be > 0, got {planted_noise_scale}')
+    if observe not in canary_audit.OBSERVERS:
+      raise ValueError(f'unknown observer {observe!r}; allowed: '
+                       f'{", ".join(canary_audit.OBSERVERS)}')
+    if observe == 'release' and not noise_multiplier:
+      raise ValueError('observe=release needs the run\'s noise_multiplier')
+    self.observe = observe
     self.shapes = [tuple(s) for s in net.shapes]
     self.planted_noise_scale = float(planted_noise_scale)
     self.audit = canary_audit.CanaryAudit([GROUP], canaries,
                                           net.num_parameters, sampling_rate,
-                                          seed)
+                                          seed,
+                                          noise_multipliers=[noise_multiplier])
     self.canaries = self.audit.canaries
 
   def mechanism_noise_multiplier(self, noise_multiplier: float) -> float:
@@ -73,12 +100,21 @@ class UdpAudit:
       start += size
     return records, int(len(taken))
 
-  def observe(self, old_phi, new_phi) -> None:
-    """Records the round's step of phi, phi_t - phi_{t+1} = lambda grad_phi:
-    phi descends, so a canary's record pushes it along -c_k."""
-    self.audit.observe(new_phi, old_phi)
+  def observe_round(self, old_phi, new_phi, release, clip: float,
+                    max_weight: float) -> None:
+    """Records what the observer sees of one round: phi's step phi_t -
+    phi_{t+1} = lambda grad_phi (global; phi descends, so a canary's record
+    pushes it along -c_k), or the release minus the known records, in units
+    of max_w S (release)."""
+    if self.observe == 'global':
+      self.audit.observe(new_phi, old_phi)
+    else:
+      self.audit.observe_release(0, release, max_weight * clip)
 
   def report(self, epsilon: Optional[float], delta: float,
-             statistic: str = 'max') -> list[dict[str, Any]]:
+             statistic: str = 'lr',
+             accounted_pld: Optional[float] = None) -> list[dict[str, Any]]:
     return self.audit.report({GROUP: epsilon}, delta, statistic,
-                             {GROUP: self.planted_noise_scale})
+                             {GROUP: self.planted_noise_scale},
+                             observe=self.observe,
+                             accounted_pld={GROUP: accounted_pld})

@@ -156,23 +156,28 @@ def cohort_gradient(net: hypernetwork.HyperNetwork, phi, embeddings, deltas,
 
 def private_estimate(total: Sequence[tf.Tensor], *, clip, noise_multiplier,
                      max_weight, denominator, key: tf.Tensor,
-                     clip_and_noise: bool = True):
+                     clip_and_noise: bool = True,
+                     return_sums: bool = False):
   """grad_phi = (sum_u w_u Clip(g_u, S) + N(0, (z max_w S)^2 I)) / (q W).
 
   Returns:
-    (grad_phi per phi tensor, the noise stddev after normalisation).
+    (grad_phi per phi tensor, the noise stddev after normalisation), and
+    with `return_sums` the noised sums before the division last.
   """
   if not clip_and_noise:
-    return [t / denominator for t in total], tf.constant(0.0)
+    out = [t / denominator for t in total], tf.constant(0.0)
+    return out + (list(total),) if return_sums else out
   query = estimator_query(clip, noise_multiplier, max_weight, denominator)
   state = query.initial_global_state()
   stddev = tf.cast(state.numerator_state.stddev, tf.float32)
-  noised = []
+  sums = []
   for i, t in enumerate(total):
     seed = tf.random.experimental.stateless_fold_in(key, i)
     noise = tf.random.stateless_normal(tf.shape(t), seed=seed, stddev=stddev)
-    noised.append((t + noise) / tf.cast(state.denominator, tf.float32))
-  return noised, stddev / tf.cast(state.denominator, tf.float32)
+    sums.append(t + noise)
+  denominator = tf.cast(state.denominator, tf.float32)
+  out = [s / denominator for s in sums], stddev / denominator
+  return out + (sums,) if return_sums else out
 
 
 def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
@@ -180,7 +185,8 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
                user_weights: tf.Tensor, key: tf.Tensor, *, clip,
                noise_multiplier, max_weight, denominator, local_learning_rate,
                hyper_learning_rate, embedding_learning_rate,
-               clip_and_noise: bool = True, extra_total=None):
+               clip_and_noise: bool = True, extra_total=None,
+               return_release: bool = False):
   """One round for the sampled users: new phi, their new embeddings.
 
   Args:
@@ -197,20 +203,24 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
     extra_total: Optional, per phi tensor, records added to the users'
       weighted clipped sum before the noise (an audit's canary users,
       `tff_hdp.udp.audit`).
+    return_release: Also return the release minus the users' known records
+      (`phi_step`).
 
   Returns:
-    (new phi, new [B, e] embeddings, measurements).
+    (new phi, new [B, e] embeddings, measurements), and the release minus
+    the known records last with `return_release`.
   """
   thetas = net.generate(phi, embeddings)
   deltas = local_deltas(net.target, thetas, x, y, indices, mask,
                         local_learning_rate)
   total, norms = cohort_gradient(net, phi, embeddings, deltas, user_weights,
                                  clip=clip, clip_and_noise=clip_and_noise)
-  new_phi, stddev = phi_step(
+  new_phi, stddev, *release = phi_step(
       phi, total, key, clip=clip, noise_multiplier=noise_multiplier,
       max_weight=max_weight, denominator=denominator,
       hyper_learning_rate=hyper_learning_rate,
-      clip_and_noise=clip_and_noise, extra_total=extra_total)
+      clip_and_noise=clip_and_noise, extra_total=extra_total,
+      return_release=return_release)
   embedding_grads = net.embedding_vjps(phi, embeddings, deltas)
   new_embeddings = embeddings - embedding_learning_rate * embedding_grads
   measurements = {
@@ -220,35 +230,42 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
       'gradient_norm_mean': tf.reduce_mean(norms),
       'clipped_fraction': tf.reduce_mean(tf.cast(norms > clip, tf.float32)),
   }
-  return new_phi, new_embeddings, measurements
+  return (new_phi, new_embeddings, measurements, *release)
 
 
 def phi_step(phi: Sequence[tf.Tensor], total: Sequence[tf.Tensor],
              key: tf.Tensor, *, clip, noise_multiplier, max_weight,
              denominator, hyper_learning_rate, clip_and_noise: bool = True,
-             extra_total=None):
+             extra_total=None, return_release: bool = False):
   """phi <- phi - lambda grad_phi from the users' weighted clipped sum.
 
   `extra_total` (an audit's canary records) joins the sum before the noise.
 
   Returns:
-    (new phi, the noise stddev after normalisation).
+    (new phi, the noise stddev after normalisation), and with
+    `return_release` last: the release's noised sum minus the users' own
+    `total`, i.e. what an auditor who knows the users' records learns from
+    it (`tff_hdp.udp.audit`).
   """
+  known = total
   if extra_total is not None:
     total = [t + e for t, e in zip(total, extra_total)]
-  gradient, stddev = private_estimate(
+  gradient, stddev, sums = private_estimate(
       total, clip=clip, noise_multiplier=noise_multiplier,
       max_weight=max_weight, denominator=denominator, key=key,
-      clip_and_noise=clip_and_noise)
-  return [p - hyper_learning_rate * g for p, g in zip(phi, gradient)], stddev
+      clip_and_noise=clip_and_noise, return_sums=True)
+  new_phi = [p - hyper_learning_rate * g for p, g in zip(phi, gradient)]
+  if return_release:
+    return new_phi, stddev, [s - k for s, k in zip(sums, known)]
+  return new_phi, stddev
 
 
-def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor,
-                     **kwargs) -> list[tf.Tensor]:
+def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor, **kwargs):
   """phi after a round in which no user was sampled (`phi_step`'s keywords).
 
   The estimator is still released: its sum is empty (plus any canary
   records), and the noise is added all the same. Skipping the round instead
   would tell whoever sees phi that nobody was sampled.
   """
-  return phi_step(phi, [tf.zeros_like(p) for p in phi], key, **kwargs)[0]
+  out = phi_step(phi, [tf.zeros_like(p) for p in phi], key, **kwargs)
+  return (out[0], out[2]) if kwargs.get('return_release') else out[0]

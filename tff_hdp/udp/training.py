@@ -87,12 +87,14 @@ def local_batches(data: federated_data.FederatedData, users: np.ndarray,
 
 def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
               max_weight: float, denominator: float,
-              noise_multiplier: Optional[float] = None):
+              noise_multiplier: Optional[float] = None,
+              return_release: bool = False):
   """`hypernetfl.round_step` with this run's constants, as one tf.function.
 
   `noise_multiplier` is the mechanism's z (default the config's; an audit's
   planted fault changes it). The last argument is the records added before
-  the noise (zeros without an audit).
+  the noise (zeros without an audit). `return_release`: both functions also
+  return the release minus the users' known records (`hypernetfl.phi_step`).
   """
   z = config.mechanism_noise_multiplier if noise_multiplier is None else (
       noise_multiplier)
@@ -118,7 +120,8 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
         local_learning_rate=config.local_learning_rate,
         hyper_learning_rate=config.hyper_learning_rate,
         embedding_learning_rate=config.embedding_learning_rate,
-        clip_and_noise=config.clips, extra_total=extra)
+        clip_and_noise=config.clips, extra_total=extra,
+        return_release=return_release)
 
   @tf.function(input_signature=[phi_specs, signature[7], phi_specs])
   def empty_round_fn(phi, key, extra):
@@ -126,7 +129,8 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
         phi, key, clip=config.clip, noise_multiplier=z,
         max_weight=max_weight, denominator=denominator,
         hyper_learning_rate=config.hyper_learning_rate,
-        clip_and_noise=config.clips, extra_total=extra)
+        clip_and_noise=config.clips, extra_total=extra,
+        return_release=return_release)
 
   return round_fn, empty_round_fn
 
@@ -196,7 +200,7 @@ def train(config: config_lib.UdpConfig,
           checkpoint_dir: Optional[str] = None,
           checkpoint_every: int = 10,
           audit: Optional[Any] = None,
-          audit_statistic: str = 'max') -> dict[str, Any]:
+          audit_statistic: str = 'lr') -> dict[str, Any]:
   """Runs one experiment and returns its results record.
 
   With `audit` (a `tff_hdp.udp.audit.UdpAudit`), its canary users join every
@@ -229,10 +233,12 @@ def train(config: config_lib.UdpConfig,
                      f'checkpoints; got algorithm {config.algorithm!r}, '
                      f'backend {config.backend!r}, checkpoint_dir '
                      f'{checkpoint_dir!r}')
+  observe_release = audit is not None and audit.observe == 'release'
   round_fn, empty_round_fn = _round_fn(
       net, config, max_weight, denominator,
       None if audit is None else audit.mechanism_noise_multiplier(
-          config.noise_multiplier))
+          config.noise_multiplier),
+      return_release=observe_release)
   no_extra = [tf.zeros(shape) for shape in net.shapes]
   if config.backend == 'tff':
     tff_round = _tff_round_fn(net, config, max_weight, denominator,
@@ -271,6 +277,7 @@ def train(config: config_lib.UdpConfig,
       extra, entry['canaries_sampled'] = audit.round_records(
           round_num, config.clip, max_weight)
     old_phi = state['phi']
+    release = []
     if len(users) and config.backend == 'tff':
       x, y, indices, mask = local_batches(data, users, config.local_steps,
                                           config.batch_size, rng)
@@ -280,7 +287,7 @@ def train(config: config_lib.UdpConfig,
     elif len(users):
       x, y, indices, mask = local_batches(data, users, config.local_steps,
                                           config.batch_size, rng)
-      phi, new_embeddings, measurements = round_fn(
+      phi, new_embeddings, measurements, *release = round_fn(
           [tf.constant(p) for p in state['phi']],
           state['embeddings'][users], x, y, indices, mask, round_weights,
           key, extra)
@@ -289,12 +296,16 @@ def train(config: config_lib.UdpConfig,
       state['embeddings'][users] = new_embeddings.numpy()
       entry.update({k: float(v) for k, v in measurements.items()})
     else:  # Nobody sampled: the noised (empty) estimator is still released.
-      state['phi'] = [p.numpy() for p in empty_round_fn(
-          [tf.constant(p) for p in state['phi']], key, extra)]
+      out = empty_round_fn([tf.constant(p) for p in state['phi']], key, extra)
+      phi, release = out if observe_release else (out, [])
+      release = [release] if observe_release else []
+      state['phi'] = [p.numpy() for p in phi]
     if config.backend != 'tff' or not len(users):
       state['noise_key'] = next_key  # The process splits its own key.
     if audit is not None:
-      audit.observe(old_phi, state['phi'])
+      audit.observe_round(old_phi, state['phi'],
+                          release[0] if release else None, config.clip,
+                          max_weight)
     if config.private:
       ledger.step(LEDGER_NAME, config.sampling_rate, config.noise_multiplier)
     if (round_num + 1) % config.eval_every == 0 or (
@@ -339,5 +350,7 @@ def train(config: config_lib.UdpConfig,
       'wall_clock_seconds': time.time() - start,
   }
   if audit is not None:
-    record['audit'] = audit.report(epsilon, config.delta, audit_statistic)
+    record['audit'] = audit.report(
+        epsilon, config.delta, audit_statistic,
+        accounted_pld=ledger.get_epsilon(LEDGER_NAME, config.delta, 'pld'))
   return record
