@@ -93,6 +93,20 @@ def main(argv):
   cli.check(config.algorithm != 'non_private',
             '--algorithm=non_private has no private client to audit')
 
+  indices = None
+  if _CLIENTS.value is not None:
+    n = flags.FLAGS.num_clients
+    try:
+      indices = [int(i) for i in _CLIENTS.value]
+    except ValueError:
+      raise cli.UsageError('--audit_clients takes client indices, got '
+                           f'{",".join(_CLIENTS.value)}') from None
+    cli.check(all(0 <= i < n for i in indices),
+              f'--audit_clients must be in 0..{n - 1}, got '
+              f'{",".join(_CLIENTS.value)}')
+    cli.check(len(set(indices)) == len(indices),
+              f'--audit_clients repeats a client: {",".join(_CLIENTS.value)}')
+
   import datasets  # pylint: disable=g-import-not-at-top
   try:
     data = run_robust_hdp.load_data()
@@ -107,19 +121,8 @@ def main(argv):
   from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
 
   privacy = training.client_privacy(config, [len(y) for _, y in data.train])
-  if _CLIENTS.value is None:
+  if indices is None:
     indices = audit_lib.default_clients(privacy)
-  else:
-    try:
-      indices = [int(i) for i in _CLIENTS.value]
-    except ValueError:
-      raise cli.UsageError('--audit_clients takes client indices, got '
-                           f'{",".join(_CLIENTS.value)}') from None
-    cli.check(all(0 <= i < len(privacy) for i in indices),
-              f'--audit_clients must be in 0..{len(privacy) - 1}, got '
-              f'{",".join(_CLIENTS.value)}')
-    cli.check(len(set(indices)) == len(indices),
-              f'--audit_clients repeats a client: {",".join(_CLIENTS.value)}')
   clients = [audit_lib.AuditedClient(i, *data.train[i], privacy[i])
              for i in indices]
   spec = models.build_model(config.model, data.input_shape, data.num_classes)

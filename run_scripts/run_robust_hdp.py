@@ -293,4 +293,6 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  app.run(cli.run_main(main), flags_parser=cli.parse_flags)
+  app.run(cli.run_main(main),
+          flags_parser=cli.parser_refusing('planted_noise',
+                                           'audit_robust_hdp.py'))

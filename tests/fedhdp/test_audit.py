@@ -107,6 +107,41 @@ def test_canaries_join_the_clients_of_their_group():
       np.testing.assert_array_equal(x, y)
 
 
+def test_release_observation_is_the_canaries_plus_the_group_noise():
+  # Three trained clients and two canaries in the private group (z = 1,
+  # S = 0.3), one canary in the noiseless non-private group. What the
+  # auditor reads of each group is its noised sum minus the trained
+  # clients' clipped updates: S c_1 + S c_2 + N(0, (z S)^2) and S c_3.
+  spec, backend = _backend(noise=1.0, count_stddev=0.5)
+  rng = np.random.default_rng(2)
+  data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
+           rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
+  theta = tff_backend.global_weights(backend.initialize())
+  info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
+          for c, g in enumerate((0, 0, 1))]
+  directions = rng.normal(size=(3, spec.num_parameters))
+  directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+  extra = ([np.stack(t) for t in zip(*[_split(spec, 10 * 0.3 * d)
+                                       for d in directions])],
+           np.array([0, 0, 1], np.int32))
+  plain = backend.next(backend.initialize(), data, [theta] * 3, info,
+                       extra_updates=extra)
+  observed = backend.next(backend.initialize(), data, [theta] * 3, info,
+                          extra_updates=extra, observe_releases=True)
+  # Observing changes nothing in the round.
+  for a, b in zip(plain[0]['global_weights'], observed[0]['global_weights']):
+    np.testing.assert_array_equal(a, b)
+  assert plain[2] == observed[2]
+  private, non_private = [np.concatenate([r.ravel() for r in group])
+                          for group in backend.last_round_releases]
+  np.testing.assert_allclose(non_private, 0.3 * directions[2], atol=1e-6)
+  noise = private - 0.3 * (directions[0] + directions[1])
+  # 910 draws of N(0, 0.3^2): the sample std is within 10% (4.3 of its
+  # standard errors) and the mean within 4 standard errors of 0.
+  assert noise.std() == pytest.approx(0.3, rel=0.1)
+  assert abs(noise.mean()) < 4 * 0.3 / math.sqrt(noise.size)
+
+
 def _groups():
   return pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[2.0, 1.0],
                          ratios=[0.1, 0.1])
@@ -196,6 +231,14 @@ def test_audited_run_keeps_accountant_and_real_clients(data):
                                          per_group[1])
   rows = {row['group']: row for row in audited['audit']}
   assert rows.keys() == {'private', 'non_private'}
+  assert rows['private']['statistic'] == 'lr'
+  assert rows['non_private']['statistic'] == 'sum'  # No noise, no LR.
+  assert rows['private']['observations'] == TINY.rounds
+  assert 0 < rows['private']['epsilon_accounted_pld'] < (
+      rows['private']['epsilon_accounted'])
+  assert rows['private']['estimate_over_accounted'] == pytest.approx(
+      rows['private']['epsilon_estimate'] /
+      rows['private']['epsilon_accounted'])
   assert rows['private']['epsilon_accounted'] == plain['epsilon']['private']
   assert rows['private']['planted_noise_scale'] == 0.25
   assert rows['non_private']['epsilon_accounted'] is None
@@ -234,6 +277,8 @@ def _script(name, args, timeout=300):
     ('audit_privacy.py', ['--planted_noise_group=non_private'],
      "--planted_noise_group 'non_private' is not a private group"),
     ('audit_privacy.py', ['--statistic=mean'], 'statistic'),
+    ('audit_privacy.py', ['--observe=global'],
+     'the lr statistic models the release observation'),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
                                                       message):

@@ -194,7 +194,9 @@ def test_likelihood_ratio_does_not_overflow():
   got = auditing.likelihood_ratio_statistic([[1e4 + 0.5]], [1.0], [1.0], 0.1)
   assert got[0] == pytest.approx(math.log(0.1) + 1e4, rel=1e-12)
   with pytest.raises(ValueError, match='rate must be in'):
-    auditing.likelihood_ratio_statistic([[0.0]], [1.0], [1.0], 0.0)
+    auditing.likelihood_ratio_statistic([[0.0]], [1.0], [1.0], 1.5)
+  assert auditing.likelihood_ratio_statistic([[5.0]], [1.0], [1.0],
+                                             0.0)[0] == 0.0
   with pytest.raises(ValueError, match='noise_std must be > 0'):
     auditing.likelihood_ratio_statistic([[0.0]], [1.0], [0.0], 0.5)
 

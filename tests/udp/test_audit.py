@@ -46,7 +46,8 @@ def _net(data):
 
 def test_canary_records_are_max_weight_times_clip_along_c(data):
   net = _net(data)
-  audit = audit_lib.UdpAudit(net, canaries=40, sampling_rate=0.5, seed=0)
+  audit = audit_lib.UdpAudit(net, canaries=40, sampling_rate=0.5, seed=0,
+                             noise_multiplier=1.0)
   records, count = audit.round_records(2, clip=0.1, max_weight=0.8)
   taken = audit.canaries.sample(2, 0.5)
   assert count == len(taken) > 3
@@ -60,13 +61,14 @@ def test_canary_records_are_max_weight_times_clip_along_c(data):
 def test_audit_keeps_the_accountant_and_the_users(data):
   plain = training.train(TINY, data)
   idle = training.train(TINY, data, audit=audit_lib.UdpAudit(
-      _net(data), canaries=4, sampling_rate=0.0, seed=1))
+      _net(data), canaries=4, sampling_rate=0.0, seed=1,
+      noise_multiplier=TINY.noise_multiplier))
   assert idle['metrics'] == plain['metrics']
   assert [{k: v for k, v in h.items() if k != 'canaries_sampled'}
           for h in idle['history']] == plain['history']
   planted = training.train(TINY, data, audit=audit_lib.UdpAudit(
       _net(data), canaries=20, sampling_rate=0.3, seed=1,
-      planted_noise_scale=0.25))
+      planted_noise_scale=0.25, noise_multiplier=TINY.noise_multiplier))
   assert planted['epsilon'] == plain['epsilon']  # The configured z.
   stddev = plain['setup']['noise_stddev']
   for h in planted['history']:
@@ -75,10 +77,47 @@ def test_audit_keeps_the_accountant_and_the_users(data):
   row, = planted['audit']
   assert row['group'] == 'phi' and row['planted_noise_scale'] == 0.25
   assert row['epsilon_accounted'] == plain['epsilon']
+  assert row['observe'] == 'release' and row['statistic'] == 'lr'
+  assert row['observations'] == TINY.rounds  # Empty rounds release too.
+  assert 0 < row['epsilon_accounted_pld'] < row['epsilon_accounted']
   with pytest.raises(ValueError, match='direct backend'):
     training.train(dataclasses.replace(TINY, algorithm='noiseless'), data,
                    audit=audit_lib.UdpAudit(_net(data), canaries=4,
-                                            sampling_rate=0.3, seed=1))
+                                            sampling_rate=0.3, seed=1,
+                                            observe='global'))
+
+
+def test_release_minus_known_records_is_canaries_plus_noise():
+  # phi_step's release: the noised sum minus the users' own total. Without
+  # noise it is exactly the canary records; with noise z, the rest is
+  # N(0, (z max_w S)^2) per coordinate.
+  rng = np.random.default_rng(0)
+  shapes = [(30, 20), (20,)]
+  total = [tf.constant(rng.normal(size=s), tf.float32) for s in shapes]
+  extra = [tf.constant(rng.normal(size=s), tf.float32) for s in shapes]
+  phi = [tf.zeros(s) for s in shapes]
+  common = dict(clip=0.1, max_weight=0.8, denominator=4.0,
+                hyper_learning_rate=0.5, extra_total=extra,
+                return_release=True)
+  _, _, release = hypernetfl.phi_step(phi, total, tf.constant([1, 2],
+                                                              tf.int64),
+                                      noise_multiplier=0.0, **common)
+  for r, e in zip(release, extra):
+    np.testing.assert_allclose(r.numpy(), e.numpy(), atol=1e-6)
+  new_phi, _, release = hypernetfl.phi_step(
+      phi, total, tf.constant([1, 2], tf.int64), noise_multiplier=2.0,
+      **common)
+  rest = np.concatenate([(r - e).numpy().ravel()
+                         for r, e in zip(release, extra)])
+  # 620 draws: the sample std is within 10% of 0.16 (about 3.5 of its
+  # standard errors).
+  assert rest.std() == pytest.approx(2.0 * 0.8 * 0.1, rel=0.1)
+  # And the step taken is the release (with the known total) over q W.
+  step = np.concatenate([(p - n).numpy().ravel()
+                         for p, n in zip(phi, new_phi)])
+  want = np.concatenate([(r + t).numpy().ravel()
+                         for r, t in zip(release, total)]) * 0.5 / 4.0
+  np.testing.assert_allclose(step, want, rtol=1e-5, atol=1e-6)
 
 
 def test_a_round_without_users_still_releases_noise(data):
@@ -107,6 +146,8 @@ def _script(name, args):
     ('audit_udp.py', ['--algorithm=noiseless'], '--algorithm must be udp'),
     ('audit_udp.py', ['--backend=tff'], '--backend must be direct'),
     ('audit_udp.py', ['--canaries=1'], '--canaries must be >= 2'),
+    ('audit_udp.py', ['--observe=global'],
+     'the lr statistic models the release observation'),
     ('audit_udp.py', ['--planted_noise_scale=-1'],
      '--planted_noise_scale must be > 0'),
 ])

@@ -165,14 +165,15 @@ def likelihood_ratio_statistic(projections, signal, noise_std,
     signal: s_t, the projection an inserted, sampled canary adds ([T], or
       [K, T]).
     noise_std: sigma_t > 0, the release's noise stddev along c_k ([T]).
-    rate: q in (0, 1], the canary's per-round sampling probability.
+    rate: q in [0, 1], the canary's per-round sampling probability (at
+      q = 0 every statistic is 0: nothing can be learned).
 
   Returns:
     [K] sum_t log(1 - q + q exp((s_t x_t - s_t^2 / 2) / sigma_t^2)),
     computed as a log-sum-exp so that large projections do not overflow.
   """
-  if not 0 < rate <= 1:
-    raise ValueError(f'rate must be in (0, 1], got {rate}')
+  if not 0 <= rate <= 1:
+    raise ValueError(f'rate must be in [0, 1], got {rate}')
   x = np.asarray(projections, np.float64)
   s = np.broadcast_to(np.asarray(signal, np.float64), x.shape)
   sigma = np.broadcast_to(np.asarray(noise_std, np.float64), x.shape)
@@ -181,6 +182,8 @@ def likelihood_ratio_statistic(projections, signal, noise_std,
   a = (s * x - s * s / 2) / sigma**2
   if rate == 1:
     return a.sum(axis=-1)
+  if rate == 0:
+    return np.zeros(x.shape[:-1])
   return np.logaddexp(math.log1p(-rate), math.log(rate) + a).sum(axis=-1)
 
 
