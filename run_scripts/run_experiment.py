@@ -104,7 +104,11 @@ _NOISE = flags.DEFINE_list(
     'private level (the accountant\'s value); first = default level.')
 _TARGET_EPSILON = flags.DEFINE_list(
     'target_epsilon', None, 'Instead of --noise_multiplier: target epsilon '
-    '> 0 of each private level; z_eff is solved with the RDP accountant.')
+    '> 0 of each private level; z_eff is solved with --accountant.')
+_ACCOUNTANT = flags.DEFINE_enum(
+    'accountant', 'rdp', ['rdp', 'pld'], 'The accountant of the reported '
+    'epsilon (and of --target_epsilon): RDP (the papers\') or dp_accounting\'s '
+    'PLD accountant (the tightest, smaller epsilon).')
 _LEVEL_FRACTIONS = flags.DEFINE_list(
     'level_fractions', [], 'With several private levels: fraction of the '
     'population at levels 2, 3, ... (level 1 keeps the other private '
@@ -185,8 +189,9 @@ def _noise_multipliers(preset, sampling_rate, rounds, delta):
     cli.check(all(e > 0 for e in epsilons),
               f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')
     return tuple(
-        accounting.noise_multiplier_for_epsilon(e, sampling_rate, rounds,
-                                                delta) for e in epsilons)
+        accounting.noise_multiplier_for_epsilon(
+            e, sampling_rate, rounds, delta, accountant=_ACCOUNTANT.value)
+        for e in epsilons)
   if _NOISE.value:
     z = _floats(_NOISE.value, 'noise_multiplier')
     cli.check(all(v >= 0 for v in z),
@@ -255,6 +260,7 @@ def build_configs():
         level_fractions=_floats(_LEVEL_FRACTIONS.value, 'level_fractions'),
         clipped_count_stddev=_CLIPPED_COUNT_STDDEV.value,
         delta=_DELTA.value,
+        accountant=_ACCOUNTANT.value,
         optout_fraction=_OPTOUT.value,
         skewed_optout=_SKEWED.value,
         eval_every=_EVAL_EVERY.value,

@@ -103,6 +103,10 @@ _LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', 1, 'Local epochs K.')
 _LEARNING_RATE = flags.DEFINE_float('learning_rate', 0.1, 'eta_l > 0.')
 _CLIP = flags.DEFINE_float('clip', 3.0, 'Per-example clip norm c > 0.')
 _DELTA = flags.DEFINE_float('delta', 1e-4, 'delta in (0, 1).')
+_ACCOUNTANT = flags.DEFINE_enum(
+    'accountant', 'rdp', ['rdp', 'pld'], 'The accountant that calibrates '
+    'each client\'s z_i to its epsilon_i and reports it: RDP (the paper\'s) '
+    'or dp_accounting\'s PLD accountant (the tightest: less noise).')
 _POISSON = flags.DEFINE_bool(
     'poisson_sampling', True,
     'Poisson-sampled DP-SGD batches (what the accounting assumes); '
@@ -185,7 +189,8 @@ def build_configs():
         algorithm=algorithm, epsilons=eps, batch_sizes=bs, distribution=name,
         model=_MODEL.value, rounds=_ROUNDS.value,
         local_epochs=_LOCAL_EPOCHS.value, learning_rate=_LEARNING_RATE.value,
-        clip=_CLIP.value, delta=_DELTA.value, poisson=_POISSON.value,
+        clip=_CLIP.value, delta=_DELTA.value, accountant=_ACCOUNTANT.value,
+        poisson=_POISSON.value,
         first_round_only=not _EVERY_ROUND.value,
         block_rows=_BLOCK_ROWS.value,
         rpca_max_iterations=_RPCA_ITERATIONS.value,

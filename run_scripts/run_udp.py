@@ -133,6 +133,10 @@ _ROUNDS = flags.DEFINE_integer('rounds', None, 'Rounds T.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate every k rounds.')
 _DELTA = flags.DEFINE_float('delta', 1e-5, 'delta in (0, 1).')
+_ACCOUNTANT = flags.DEFINE_enum(
+    'accountant', 'rdp', ['rdp', 'pld'], 'The accountant of the reported '
+    'epsilon (and of --target_epsilon): RDP (the paper\'s) or '
+    'dp_accounting\'s PLD accountant (the tightest, smaller epsilon).')
 _SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
 _BACKEND = flags.DEFINE_enum(
     'backend', 'direct', config_lib.BACKENDS,
@@ -178,7 +182,7 @@ def build_configs(num_users: int, median_size: float,
       hyper_learning_rate=_value(_HYPER_LR, 'hyper_learning_rate'),
       embedding_learning_rate=_value(_EMBEDDING_LR,
                                      'embedding_learning_rate'),
-      delta=_DELTA.value, eval_every=_value(_EVAL_EVERY, 'eval_every'),
+      delta=_DELTA.value, accountant=_ACCOUNTANT.value, eval_every=_value(_EVAL_EVERY, 'eval_every'),
       seed=_SEED.value, backend=_BACKEND.value)
   try:
     config_lib.UdpConfig(**common).validate()
@@ -189,7 +193,8 @@ def build_configs(num_users: int, median_size: float,
               f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')
     from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
     common['noise_multiplier'] = accounting.noise_multiplier_for_epsilon(
-        _TARGET_EPSILON.value, q, rounds, _DELTA.value)
+        _TARGET_EPSILON.value, q, rounds, _DELTA.value,
+        accountant=_ACCOUNTANT.value)
   if _NOISE_STDDEV.value is not None:
     cli.check(_NOISE_STDDEV.value >= 0,
               f'--noise_stddev must be >= 0, got {_NOISE_STDDEV.value}')

@@ -100,6 +100,19 @@ def test_r_zero_never_uses_private_clients(tff_runtime, data):
   assert result['epsilon']['private'] == 0.0
 
 
+def test_pld_accountant_reports_the_same_rounds_tighter(data):
+  run = dataclasses.replace(TINY, algorithm='dp_fedavg', ditto=False,
+                            backend='vectorized')
+  rdp = training.train(run, data)['epsilon']['private']
+  pld = training.train(dataclasses.replace(run, accountant='pld'),
+                       data)['epsilon']['private']
+  z_eff = 1.0  # TINY's; the ledger steps z_eff every round.
+  assert rdp == accounting.compute_epsilon(0.2, z_eff, 2, 1e-4)
+  assert pld == accounting.compute_epsilon(0.2, z_eff, 2, 1e-4,
+                                           accountant='pld')
+  assert pld < rdp
+
+
 def test_opt_out_set_is_shared_by_all_algorithms(data):
   setups = [config.resolve(dataclasses.replace(TINY, algorithm=a), data)
             for a in ('non_private', 'dp_fedavg', 'hdp_fedavg', 'fedhdp')]
@@ -127,6 +140,7 @@ def test_noise_split_like_tff(data):
     ('optout_fraction', 1.0, 'optout_fraction must be in'),
     ('delta', 1.0, 'delta must be in'),
     ('clients_per_round', 41, 'clients_per_round must be in'),
+    ('accountant', 'prv', 'accountant must be one of rdp, pld'),
 ])
 def test_config_validation(data, field, value, message):
   with pytest.raises(ValueError, match=message):

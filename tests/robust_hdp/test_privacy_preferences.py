@@ -66,6 +66,20 @@ def test_calibration_round_trip():
     assert prefs.achieved_epsilon(client, 1e-4) <= target * (1 + 1e-6)
 
 
+def test_pld_calibration_needs_less_noise_and_meets_its_target():
+  rdp, pld = (prefs.calibrate([1.5], [32], [2400], rounds=20, local_epochs=1,
+                              delta=1e-4, accountant=a)[0]
+              for a in ('rdp', 'pld'))
+  assert pld.noise_multiplier < rdp.noise_multiplier
+  eps = prefs.achieved_epsilon(pld, 1e-4, accountant='pld')
+  assert eps <= 1.5 * (1 + 1e-6) and eps == pytest.approx(1.5, rel=0.01)
+  assert eps == accounting.compute_epsilon(
+      pld.sampling_rate, pld.noise_multiplier, pld.steps, 1e-4,
+      accountant='pld')
+  # Under RDP the same z gives more than the target: PLD is tighter.
+  assert prefs.achieved_epsilon(pld, 1e-4) > 1.5
+
+
 def test_coarse_orders_are_conservative():
   for q, steps in ((32 / 2400, 15000), (0.25, 50), (0.9, 6)):
     z = 1.2

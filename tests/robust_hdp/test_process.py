@@ -158,3 +158,5 @@ def test_bad_config_is_refused(data):
   with pytest.raises(ValueError, match='4 clients'):
     training.train(_config('weiavg', 'direct', epsilons=(1.0,) * 3,
                            batch_sizes=(4,) * 3), data)
+  with pytest.raises(ValueError, match='accountant must be one of rdp, pld'):
+    training.train(_config('weiavg', 'direct', accountant='prv'), data)

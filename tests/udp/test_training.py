@@ -146,6 +146,8 @@ def test_config_validation_names_the_field():
     dataclasses.replace(TINY, sampling_rate=0.0).validate()
   with pytest.raises(ValueError, match='algorithm must be one of'):
     dataclasses.replace(TINY, algorithm='dpsgd').validate()
+  with pytest.raises(ValueError, match='accountant must be one of rdp, pld'):
+    dataclasses.replace(TINY, accountant='prv').validate()
 
 
 def _run(args):

@@ -37,7 +37,8 @@ class TrainingConfig:
   Attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
   `ditto`, `ratio` (r), `lambda_p`, `lambda_np`, `clients_per_round`,
   `clipped_count_stddev` (z_b; None for TFF's default 0.05 x cohort),
-  `poisson_sampling` and `seed`.
+  `poisson_sampling` and `seed`; `accountant` ('rdp', the papers', or
+  'pld', the tightest) computes the reported epsilon.
 
   Several private levels: `noise_multiplier` is a tuple with one z_eff per
   level (level 0, the default, first), `ratio` one r per level (or one for
@@ -68,6 +69,7 @@ class TrainingConfig:
   level_fractions: tuple[float, ...] = ()
   clipped_count_stddev: Optional[float] = None
   delta: float = 1e-4
+  accountant: str = 'rdp'
   optout_fraction: float = 0.05
   skewed_optout: bool = False
   eval_every: int = 10
@@ -105,6 +107,9 @@ class TrainingConfig:
         (0.0 <= self.optout_fraction < 1.0, 'optout_fraction must be in '
          f'[0, 1), got {self.optout_fraction}'),
         (0.0 < self.delta < 1.0, f'delta must be in (0, 1), got {self.delta}'),
+        (self.accountant in accounting.ACCOUNTANTS,
+         f'accountant must be one of {", ".join(accounting.ACCOUNTANTS)}, '
+         f'got {self.accountant!r}'),
         (all(z >= 0 for z in self.noise_multipliers),
          f'noise_multiplier must be >= 0, got {self.noise_multiplier}'),
         (1 <= self.clients_per_round <= num_clients, 'clients_per_round must '

@@ -244,7 +244,7 @@ def train(config: config_lib.TrainingConfig,
       if key.startswith(('acc_l', 'delta_l')):
         metrics[key] = None
   epsilon = {
-      g.name: ledger.get_epsilon(g.name, config.delta)
+      g.name: ledger.get_epsilon(g.name, config.delta, config.accountant)
       for g in setup.groups if g.is_private
   }
   record = {
@@ -263,8 +263,10 @@ def train(config: config_lib.TrainingConfig,
       'wall_clock_seconds': time.time() - start,
   }
   if audit is not None:
+    rdp = {g.name: ledger.get_epsilon(g.name, config.delta)
+           for g in setup.groups if g.is_private}
     record['audit'] = audit.report(
-        epsilon, config.delta, audit_statistic,
+        rdp, config.delta, audit_statistic,
         accounted_pld={g.name: ledger.get_epsilon(g.name, config.delta, 'pld')
                        for g in setup.groups if g.is_private})
   return record

@@ -20,6 +20,8 @@ input, before importing it.
 import dataclasses
 from typing import Optional
 
+from tff_hdp.privacy import accounting
+
 RULES = ('robust_hdp', 'weiavg', 'pfa', 'dpfedavg', 'min_epsilon', 'oracle',
          'non_private')
 # The rules whose weights are fixed before training from side information.
@@ -55,6 +57,8 @@ class RobustHdpConfig:
     learning_rate: eta_l.
     clip: c.
     delta: delta of every client.
+    accountant: 'rdp' (the paper's) or 'pld' (the tightest): the accountant
+      that calibrates each z_i and reports its epsilon.
     poisson: Poisson-sampled batches (else fixed-size shuffled).
     first_round_only: Robust-HDP: weights from the first round only.
     block_rows: Robust-HDP: RPCA on blocks of p' rows.
@@ -78,6 +82,7 @@ class RobustHdpConfig:
   learning_rate: float = 0.1
   clip: float = 3.0
   delta: float = 1e-4
+  accountant: str = 'rdp'
   poisson: bool = True
   first_round_only: bool = False
   block_rows: Optional[int] = None
@@ -112,6 +117,10 @@ class RobustHdpConfig:
         raise ValueError(f'{name} must be > 0, got {getattr(self, name)}')
     if not 0 < self.delta < 1:
       raise ValueError(f'delta must be in (0, 1), got {self.delta}')
+    if self.accountant not in accounting.ACCOUNTANTS:
+      raise ValueError(f'accountant must be one of '
+                       f'{", ".join(accounting.ACCOUNTANTS)}, got '
+                       f'{self.accountant!r}')
     if self.backend not in BACKENDS:
       raise ValueError(f'backend must be one of {", ".join(BACKENDS)}, got '
                        f'{self.backend!r}')

@@ -114,7 +114,8 @@ def calibrate(epsilons: Sequence[Optional[float]],
               local_epochs: int,
               delta: float,
               epsilon_floor: Optional[float] = None,
-              conversion: str = 'improved') -> list[ClientPrivacy]:
+              conversion: str = 'improved',
+              accountant: str = 'rdp') -> list[ClientPrivacy]:
   """Every client's z_i for its target epsilon_i (see module doc).
 
   Args:
@@ -130,6 +131,9 @@ def calibrate(epsilons: Sequence[Optional[float]],
       or 'classic' (the authors' Opacus accounting: the classic RDP
       conversion on Opacus's default orders, which reproduces paper 003's
       Table 2; more noise for the same epsilon).
+    accountant: 'rdp' (the above) or 'pld' (`dp_accounting`'s PLD
+      accountant, the tightest: less noise for the same epsilon; the
+      conversion does not apply).
   """
   if not len(epsilons) == len(batch_sizes) == len(num_examples):
     raise ValueError('epsilons, batch_sizes and num_examples differ in length')
@@ -143,7 +147,8 @@ def calibrate(epsilons: Sequence[Optional[float]],
     target = (None if eps is None else
               min(eps, epsilon_floor) if epsilon_floor is not None else eps)
     clients.append((target, b, int(n), steps))
-  zs = iter(noise_multipliers([(t, b / n, steps, delta, conversion)
+  zs = iter(noise_multipliers([(t, b / n, steps, delta, conversion,
+                                accountant)
                                for t, b, n, steps in clients if t is not None]))
   return [
       ClientPrivacy(None if t is None else float(t), b, n, steps,
@@ -152,13 +157,14 @@ def calibrate(epsilons: Sequence[Optional[float]],
   ]
 
 
-# (epsilon, rate, steps, delta, conversion) -> z, for every calibration of
+# (epsilon, rate, steps, delta, conversion, accountant) -> z, for every
+# calibration of
 # this process: every rule of a comparison calibrates the same clients.
 _NOISE_MULTIPLIERS = {}
 
 
 def noise_multipliers(calibrations) -> list[float]:
-  """z for each (epsilon, rate, steps, delta, conversion), by
+  """z for each (epsilon, rate, steps, delta, conversion, accountant), by
   `accounting.noise_multiplier_for_epsilon` on this module's orders.
 
   A calibration takes about a second (`dp_accounting`'s RDP, in Python, at
@@ -179,10 +185,10 @@ def noise_multipliers(calibrations) -> list[float]:
 
 
 def _calibrate(calibration) -> float:
-  epsilon, rate, steps, delta, conversion = calibration
+  epsilon, rate, steps, delta, conversion, accountant = calibration
   return float(accounting.noise_multiplier_for_epsilon(
       epsilon, rate, steps, delta, orders=_orders(conversion),
-      conversion=conversion))
+      conversion=conversion, accountant=accountant))
 
 
 def _orders(conversion: str) -> tuple[float, ...]:
@@ -190,17 +196,19 @@ def _orders(conversion: str) -> tuple[float, ...]:
 
 
 def achieved_epsilon(client: ClientPrivacy, delta: float,
-                     conversion: str = 'improved') -> Optional[float]:
+                     conversion: str = 'improved',
+                     accountant: str = 'rdp') -> Optional[float]:
   """epsilon of the client's run at its z_i (None if non-private)."""
   if client.noise_multiplier is None:
     return None
   return _epsilon(client.sampling_rate, client.noise_multiplier, client.steps,
-                  delta, conversion)
+                  delta, conversion, accountant)
 
 
 @functools.lru_cache(maxsize=4096)
 def _epsilon(rate: float, z: float, steps: int, delta: float,
-             conversion: str) -> float:
+             conversion: str, accountant: str) -> float:
   return accounting.compute_epsilon(rate, z, steps, delta,
                                     orders=_orders(conversion),
-                                    conversion=conversion)
+                                    conversion=conversion,
+                                    accountant=accountant)

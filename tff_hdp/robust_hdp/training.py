@@ -55,7 +55,8 @@ def client_privacy(config: config_lib.RobustHdpConfig, num_examples
       config.batch_sizes, num_examples, rounds=config.rounds,
       local_epochs=config.local_epochs, delta=config.delta,
       epsilon_floor=(min(config.epsilons)
-                     if config.algorithm == 'min_epsilon' else None))
+                     if config.algorithm == 'min_epsilon' else None),
+      accountant=config.accountant)
 
 
 def true_variances(config: config_lib.RobustHdpConfig, clients,
@@ -190,7 +191,7 @@ def train(config: config_lib.RobustHdpConfig,
           'num_examples': c.num_examples,
           'steps': c.steps,
           'achieved_epsilon': privacy_preferences.achieved_epsilon(
-              c, config.delta),
+              c, config.delta, accountant=config.accountant),
           'true_sigma2': v,
       } for c, v in zip(clients, variances)],
       'metrics': {

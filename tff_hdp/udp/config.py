@@ -24,6 +24,8 @@ each a flag of `run_scripts/run_udp.py`.
 import dataclasses
 from typing import Optional
 
+from tff_hdp.privacy import accounting
+
 ALGORITHMS = ('udp', 'clip_only', 'noiseless', 'pfedhn')
 BACKENDS = ('direct', 'tff')
 
@@ -53,6 +55,8 @@ class UdpConfig:
     embedding_dim: The embeddings' dimension; None for pFedHN's
       floor(1 + N/4).
     delta: The delta of the reported epsilon.
+    accountant: 'rdp' (the paper's) or 'pld' (the tightest): the reported
+      epsilon's accountant.
     eval_every: Evaluate every k rounds (and after the last).
     seed: Seed of everything random.
     backend: 'direct' (the round as one tf.function) or 'tff' (the
@@ -74,6 +78,7 @@ class UdpConfig:
   embedding_learning_rate: float = 0.01
   embedding_dim: Optional[int] = None
   delta: float = 1e-5
+  accountant: str = 'rdp'
   eval_every: int = 10
   seed: int = 0
   backend: str = 'direct'
@@ -122,6 +127,9 @@ class UdpConfig:
         (self.embedding_dim is None or self.embedding_dim >= 1,
          f'embedding_dim must be >= 1, got {self.embedding_dim}'),
         (0 < self.delta < 1, f'delta must be in (0, 1), got {self.delta}'),
+        (self.accountant in accounting.ACCOUNTANTS,
+         f'accountant must be one of {", ".join(accounting.ACCOUNTANTS)}, '
+         f'got {self.accountant!r}'),
         (self.eval_every >= 1,
          f'eval_every must be >= 1, got {self.eval_every}'),
         (self.backend in BACKENDS,

@@ -315,7 +315,8 @@ def train(config: config_lib.UdpConfig,
       entry['loss'] = float(np.nanmean(losses))
       entry['accuracy'] = float(np.nanmean(accuracies))
       if config.private:  # The curve of Figures 2-3: accuracy against eps.
-        entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, config.delta)
+        entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, config.delta,
+                                              config.accountant)
     history.append(entry)
     checkpoint.end_round(
         round_num + 1, config.rounds, entry, summary_writer=summary_writer,
@@ -324,7 +325,7 @@ def train(config: config_lib.UdpConfig,
 
   _, accuracies = user_evaluation(net, state['phi'], state['embeddings'],
                                  data)
-  epsilon = (ledger.get_epsilon(LEDGER_NAME, config.delta)
+  epsilon = (ledger.get_epsilon(LEDGER_NAME, config.delta, config.accountant)
              if config.private else None)
   record = {
       'config': dataclasses.asdict(config),
@@ -351,6 +352,7 @@ def train(config: config_lib.UdpConfig,
   }
   if audit is not None:
     record['audit'] = audit.report(
-        epsilon, config.delta, audit_statistic,
+        ledger.get_epsilon(LEDGER_NAME, config.delta), config.delta,
+        audit_statistic,
         accounted_pld=ledger.get_epsilon(LEDGER_NAME, config.delta, 'pld'))
   return record
