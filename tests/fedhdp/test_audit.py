@@ -322,3 +322,38 @@ def test_standin_mnist_is_read_by_the_mnist_loader(tmp_path):
                                       num_clients=2000, seed=0)
   assert data.num_clients == 2000
   assert data.input_shape == (28, 28)
+
+
+def test_global_observer_reads_the_global_model_with_cosines(data):
+  audit = _audit(data, TINY, canaries_per_group=8, sampling_rate=0.3,
+                 observe='global')
+  rows = training.train(TINY, data, audit=audit, audit_statistic='max')[
+      'audit']
+  assert [(r['observe'], r['statistic'], r['observations']) for r in rows
+          ] == [('global', 'max', TINY.rounds)] * 2
+  with pytest.raises(ValueError, match='lr statistic models the release'):
+    training.train(TINY, data, audit=_audit(
+        data, TINY, canaries_per_group=8, sampling_rate=0.3,
+        observe='global'))
+  with pytest.raises(ValueError, match='unknown observer'):
+    _audit(data, TINY, canaries_per_group=8, sampling_rate=0.3,
+           observe='server')
+
+
+def test_audit_table_formats_each_row():
+  sys.path.insert(0, REPO)
+  from run_scripts import audit_table  # pylint: disable=g-import-not-at-top
+  row = {'group': 'private', 'observe': 'release', 'statistic': 'lr',
+         'epsilon_accounted': 4.809, 'epsilon_accounted_pld': 4.32,
+         'epsilon_estimate': 4.285, 'estimate_over_accounted': 4.285 / 4.809,
+         'estimate_over_accounted_pld': 4.285 / 4.32,
+         'epsilon_lower_bound': 1.187, 'planted_noise_scale': 1.0}
+  client = dict(row, group='5', target_epsilon=0.85, batch_size=16,
+                epsilon_estimate=math.inf, estimate_over_accounted=math.inf)
+  text = audit_table.table([('FedHDP', {'audit': [row]}),
+                            ('Robust-HDP Dist1', {'audit': [client]})])
+  lines = text.splitlines()
+  assert lines[2] == ('| FedHDP | release, lr | private | 4.81 | 4.32 | '
+                      '4.29 | 0.89 | 0.99 | 1.19 | 1 |')
+  assert '| client 5 (ε_i=0.85, b_i=16) |' in lines[3]
+  assert '| ∞ | ∞ |' in lines[3]

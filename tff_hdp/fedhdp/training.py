@@ -39,6 +39,7 @@ import numpy as np
 import tensorflow as tf
 
 from tff_hdp.privacy import accounting
+from tff_hdp.privacy import canary_audit
 from tff_hdp import checkpoint
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import evaluation
@@ -127,6 +128,8 @@ def train(config: config_lib.TrainingConfig,
   start = time.time()
   setup = config_lib.resolve(config, data)
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  if audit is not None:  # A bad observer/statistic pair fails before work.
+    canary_audit.check_observer(audit.observe, audit_statistic)
   if audit is not None and (config.backend != 'vectorized' or
                             checkpoint_dir is not None):
     raise ValueError('an audit runs on the vectorized backend without '

@@ -41,6 +41,7 @@ from tff_hdp import models
 from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
 from tff_hdp.privacy import accounting
+from tff_hdp.privacy import canary_audit
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
@@ -227,6 +228,8 @@ def train(config: config_lib.UdpConfig,
   else:
     max_weight = float(weights.max())
     denominator = config.sampling_rate * float(weights.sum())
+  if audit is not None:  # A bad observer/statistic pair fails before work.
+    canary_audit.check_observer(audit.observe, audit_statistic)
   if audit is not None and (config.backend != 'direct' or checkpoint_dir or
                             not config.private):
     raise ValueError('an audit runs UDP-Alg on the direct backend without '
