@@ -20,18 +20,40 @@ from scipy import stats
 from tff_hdp.privacy import canaries
 
 
-def test_directions_are_unit_reproducible_and_nearly_orthogonal():
+def test_small_frames_are_orthonormal_within_a_group_and_uniform():
+  a = canaries.CanarySet(50, 2, 200, seed=3)
+  assert a.orthogonal
+  d = a.directions(range(100))
+  np.testing.assert_array_equal(d, canaries.CanarySet(50, 2, 200, seed=3)
+                                .directions(range(100)))
+  for group in (d[:50], d[50:]):
+    np.testing.assert_allclose(group @ group.T, np.eye(50), atol=1e-5)
+  # Two groups' frames are independent, not orthogonal to each other.
+  assert np.abs(d[:50] @ d[50:].T).max() > 0.1
+  # Each direction is uniform on the sphere: a fixed coordinate of c_k
+  # times sqrt(d) is close to N(0, 1) over many draws (KS test, fixed seed).
+  first = np.concatenate([
+      canaries.CanarySet(50, 1, 200, seed=s).directions(range(50))[:, 0]
+      for s in range(40)]) * np.sqrt(200)
+  assert stats.kstest(first, 'norm').pvalue > 0.01
+
+
+def test_large_frames_are_independent_and_nearly_orthogonal():
   a = canaries.CanarySet(20, 2, 4000, seed=3)
+  a.orthogonal = False  # As for a frame above ORTHOGONAL_BYTES.
   b = canaries.CanarySet(20, 2, 4000, seed=3)
   d = a.directions(range(40))
   np.testing.assert_allclose(np.linalg.norm(d, axis=1), 1.0, rtol=1e-6)
+  b.orthogonal = False
   np.testing.assert_array_equal(d, b.directions(range(40)))
   np.testing.assert_array_equal(d[[5, 7]], a.directions([5, 7]))
   gram = d @ d.T - np.eye(40)
   # Off-diagonal cosines of random unit vectors in d = 4000: std 1/sqrt(d).
   assert np.abs(gram).max() < 6 / np.sqrt(4000)
-  assert not np.array_equal(
-      d, canaries.CanarySet(20, 2, 4000, seed=4).directions(range(40)))
+  c = canaries.CanarySet(20, 2, 4000, seed=4)
+  c.orthogonal = False
+  assert not np.array_equal(d, c.directions(range(40)))
+  assert not canaries.CanarySet(10, 1, 2**26, seed=0).orthogonal
 
 
 def test_each_group_holds_m_canaries_inserted_with_probability_half():
