@@ -80,6 +80,9 @@ _TARGET_EPSILON = flags.DEFINE_list(
     'Solve for the noise multiplier reaching these epsilons > 0 instead, '
     'comma-separated: one per private group.')
 
+_ACCOUNTANT = flags.DEFINE_enum(
+    'accountant', 'rdp', ['rdp', 'pld'], 'RDP (the papers\') or '
+    'dp_accounting\'s PLD accountant (the tightest).')
 _MECHANISM = flags.DEFINE_enum(
     'mechanism', 'fedhdp', ['fedhdp', 'dp_sgd'],
     'fedhdp: a private group of paper 001 (user-level, per round); dp_sgd: '
@@ -227,13 +230,15 @@ def _dp_sgd_report():
     if _TARGET_EPSILON.value is not None:
       (client,) = privacy_preferences.calibrate(
           [value], [b], [n], rounds=_ROUNDS.value,
-          local_epochs=_LOCAL_EPOCHS.value, delta=delta)
+          local_epochs=_LOCAL_EPOCHS.value, delta=delta,
+          accountant=_ACCOUNTANT.value)
       z = _round_up(client.noise_multiplier)
     else:
       z = value
     steps = _ROUNDS.value * _LOCAL_EPOCHS.value * -(-n // b)
     eps = accounting.compute_epsilon(b / n, z, steps, delta,
-                                     orders=privacy_preferences.ORDERS)
+                                     orders=privacy_preferences.ORDERS,
+                                     accountant=_ACCOUNTANT.value)
     print(f'client={i} epsilon={eps:.4f} noise_multiplier={z:.{_DIGITS}g}')
 
 
@@ -251,12 +256,14 @@ def main(argv):
     # Printed z is rounded up, so that using it as printed keeps eps <= target.
     noise = [
         _round_up(
-            accounting.noise_multiplier_for_epsilon(eps, q, rounds, delta))
+            accounting.noise_multiplier_for_epsilon(
+                eps, q, rounds, delta, accountant=_ACCOUNTANT.value))
         for eps in epsilons
     ]
   names = accounting.private_group_names(len(noise))
   for name, z in zip(names, noise):
-    eps = accounting.compute_epsilon(q, z, rounds, delta)
+    eps = accounting.compute_epsilon(q, z, rounds, delta,
+                                     accountant=_ACCOUNTANT.value)
     print(f'group={name} epsilon={eps:.4f} noise_multiplier={z:.{_DIGITS}g}')
 
 

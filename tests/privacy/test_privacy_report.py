@@ -74,6 +74,15 @@ class PrivacyReportTest(parameterized.TestCase):
                                    preset.delta),
         places=4)
 
+  def test_pld_accountant(self):
+    rows = self.assertReport(_run('--preset=mnist', '--accountant=pld'))
+    (group, eps, z), = rows
+    self.assertEqual((group, z), ('private', 1.5))
+    self.assertAlmostEqual(
+        eps, accounting.compute_epsilon(0.05, 1.5, 500, 1e-4,
+                                        accountant='pld'), places=4)
+    self.assertLess(eps, 3.6)
+
   def test_explicit_flags_several_levels(self):
     rows = self.assertReport(
         _run('--sampling_rate=0.05', '--rounds=500', '--delta=1e-5',
