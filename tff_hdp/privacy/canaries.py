@@ -36,8 +36,8 @@ directions canary k's projections pick up sum_j <c_j, c_k> over the sampled
 j, the same pairs round after round, a persistent per-canary offset that
 adds about m_in T q^2 / (d z^2) to the relative variance of its sum over T
 rounds (0.1 at FedHDP's digits audit: m_in = 500, T = 100, q = 0.2,
-d = 3,760, z = 2.3; 0.4 with the noise halved), measured as a 20-30% lower
-estimate than the model predicts. Larger frames (UDP-Alg's 4 million
+d = 3,760, z = 2.3; 0.4 with the noise halved), measured as 12-23% lower
+estimates than with orthonormal directions. Larger frames (UDP-Alg's 4 million
 hypernetwork parameters) are drawn index by index, independent, from
 (seed, canary index), and regenerated when needed; at that d the offset is
 negligible (m_in T q^2 / (d z^2) < 1e-3).
