@@ -108,3 +108,16 @@ def test_bad_arguments():
     canaries.CanarySet(1, 2, 10, seed=0)
   with pytest.raises(ValueError, match='rate'):
     canaries.CanarySet(2, 2, 10, seed=0).sample(0, 1.5)
+
+
+def test_release_audit_of_a_group_never_released_estimates_zero():
+  from tff_hdp.privacy import canary_audit  # pylint: disable=g-import-not-at-top
+  audit = canary_audit.CanaryAudit(['a', 'b'], 10, 50, 0.5, seed=0,
+                                   noise_multipliers=[1.0, 1.0])
+  rng = np.random.default_rng(0)
+  for _ in range(5):
+    audit.observe_release(0, [rng.normal(size=50)], 1.0)
+  rows = audit.report({'a': 1.0, 'b': 1.0}, 1e-5)
+  assert rows[0]['observations'] == 5 and rows[1]['observations'] == 0
+  assert rows[1]['epsilon_estimate'] == 0.0
+  assert rows[1]['epsilon_lower_bound'] == 0.0

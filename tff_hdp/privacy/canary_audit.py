@@ -30,8 +30,9 @@ Two observers (`OBSERVERS`):
   is o_t = sum of the sampled canaries' unit directions + N(0, z^2 I), z the
   group's *claimed* noise multiplier. A canary's projections x_t = <o_t, c_k>
   are then a q-mixture of N(1, z^2) and N(0, z^2) if it is inserted, N(0, z^2)
-  if not (other canaries' directions add ~1/sqrt(d) each), which is exactly
-  the model of the likelihood-ratio statistic (`statistic='lr'`).
+  if not (the group's other canaries add nothing when their directions are
+  orthonormal, `canaries`, and about 1/sqrt(d) each otherwise), which is
+  exactly the model of the likelihood-ratio statistic (`statistic='lr'`).
 - 'global': Andrew et al.'s observer of the released global model (all
   iterates): the cosines between each round's update and c_k, reduced by
   their max or sum. It is weaker by construction (the update mixes every
@@ -141,6 +142,8 @@ class CanaryAudit:
     if observe == 'global':
       return self.canaries.statistics(np.stack(self._unit_updates),
                                       statistic)[mine], statistic
+    if not self._releases[group]:  # Never released (FedHDP at r = 0).
+      return np.zeros(mine.size), statistic
     x = self.canaries.projections(np.stack(self._releases[group]), mine)
     z = self.noise_multipliers[group]
     if statistic == 'lr' and not z:
