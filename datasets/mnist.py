@@ -156,31 +156,3 @@ def load(data_dir: Optional[str] = None,
       scale(x_train), y_train.astype(np.int32), scale(x_test),
       y_test.astype(np.int32), num_clients, seed, name)
 
-
-def write_standin(directory: str) -> None:
-  """A stand-in `mnist.npz` in MNIST's format, made from sklearn's digits.
-
-  60,000 + 10,000 draws of the 8 x 8 digits, upscaled 3x to 24 x 24, placed
-  at a random offset in 28 x 28 and noised: not MNIST, but the shapes,
-  sizes and labels of the paper presets (`run_scripts/audit_table.py
-  --standin_mnist`; no MNIST file is on the development machine).
-  """
-  from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
-  digits = sk_datasets.load_digits()
-  rng = np.random.default_rng(0)
-
-  def draw(n):
-    index = rng.integers(0, len(digits.target), n)
-    big = np.kron(digits.images[index], np.ones((3, 3)))  # 24 x 24.
-    images = np.zeros((n, 28, 28))
-    shifts = rng.integers(0, 5, (n, 2))
-    for i, (dy, dx) in enumerate(shifts):
-      images[i, dy:dy + 24, dx:dx + 24] = big[i]
-    images = np.clip(images * 16 + rng.normal(0, 8, images.shape), 0, 255)
-    return images.astype(np.uint8), digits.target[index].astype(np.uint8)
-
-  x_train, y_train = draw(60000)
-  x_test, y_test = draw(10000)
-  os.makedirs(directory, exist_ok=True)
-  np.savez(os.path.join(directory, 'mnist.npz'), x_train=x_train,
-           y_train=y_train, x_test=x_test, y_test=y_test)

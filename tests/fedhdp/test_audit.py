@@ -315,14 +315,6 @@ def test_audit_binary_prints_one_line_per_group(tmp_path):
   assert (out / 'audit.txt').read_text().splitlines()[1:] == lines
 
 
-def test_standin_mnist_is_read_by_the_mnist_loader(tmp_path):
-  from datasets import mnist  # pylint: disable=g-import-not-at-top
-  mnist.write_standin(str(tmp_path))
-  data = datasets.load_federated_data('mnist', data_dir=str(tmp_path),
-                                      num_clients=2000, seed=0)
-  assert data.num_clients == 2000
-  assert data.input_shape == (28, 28)
-
 
 def test_global_observer_reads_the_global_model_with_cosines(data):
   audit = _audit(data, TINY, canaries_per_group=8, sampling_rate=0.3,
