@@ -192,7 +192,7 @@ def private_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
 
 
 def batch_indices(step, num_examples, batch_size, steps_per_epoch, key,
-                   poisson: bool):
+                  poisson: bool):
   """Indices of the examples in step `step`'s batch (`key`: the client's)."""
   if poisson:
     rate = tf.cast(batch_size, tf.float32) / tf.cast(num_examples, tf.float32)
@@ -249,7 +249,7 @@ def client_update(spec: models.ModelSpec,
 
   def step_fn(step, weights):
     idx = batch_indices(step, num_examples, batch_size, steps_per_epoch,
-                         key, settings.poisson and private)
+                        key, settings.poisson and private)
     xb, yb = tf.gather(x, idx), tf.gather(y, idx)
     if private:
       gradient = private_gradient(spec, weights, xb, yb, query, global_state,
