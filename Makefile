@@ -42,11 +42,11 @@ $(STAMP): requirements.txt constraints.txt setup.py
 # clients of 250 images in the authors' 10-shard split, Dist1, with the rule
 # and the two strongest private baselines at 20 rounds (RPCA by the inexact
 # ALM, which solves the authors' problem in a tenth of the iterations); the
-# full comparison is robust_hdp_sweep.py's. UDP-Alg: 200 users at
+# full comparison is sweep_robust_hdp.py's. UDP-Alg: 200 users at
 # epsilon 7.89, beside its clip-only run and Noiseless. Each table ends with
 # a line saying whether its paper's claim holds in the run.
 demo: install
-	$(PY) run_scripts/run_experiment.py --dataset=mnist5k --algorithm=all --r=0.1 \
+	$(PY) run_scripts/run_fedhdp.py --dataset=mnist5k --algorithm=all --r=0.1 \
 	    --lambda_p=0.05 --lambda_np=0.05 --backend=vectorized --noprogress \
 	    --output_dir=results/mnist5k
 	$(PY) run_scripts/run_robust_hdp.py --dataset=mnist5k \

@@ -15,7 +15,7 @@
 
     python run_scripts/audit_table.py --output_dir=results/audit_table
 
-Each configuration is one run of `audit_privacy.py` (FedHDP, DP-FedAvg),
+Each configuration is one run of `audit_fedhdp.py` (FedHDP, DP-FedAvg),
 `audit_udp.py` (UDP-Alg's phi) or `audit_robust_hdp.py` (Robust-HDP's
 clients), skipped when its results.json exists; all on offline data (the
 digits, or the 5,000 real MNIST images of `mnist5k`). Every run observes the
@@ -53,11 +53,11 @@ _UDP_DIGITS = ['--quick', '--canaries=1000']
 _RHDP = ['--privacy_distribution=dist1', '--rounds=40']
 # (name, binary, flags) of each configuration, each run correct and planted.
 CONFIGS = (
-    ('FedHDP digits, r=0.01', 'audit_privacy.py', _DIGITS),
-    ('FedHDP digits, r=1, two levels', 'audit_privacy.py', _DIGITS + _LEVELS),
-    ('DP-FedAvg digits', 'audit_privacy.py',
+    ('FedHDP digits, r=0.01', 'audit_fedhdp.py', _DIGITS),
+    ('FedHDP digits, r=1, two levels', 'audit_fedhdp.py', _DIGITS + _LEVELS),
+    ('DP-FedAvg digits', 'audit_fedhdp.py',
      _DIGITS + ['--algorithm=dp_fedavg']),
-    ('FedHDP MNIST preset, 50 rounds, mnist5k', 'audit_privacy.py', _MNIST),
+    ('FedHDP MNIST preset, 50 rounds, mnist5k', 'audit_fedhdp.py', _MNIST),
     ('UDP-Alg digits', 'audit_udp.py', _UDP_DIGITS),
     ('UDP-Alg mnist5k', 'audit_udp.py', []),
     ('Robust-HDP Dist1, 40 rounds', 'audit_robust_hdp.py', _RHDP),
@@ -65,7 +65,7 @@ CONFIGS = (
 # For comparison, not an audit of the guarantee: the weaker observer of the
 # global model at FedHDP's default r = 0.01.
 COMPARISON = (
-    ('FedHDP digits, r=0.01, global observer', 'audit_privacy.py',
+    ('FedHDP digits, r=0.01, global observer', 'audit_fedhdp.py',
      _DIGITS + _GLOBAL),
 )
 

@@ -22,7 +22,7 @@ adds --canaries canary users (`tff_hdp.udp.audit`). Prints
 
     group=phi epsilon_accounted=<x> epsilon_estimate=<y> epsilon_lower_bound=<z>
 
-as `audit_privacy.py` does for FedHDP's groups, and writes `results.json`
+as `audit_fedhdp.py` does for FedHDP's groups, and writes `results.json`
 and `audit.txt` to --output_dir. `--planted_noise_scale=f` (a self-check,
 refused by `run_udp.py`) runs the mechanism with z times f while the
 accountant keeps z. Bad input: one line, exit 2, nothing written.

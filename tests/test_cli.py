@@ -52,8 +52,8 @@ def _run(script, args):
       capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
 
 
-@pytest.mark.parametrize('script', ['run_experiment.py', 'run_robust_hdp.py',
-                                    'run_udp.py', 'audit_privacy.py',
+@pytest.mark.parametrize('script', ['run_fedhdp.py', 'run_robust_hdp.py',
+                                    'run_udp.py', 'audit_fedhdp.py',
                                     'audit_udp.py'])
 def test_binaries_refuse_a_file_as_output_dir(tmp_path, script):
   path = tmp_path / 'results'

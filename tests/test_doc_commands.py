@@ -33,8 +33,8 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCRIPT = re.compile(r'run_scripts/(\w+)\.py')
 # Sweeps pass the flags after a bare `--` on to every run of this binary.
-DELEGATES = {'sweep': 'run_experiment', 'robust_hdp_sweep': 'run_robust_hdp',
-             'udp_sweep': 'run_udp'}
+DELEGATES = {'sweep_fedhdp': 'run_fedhdp', 'sweep_robust_hdp': 'run_robust_hdp',
+             'sweep_udp': 'run_udp'}
 
 
 def _documents() -> list[str]:
@@ -106,7 +106,7 @@ def known_flags(binary: str) -> frozenset[str]:
 def test_the_docs_show_commands_at_all():
   binaries = {b for _, b, _ in invocations()}
   # The three systems' main binaries and their audits, at least.
-  assert {'run_experiment', 'run_robust_hdp', 'run_udp', 'audit_privacy',
+  assert {'run_fedhdp', 'run_robust_hdp', 'run_udp', 'audit_fedhdp',
           'audit_udp', 'audit_robust_hdp'} <= binaries, binaries
 
 
@@ -129,9 +129,9 @@ def test_an_unknown_flag_is_caught():
 
 
 def test_parse_block_joins_lines_and_splits_delegated_flags():
-  block = ('$ .venv/bin/python run_scripts/robust_hdp_sweep.py --figures=2 \\\n'
+  block = ('$ .venv/bin/python run_scripts/sweep_robust_hdp.py --figures=2 \\\n'
            '    --seeds=0 -- $R --algorithm=weiavg --nopoisson_sampling  # x\n'
            'echo no binary here --flag\n')
   assert parse_block('doc', block) == [
-      ('doc', 'robust_hdp_sweep', ['figures', 'seeds']),
+      ('doc', 'sweep_robust_hdp', ['figures', 'seeds']),
       ('doc', 'run_robust_hdp', ['algorithm', 'nopoisson_sampling'])]

@@ -50,8 +50,8 @@ def test_training_flops_are_six_per_multiply_add():
 
 
 @pytest.mark.parametrize('script,flag', [
-    ('profile_cnn.py', '--clients=0'),
-    ('time_presets.py', '--presets=cifar'),
+    ('profile_fedhdp.py', '--clients=0'),
+    ('time_presets_fedhdp.py', '--presets=cifar'),
 ])
 def test_benchmark_binaries_refuse_bad_flags_in_one_line(script, flag):
   path = os.path.join(os.path.dirname(os.path.dirname(__file__)),

@@ -264,26 +264,26 @@ def _script(name, args, timeout=300):
 
 
 @pytest.mark.parametrize('script,args,message', [
-    ('run_experiment.py', ['--planted_noise_scale=0.5'],
-     'only run_scripts/audit_privacy.py takes it'),
-    ('run_experiment.py', ['--planted_noise_group=private'],
-     'only run_scripts/audit_privacy.py takes it'),
-    ('audit_privacy.py', ['--backend=tff'], '--backend must be vectorized'),
-    ('audit_privacy.py', ['--algorithm=all'], '--algorithm=all is not'),
-    ('audit_privacy.py', ['--canaries_per_group=1'],
+    ('run_fedhdp.py', ['--planted_noise_scale=0.5'],
+     'only run_scripts/audit_fedhdp.py takes it'),
+    ('run_fedhdp.py', ['--planted_noise_group=private'],
+     'only run_scripts/audit_fedhdp.py takes it'),
+    ('audit_fedhdp.py', ['--backend=tff'], '--backend must be vectorized'),
+    ('audit_fedhdp.py', ['--algorithm=all'], '--algorithm=all is not'),
+    ('audit_fedhdp.py', ['--canaries_per_group=1'],
      '--canaries_per_group must be >= 2'),
-    ('audit_privacy.py', ['--planted_noise_scale=0'],
+    ('audit_fedhdp.py', ['--planted_noise_scale=0'],
      '--planted_noise_scale must be > 0'),
-    ('audit_privacy.py', ['--planted_noise_group=non_private'],
+    ('audit_fedhdp.py', ['--planted_noise_group=non_private'],
      "--planted_noise_group 'non_private' is not a private group"),
-    ('audit_privacy.py', ['--statistic=mean'], 'statistic'),
-    ('audit_privacy.py', ['--observe=global'],
+    ('audit_fedhdp.py', ['--statistic=mean'], 'statistic'),
+    ('audit_fedhdp.py', ['--observe=global'],
      'the lr statistic models the release observation'),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
                                                       message):
   out = tmp_path / 'out'
-  result = _script(script, ['--quick' if script == 'audit_privacy.py' else
+  result = _script(script, ['--quick' if script == 'audit_fedhdp.py' else
                             '--preset=digits', *args, f'--output_dir={out}'])
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
@@ -294,7 +294,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
 
 def test_audit_binary_prints_one_line_per_group(tmp_path):
   out = tmp_path / 'audit'
-  result = _script('audit_privacy.py', [
+  result = _script('audit_fedhdp.py', [
       '--quick', '--num_clients=40', '--clients_per_round=20', '--rounds=4',
       '--noise_multiplier=1.0', '--canaries_per_group=10', '--noprogress',
       f'--output_dir={out}'])

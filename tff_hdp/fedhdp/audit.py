@@ -48,7 +48,7 @@ the RDP and PLD accountants' epsilons.
 The positive control `planted_noise_scale` multiplies the value noise z_i of
 the named groups by f in the mechanism only; the accountant and the LR
 statistic keep the configured z. It exists to check that the audit can see a
-bug, and only `run_scripts/audit_privacy.py` accepts it.
+bug, and only `run_scripts/audit_fedhdp.py` accepts it.
 
 Only the vectorized backend takes canaries (`VectorizedBackend.next`'s
 `extra_updates`); TFF's runtime would need them as clients with data.

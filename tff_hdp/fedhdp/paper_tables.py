@@ -31,7 +31,7 @@ of each table is its caption's (epsilon, delta): (3.6, 1e-4) for (skewed)
 non-IID MNIST, (0.6, 1e-4) for FMNIST, (4.1, 1e-4) for FEMNIST.
 
 Also here: reading every `results.json` under a directory (written by
-`run_scripts/run_experiment.py`), which the table and plot binaries share.
+`run_scripts/run_fedhdp.py`), which the table and plot binaries share.
 TensorFlow-free.
 """
 

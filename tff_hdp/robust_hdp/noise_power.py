@@ -23,7 +23,7 @@ runs RPCA on synthetic updates of the real size p whose noise has exactly the
 eq. (7) variances (a shared update plus Gaussian noise), which measures how
 close RPCA gets to the oracle when the DP noise is what the model says it is.
 A trained run's measured value (`run_robust_hdp.py`, results.json) replaces
-it where available (run_scripts/robust_hdp_table2.py).
+it where available (run_scripts/table2_robust_hdp.py).
 
 The paper's values are transcribed in
 `datasets/reference/paper003_table2.csv`.

@@ -26,7 +26,7 @@ TensorFlow.
                       personal risk and a numerical lambda_j*.
   simulation          Monte-Carlo simulators of Algorithms 1 and 3.
 
-Spec: section 8 of FEDHDP.md. Figures: run_scripts/theory_figures.py.
+Spec: section 8 of FEDHDP.md. Figures: run_scripts/theory_fedhdp.py.
 """
 
 from tff_hdp.theory.multi_level import group_variances

@@ -11,10 +11,10 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""End-to-end tests of run_scripts/make_tables.py and make_plots.py.
+"""End-to-end tests of run_scripts/tables_fedhdp.py and plots_fedhdp.py.
 
 The results directory is a fixture written by hand in the schema of
-`run_experiment.py`'s `results.json` (made-up numbers, not results).
+`run_fedhdp.py`'s `results.json` (made-up numbers, not results).
 """
 
 import csv
@@ -31,8 +31,8 @@ from tff_hdp.fedhdp import paper_tables
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-_TABLES = os.path.join('run_scripts', 'make_tables.py')
-_PLOTS = os.path.join('run_scripts', 'make_plots.py')
+_TABLES = os.path.join('run_scripts', 'tables_fedhdp.py')
+_PLOTS = os.path.join('run_scripts', 'plots_fedhdp.py')
 _OUTPUTS = ('comparison.md', 'comparison.tex', 'comparison.csv')
 
 
@@ -86,7 +86,7 @@ def _record(dataset, algorithm, base, ratio=0.01, lam=0.005, seed=0):
 def _write(path, runs):
   os.makedirs(path, exist_ok=True)
   with open(os.path.join(path, 'results.json'), 'w') as f:
-    json.dump({'preset': {'dataset': 'x'}, 'argv': ['run_experiment.py'],
+    json.dump({'preset': {'dataset': 'x'}, 'argv': ['run_fedhdp.py'],
                'runs': runs}, f)
 
 

@@ -13,8 +13,8 @@
 # limitations under the License.
 """Times the round backends side by side, and their memory.
 
-    python run_scripts/benchmark.py            # the full benchmark
-    python run_scripts/benchmark.py --quick    # reduced, under five minutes
+    python run_scripts/benchmark_fedhdp.py            # the full benchmark
+    python run_scripts/benchmark_fedhdp.py --quick    # reduced, under five minutes
 
 Speed: in one process, on the same synthetic data (random 28x28 inputs,
 `--samples_per_client` examples per client, batch 20), one DP-FedAvg round

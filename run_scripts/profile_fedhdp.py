@@ -13,7 +13,7 @@
 # limitations under the License.
 """Where one local step of FedHDP's CNN goes, batched and client by client.
 
-    python run_scripts/profile_cnn.py --clients=28
+    python run_scripts/profile_fedhdp.py --clients=28
 
 One SGD step of `--clients` FEMNIST clients (the CNN of paper 001, Table 6:
 28x28 inputs, 62 classes; batch 20; dropout on), timed in one run against a
@@ -26,7 +26,7 @@ One SGD step of `--clients` FEMNIST clients (the CNN of paper 001, Table 6:
 - `client by client`: `models.cnn_model`'s own step for one client at a
   time, one call per client from Python, summed over the clients. TFF's
   runtime does better than this loop: it runs each client's whole local
-  training as one graph and several clients at once (time_presets.py
+  training as one graph and several clients at once (time_presets_fedhdp.py
   measures it).
 
 FLOPs are 6 x forward multiply-adds per example (`timing.training_flops`);

@@ -13,7 +13,7 @@
 # limitations under the License.
 """Plots the training curves and r sweeps of our runs of paper 001.
 
-    python run_scripts/make_plots.py --results_dir=results \
+    python run_scripts/plots_fedhdp.py --results_dir=results \
         --output_dir=figures
 
 Reads every `results.json` under --results_dir (recursively) and writes, per

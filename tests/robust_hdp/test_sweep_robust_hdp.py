@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""run_scripts/robust_hdp_sweep.py: the runs each figure needs, the figures'
+"""run_scripts/sweep_robust_hdp.py: the runs each figure needs, the figures'
 data from results records, the figures drawn, a real run swept, bad flags."""
 
 import json
@@ -26,12 +26,12 @@ import pytest
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-from run_scripts import robust_hdp_sweep as sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
+from run_scripts import sweep_robust_hdp as sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tff_hdp.robust_hdp import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-SCRIPT = os.path.join(REPO, 'run_scripts', 'robust_hdp_sweep.py')
+SCRIPT = os.path.join(REPO, 'run_scripts', 'sweep_robust_hdp.py')
 Run = sweep.Run
 
 
@@ -168,12 +168,12 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
           '--rpca_max_iterations=100', '--checkpoint_every=1']
   first = _run(args)
   assert first.returncode == 0, first.stderr
-  run_dir = tmp_path / 'robust_hdp_sweep' / 'digits' / 'dist8_n20_seed0'
+  run_dir = tmp_path / 'sweep_robust_hdp' / 'digits' / 'dist8_n20_seed0'
   with open(run_dir / 'results.json') as f:
     records = json.load(f)['runs']
   assert [r['config']['algorithm'] for r in records] == list(config_lib.RULES)
   assert records[0]['config']['distribution'] == 'dist8'
-  figure = (tmp_path / 'robust_hdp_sweep' / 'digits' / 'figures' /
+  figure = (tmp_path / 'sweep_robust_hdp' / 'digits' / 'figures' /
             'figure4_noise_estimates.png')
   assert figure.exists()
   second = _run(args)

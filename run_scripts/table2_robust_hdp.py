@@ -13,8 +13,8 @@
 # limitations under the License.
 """Paper 003's Table 2 (noise power per rule and distribution), ours and the paper's.
 
-    python run_scripts/robust_hdp_table2.py
-    python run_scripts/robust_hdp_table2.py --results_dir=results/robust_hdp
+    python run_scripts/table2_robust_hdp.py
+    python run_scripts/table2_robust_hdp.py --results_dir=results/robust_hdp
 
 Prints, for every rule and Dist1-Dist9, our noise power next to the paper's
 (`ours (paper)`) in Table 2's setting (FMNIST: 20 clients x 2,400 images,
@@ -47,7 +47,7 @@ from tff_hdp import tables
 
 _RESULTS_DIR = flags.DEFINE_string(
     'results_dir', None, 'Directory searched for run_robust_hdp.py results.')
-_OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/robust_hdp_table2',
+_OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/table2_robust_hdp',
                                   'Where table2.txt and table2.md go.')
 _DISTRIBUTIONS = flags.DEFINE_list(
     'distributions', None, 'Subset of dist1 ... dist9 (default: all).')

@@ -32,7 +32,7 @@ PAPER = os.path.join(REPO, '..', 'shared', 'papers', '004_612c1cf4549ba0d4.txt')
 
 def _script(args):
   return subprocess.run(
-      [sys.executable, os.path.join(REPO, 'run_scripts', 'udp_sweep.py'),
+      [sys.executable, os.path.join(REPO, 'run_scripts', 'sweep_udp.py'),
        *args], capture_output=True, text=True, timeout=300, cwd=REPO,
       check=False)
 
@@ -55,7 +55,7 @@ def _record(points, final):
 
 
 def test_plot_only_draws_and_compares_with_the_paper(tmp_path):
-  sweep = tmp_path / 'udp_sweep' / 'cifar10'
+  sweep = tmp_path / 'sweep_udp' / 'cifar10'
   runs = {
       'S0.1_sigma0.05': _record([(2.0, 40.0), (3.9, 50.0), (9.0, 80.0)],
                                 80.0),

@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""run_experiment.py as a user runs it: bad input, a short run, kill/resume."""
+"""run_fedhdp.py as a user runs it: bad input, a short run, kill/resume."""
 
 import json
 import os
@@ -24,7 +24,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-SCRIPT = os.path.join(REPO, 'run_scripts', 'run_experiment.py')
+SCRIPT = os.path.join(REPO, 'run_scripts', 'run_fedhdp.py')
 TINY = ['--preset=digits', '--num_clients=40', '--clients_per_round=20',
         '--noise_multiplier=1.0',
         '--local_epochs=1', '--eval_every=2', '--noprogress']

@@ -13,9 +13,9 @@
 # limitations under the License.
 """Runs paper 004's Figures 2a, 2b and 3 and draws them.
 
-    python run_scripts/udp_sweep.py --dataset=cifar10 --data_dir=DIR
-    python run_scripts/udp_sweep.py --list
-    python run_scripts/udp_sweep.py --plot_only
+    python run_scripts/sweep_udp.py --dataset=cifar10 --data_dir=DIR
+    python run_scripts/sweep_udp.py --list
+    python run_scripts/sweep_udp.py --plot_only
 
 Each figure is UDP-Alg's accuracy against epsilon, one curve per (S, sigma)
 pair, with the Noiseless line (Figure 2a: CIFAR-10, 2b: FEMNIST, 3: CelebA;
@@ -26,7 +26,7 @@ z max_w S / (q W); a curve is one run of
 and epsilon are recorded at every evaluation (epsilon grows with the rounds).
 The grid of each dataset covers the pairs the paper quotes (`GRIDS`).
 
-Runs go to `<results_dir>/udp_sweep/<dataset>/S<S>_sigma<sigma>/` and
+Runs go to `<results_dir>/sweep_udp/<dataset>/S<S>_sigma<sigma>/` and
 `.../noiseless/`; a run whose results.json exists is skipped, an interrupted
 one resumes from its checkpoint, `--parallel=k` runs k at a time, and flags
 after `--` go to every run (e.g. `-- --rounds=50`). The figure
@@ -73,7 +73,7 @@ _DATASET = flags.DEFINE_enum('dataset', 'mnist5k', sorted(GRIDS), 'Dataset.')
 _DATA_DIR = flags.DEFINE_string('data_dir', None,
                                 'Directory of the dataset file.')
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results',
-                                   'Runs go to <results_dir>/udp_sweep/.')
+                                   'Runs go to <results_dir>/sweep_udp/.')
 _PARALLEL = flags.DEFINE_integer('parallel', 1, 'Runs at a time.')
 _LIST = flags.DEFINE_bool('list', False, 'Print the runs and stop.')
 _PLOT_ONLY = flags.DEFINE_bool('plot_only', False,
@@ -127,7 +127,7 @@ def main(argv: Sequence[str]):
   dataset = _DATASET.value
   cli.check(_PARALLEL.value >= 1,
             f'--parallel must be >= 1, got {_PARALLEL.value}')
-  sweep_dir = os.path.join(_RESULTS_DIR.value, 'udp_sweep', dataset)
+  sweep_dir = os.path.join(_RESULTS_DIR.value, 'sweep_udp', dataset)
   pairs = GRIDS[dataset] + [None]
   if _LIST.value:
     for pair in pairs:

@@ -13,12 +13,12 @@
 # limitations under the License.
 """Runs every row of one of paper 001's result tables.
 
-    python run_scripts/sweep.py --table=10 --data_dir=~/.tff --parallel=2
-    python run_scripts/sweep.py --table=8 --rows=0,3 -- --rounds=5
+    python run_scripts/sweep_fedhdp.py --table=10 --data_dir=~/.tff --parallel=2
+    python run_scripts/sweep_fedhdp.py --table=8 --rows=0,3 -- --rounds=5
 
 The rows of Tables 2, 3 and 8-11 are those transcribed in
 `datasets/reference/paper001_tables.csv`; each row is one run of
-`run_experiment.py` with the dataset's preset (Table 7) and the row's
+`run_fedhdp.py` with the dataset's preset (Table 7) and the row's
 algorithm, r, lambda_p and lambda_np, written to
 `<results_dir>/table<N>/<row>/`. Flags after `--` go to every run (e.g. fewer
 rounds for a smoke test).
@@ -46,7 +46,7 @@ from run_scripts import cli
 from tff_hdp.fedhdp import paper_tables
 
 RUN_EXPERIMENT = os.path.join(cli.REPO_ROOT, 'run_scripts',
-                              'run_experiment.py')
+                              'run_fedhdp.py')
 TABLES = paper_tables.TABLES
 
 _TABLE = flags.DEFINE_integer('table', None, 'Table of paper 001: '
@@ -56,7 +56,7 @@ _ROWS = flags.DEFINE_list('rows', None, 'Row indices (0-based, in the order '
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results',
                                    'Root of the results tree.')
 _DATA_DIR = flags.DEFINE_string('data_dir', None,
-                                'Passed to run_experiment.py --data_dir.')
+                                'Passed to run_fedhdp.py --data_dir.')
 _PARALLEL = flags.DEFINE_integer('parallel', 1, 'Rows run at the same time.')
 _SHARD = flags.DEFINE_string('shard', '0/1', 'i/n: run rows i, i+n, i+2n, ...')
 _LIST = flags.DEFINE_bool('list', False, 'Print the rows and exit.')
@@ -77,7 +77,7 @@ def row_name(row: paper_tables.PaperRow) -> str:
 
 
 def row_flags(row: paper_tables.PaperRow) -> list[str]:
-  """run_experiment.py flags that reproduce the row."""
+  """run_fedhdp.py flags that reproduce the row."""
   # A baseline row of Tables 2/3 prints one lambda, that of the only group the
   # baseline has: use it for both.
   lp = row.lambda_p if row.lambda_p is not None else row.lambda_np
@@ -155,7 +155,7 @@ def main(argv):
       [(row_name(row), functools.partial(run_row, row, out, extra))
        for row, out in todo], _PARALLEL.value)
   if failed:
-    sys.stderr.write(f'sweep.py: error: {len(failed)} rows failed (see their '
+    sys.stderr.write(f'sweep_fedhdp.py: error: {len(failed)} rows failed (see their '
                      f'log.txt): {", ".join(failed)}\n')
     sys.exit(1)
 

@@ -28,7 +28,7 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-SWEEP = os.path.join(REPO, 'run_scripts', 'sweep.py')
+SWEEP = os.path.join(REPO, 'run_scripts', 'sweep_fedhdp.py')
 ROWS = '0,2,5'  # Non-Private, HDP-FedAvg and FedHDP r=0.01, lambda=0.005.
 SMALL = ['--num_clients=20', '--clients_per_round=10', '--rounds=4',
          '--local_epochs=1', '--eval_every=2', '--checkpoint_every=2',
@@ -52,7 +52,7 @@ def _sweep_command(data_dir, results_dir):
 
 
 def _tables_and_plots(results_dir):
-  for script in ('make_tables.py', 'make_plots.py'):
+  for script in ('tables_fedhdp.py', 'plots_fedhdp.py'):
     subprocess.run([sys.executable, os.path.join(REPO, 'run_scripts', script),
                     f'--results_dir={results_dir}',
                     f'--output_dir={results_dir}/report'],

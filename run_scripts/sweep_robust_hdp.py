@@ -13,14 +13,14 @@
 # limitations under the License.
 """Runs paper 003's Figures 2-5 and draws them.
 
-    python run_scripts/robust_hdp_sweep.py --figures=2 --distributions=dist1,dist3,dist4
-    python run_scripts/robust_hdp_sweep.py --dataset=mnist --data_dir=~/.keras/datasets
-    python run_scripts/robust_hdp_sweep.py --figures=3,4 --list
-    python run_scripts/robust_hdp_sweep.py --plot_only --results_dir=results
+    python run_scripts/sweep_robust_hdp.py --figures=2 --distributions=dist1,dist3,dist4
+    python run_scripts/sweep_robust_hdp.py --dataset=mnist --data_dir=~/.keras/datasets
+    python run_scripts/sweep_robust_hdp.py --figures=3,4 --list
+    python run_scripts/sweep_robust_hdp.py --plot_only --results_dir=results
 
 Every run is one `run_robust_hdp.py --algorithm=all` (all rules on the same
 clients, batch sizes, initial model and DP-SGD noise), written to
-`<results_dir>/robust_hdp_sweep/<dataset>/<distribution>_n<clients>_seed<s>/`.
+`<results_dir>/sweep_robust_hdp/<dataset>/<distribution>_n<clients>_seed<s>/`.
 The figures need:
 
   2  accuracy per algorithm and distribution, mean +- std over --seeds
@@ -43,7 +43,7 @@ is at least every private baseline and within 2 points of the Oracle).
 A run whose `results.json` exists is skipped; an interrupted one resumes from
 its checkpoint. `--parallel=k` runs k at a time. Flags after `--` go to every
 run (e.g. `-- --rounds=30 --model=fc`). The figures are PNGs in
-`<results_dir>/robust_hdp_sweep/<dataset>/figures/`, drawn from whatever runs
+`<results_dir>/sweep_robust_hdp/<dataset>/figures/`, drawn from whatever runs
 have finished.
 """
 
@@ -334,7 +334,7 @@ def main(argv):
   cli.check(_PARALLEL.value >= 1,
             f'--parallel must be >= 1, got {_PARALLEL.value}')
   runs = runs_for(figures, _DISTRIBUTIONS.value, seeds, counts)
-  sweep_dir = os.path.join(_RESULTS_DIR.value, 'robust_hdp_sweep',
+  sweep_dir = os.path.join(_RESULTS_DIR.value, 'sweep_robust_hdp',
                            _DATASET.value)
   if _LIST.value:
     for run in runs:
@@ -366,7 +366,7 @@ def main(argv):
       f.write(table + '\n')
     print(table)
   if failed:
-    sys.stderr.write(f'robust_hdp_sweep.py: error: {len(failed)} runs failed '
+    sys.stderr.write(f'sweep_robust_hdp.py: error: {len(failed)} runs failed '
                      f'(see their log.txt): {", ".join(failed)}\n')
     sys.exit(1)
 

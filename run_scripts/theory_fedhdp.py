@@ -18,7 +18,7 @@ Algorithm 1 or 3 (markers, with +-2 standard-error bars) on the same axes, and
 the script prints the gains the figure shows. No dataset and no TensorFlow are
 needed. Usage:
 
-  python run_scripts/theory_figures.py --output_dir=figures/
+  python run_scripts/theory_fedhdp.py --output_dir=figures/
 
 The paper does not state its figures' parameters; those used here are the
 constants below, chosen to show each effect at a glance, and are printed with
@@ -380,7 +380,7 @@ def main(argv: Sequence[str]) -> None:
                          f'{e.strerror}') from e
   start = time.time()
   trials, seed = _NUM_TRIALS.value, _SEED.value
-  print(f'theory_figures: --num_trials={trials} --seed={seed} '
+  print(f'theory_fedhdp: --num_trials={trials} --seed={seed} '
         f'--output_dir={output_dir}')
   print(f'Figures 3-4 (point estimation): N={_SERVER_N}, n_s={_SERVER_SAMPLES}'
         f', rho_np={_SERVER_RHO_NP:g} (Figure 3), alpha^2 = tau^2 = '
@@ -406,7 +406,7 @@ def main(argv: Sequence[str]) -> None:
     for line in job(path):
       print(line)
     print(f'wrote {path}')
-  print(f'theory_figures: done in {time.time() - start:.1f}s')
+  print(f'theory_fedhdp: done in {time.time() - start:.1f}s')
 
 
 if __name__ == '__main__':

@@ -13,12 +13,12 @@
 # limitations under the License.
 """Audits a FedHDP run's privacy per group with canary clients (paper 001).
 
-    python run_scripts/audit_privacy.py --quick
-    python run_scripts/audit_privacy.py --quick --planted_noise_scale=0.5
-    python run_scripts/audit_privacy.py --preset=mnist --dataset=mnist5k \
+    python run_scripts/audit_fedhdp.py --quick
+    python run_scripts/audit_fedhdp.py --quick --planted_noise_scale=0.5
+    python run_scripts/audit_fedhdp.py --preset=mnist --dataset=mnist5k \
         --rounds=50 --noditto --canaries_per_group=2000
 
-Takes every run flag of `run_experiment.py` (one algorithm, default fedhdp,
+Takes every run flag of `run_fedhdp.py` (one algorithm, default fedhdp,
 on the vectorized backend) and adds m = --canaries_per_group canary clients
 to each privacy group (`tff_hdp.fedhdp.audit`). By default the auditor sees
 each group's own noised release every round, minus the trained clients'
@@ -59,7 +59,7 @@ from absl import flags
 from absl import logging
 
 from run_scripts import cli
-from run_scripts import run_experiment
+from run_scripts import run_fedhdp
 from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(
@@ -115,8 +115,8 @@ def main(argv):
             '--tff_workers is not supported by an audit (vectorized only)')
   cli.check(flags.FLAGS.algorithm != 'all',
             '--algorithm=all is not audited; give one of '
-            f'{", ".join(run_experiment.ALGORITHMS)}')
-  (config,), preset, num_clients = run_experiment.build_configs()
+            f'{", ".join(run_fedhdp.ALGORITHMS)}')
+  (config,), preset, num_clients = run_fedhdp.build_configs()
 
   import datasets  # pylint: disable=g-import-not-at-top
   dataset = flags.FLAGS.dataset or preset.dataset
@@ -131,7 +131,7 @@ def main(argv):
   try:
     config.validate(data.num_clients)
   except ValueError as e:
-    raise run_experiment.usage_error(e) from None
+    raise run_fedhdp.usage_error(e) from None
 
   from tff_hdp.fedhdp import audit as audit_lib  # pylint: disable=g-import-not-at-top
   from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top

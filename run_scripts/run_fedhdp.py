@@ -13,8 +13,8 @@
 # limitations under the License.
 """Trains FedHDP or a baseline of paper 001 and writes its results.
 
-    python run_scripts/run_experiment.py --preset=digits --algorithm=all
-    python run_scripts/run_experiment.py --preset=femnist --algorithm=fedhdp \
+    python run_scripts/run_fedhdp.py --preset=digits --algorithm=all
+    python run_scripts/run_fedhdp.py --preset=femnist --algorithm=fedhdp \
         --r=0.01 --lambda_p=0.25 --lambda_np=0.25 --data_dir=~/.tff
 
 A preset (paper 001's Table 7 for mnist, skewed_mnist, fmnist, femnist; the
@@ -388,4 +388,4 @@ def main(argv):
 
 if __name__ == '__main__':
   app.run(cli.run_main(main),
-          flags_parser=cli.parser_refusing('planted_noise', 'audit_privacy.py'))
+          flags_parser=cli.parser_refusing('planted_noise', 'audit_fedhdp.py'))

@@ -13,7 +13,7 @@
 # limitations under the License.
 """Measures seconds per round of each paper preset, and extrapolates.
 
-    python run_scripts/time_presets.py --presets=mnist,fmnist,femnist \
+    python run_scripts/time_presets_fedhdp.py --presets=mnist,fmnist,femnist \
         --backends=tff,vectorized --rounds=3
 
 For each preset and backend: a short FedHDP+Ditto run at the preset's full
