@@ -71,16 +71,10 @@ _PLANTED_SCALE = flags.DEFINE_float(
 _PLANTED_GROUP = flags.DEFINE_list(
     'planted_noise_group', [], 'Groups whose noise --planted_noise_scale '
     'scales (default: every private group).')
-_OBSERVE = flags.DEFINE_enum(
-    'observe', 'release', list(canary_audit.OBSERVERS),
-    'What the auditor sees: each private group\'s own noised release every '
-    'round, minus the trained clients\' known records (release), or the '
-    'global model after each round (global).')
-_STATISTIC = flags.DEFINE_enum(
-    'statistic', 'lr', list(canary_audit.STATISTICS), 'Per canary: the '
-    'likelihood ratio of its projections on the releases (lr, release '
-    'only), or the max or sum / sqrt(T) of its projections (cosines under '
-    '--observe=global).')
+_OBSERVE, _STATISTIC = cli.define_audit_flags(
+    release='each private group\'s own noised release every round, minus '
+    'the trained clients\' known records',
+    global_view='the global model after each round')
 _QUICK = flags.DEFINE_bool(
     'quick', False, 'The offline digits preset, --noditto and 1,000 canaries '
     'per group, unless set on the command line.')
@@ -104,10 +98,7 @@ def main(argv):
             f'--canaries_per_group must be >= 2, got {_CANARIES.value}')
   cli.check(_PLANTED_SCALE.value > 0,
             f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
-  try:
-    canary_audit.check_observer(_OBSERVE.value, _STATISTIC.value)
-  except ValueError as e:
-    raise cli.UsageError(f'--statistic={_STATISTIC.value}: {e}') from None
+  cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
   cli.check(flags.FLAGS.backend == 'vectorized',
             '--backend must be vectorized for an audit (canaries join the '
             'vectorized round), got ' + flags.FLAGS.backend)

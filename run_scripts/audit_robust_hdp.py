@@ -61,10 +61,9 @@ _CLIENTS = flags.DEFINE_list(
 _PLANTED_SCALE = flags.DEFINE_float(
     'planted_noise_scale', 1.0, 'Audit self-check: multiply the audited '
     'clients\' z_i by this (> 0) in the mechanism only.')
-_STATISTIC = flags.DEFINE_enum(
-    'statistic', 'lr', list(canary_audit.STATISTICS), 'Per canary: the '
-    'likelihood ratio of its projections on the steps\' releases, or their '
-    'max or sum / sqrt(T).')
+_, _STATISTIC = cli.define_audit_flags(
+    release='each DP-SGD step\'s noised sum, minus the batch\'s own clipped '
+    'gradients')
 _QUICK = flags.DEFINE_bool(
     'quick', False, '10 rounds and 1,000 canaries per client, unless set on '
     'the command line.')

@@ -50,16 +50,10 @@ _CANARIES = flags.DEFINE_integer(
 _PLANTED_SCALE = flags.DEFINE_float(
     'planted_noise_scale', 1.0, 'Audit self-check: multiply the mechanism\'s '
     'noise multiplier by this (> 0); the accountant keeps the configured one.')
-_OBSERVE = flags.DEFINE_enum(
-    'observe', 'release', list(canary_audit.OBSERVERS),
-    'What the auditor sees: the noised estimator of grad phi every round, '
-    'minus the real users\' known records (release), or phi\'s round steps '
-    '(global).')
-_STATISTIC = flags.DEFINE_enum(
-    'statistic', 'lr', list(canary_audit.STATISTICS), 'Per canary: the '
-    'likelihood ratio of its projections on the releases (lr, release '
-    'only), or the max or sum / sqrt(T) of its projections (cosines under '
-    '--observe=global).')
+_OBSERVE, _STATISTIC = cli.define_audit_flags(
+    release='the noised estimator of grad phi every round, minus the real '
+    'users\' known records',
+    global_view='phi\'s round steps')
 _QUICK = flags.DEFINE_bool(
     'quick', False, 'The offline digits (50 users, 100 rounds), unless '
     '--dataset is on the command line: about 30 s on 2 cores.')
@@ -83,10 +77,7 @@ def main(argv):
             f'--canaries must be >= 2, got {_CANARIES.value}')
   cli.check(_PLANTED_SCALE.value > 0,
             f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
-  try:
-    canary_audit.check_observer(_OBSERVE.value, _STATISTIC.value)
-  except ValueError as e:
-    raise cli.UsageError(f'--statistic={_STATISTIC.value}: {e}') from None
+  cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
   data, (config,) = run_udp.load_and_configure()
 
   # Everything was checked: only now is anything written.

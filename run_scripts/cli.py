@@ -24,7 +24,7 @@ import fcntl
 import os
 import subprocess
 import sys
-from typing import Callable, Mapping, NoReturn, Sequence, TextIO
+from typing import Callable, Mapping, NoReturn, Optional, Sequence, TextIO
 
 from absl import flags
 
@@ -121,6 +121,48 @@ def check(condition: bool, message: str) -> None:
   """Raises `UsageError(message)` unless `condition` holds."""
   if not condition:
     raise UsageError(message)
+
+
+def define_accountant_flag(drives: str):
+  """--accountant=rdp|pld; `drives`: what it computes in this binary."""
+  from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
+  return flags.DEFINE_enum(
+      'accountant', 'rdp', list(accounting.ACCOUNTANTS),
+      f'The accountant of {drives}: RDP (the papers\') or dp_accounting\'s '
+      'PLD accountant (the tightest: a smaller epsilon for the same noise).')
+
+
+def define_audit_flags(release: str, global_view: Optional[str] = None):
+  """An audit binary's --statistic and, if it offers the global observer
+  (`global_view` says what that observer sees), --observe.
+
+  Returns:
+    (the --observe flag or None, the --statistic flag).
+  """
+  from tff_hdp.privacy import canary_audit  # pylint: disable=g-import-not-at-top
+  observe = None
+  if global_view is not None:
+    observe = flags.DEFINE_enum(
+        'observe', 'release', list(canary_audit.OBSERVERS),
+        f'What the auditor sees: {release} (release), or {global_view} '
+        '(global).')
+  statistic = flags.DEFINE_enum(
+      'statistic', 'lr', list(canary_audit.STATISTICS),
+      'Per canary: the likelihood ratio of its projections on the releases '
+      f'({"lr" if global_view is not None else release + "; lr"}), or the '
+      'max or sum / sqrt(T) of its projections' +
+      (' (cosines of the global observer\'s, which has no lr).'
+       if global_view is not None else '.'))
+  return observe, statistic
+
+
+def check_audit_flags(observe: str, statistic: str) -> None:
+  """One line and exit 2 for a statistic the observer cannot use."""
+  from tff_hdp.privacy import canary_audit  # pylint: disable=g-import-not-at-top
+  try:
+    canary_audit.check_observer(observe, statistic)
+  except ValueError as e:
+    raise UsageError(f'--statistic={statistic}: {e}') from None
 
 
 def check_output_dir(output_dir: str) -> None:

@@ -80,9 +80,7 @@ _TARGET_EPSILON = flags.DEFINE_list(
     'Solve for the noise multiplier reaching these epsilons > 0 instead, '
     'comma-separated: one per private group.')
 
-_ACCOUNTANT = flags.DEFINE_enum(
-    'accountant', 'rdp', ['rdp', 'pld'], 'RDP (the papers\') or '
-    'dp_accounting\'s PLD accountant (the tightest).')
+_ACCOUNTANT = cli.define_accountant_flag('the printed epsilons')
 _MECHANISM = flags.DEFINE_enum(
     'mechanism', 'fedhdp', ['fedhdp', 'dp_sgd'],
     'fedhdp: a private group of paper 001 (user-level, per round); dp_sgd: '

@@ -105,10 +105,8 @@ _NOISE = flags.DEFINE_list(
 _TARGET_EPSILON = flags.DEFINE_list(
     'target_epsilon', None, 'Instead of --noise_multiplier: target epsilon '
     '> 0 of each private level; z_eff is solved with --accountant.')
-_ACCOUNTANT = flags.DEFINE_enum(
-    'accountant', 'rdp', ['rdp', 'pld'], 'The accountant of the reported '
-    'epsilon (and of --target_epsilon): RDP (the papers\') or dp_accounting\'s '
-    'PLD accountant (the tightest, smaller epsilon).')
+_ACCOUNTANT = cli.define_accountant_flag(
+    'the reported epsilon and of --target_epsilon')
 _LEVEL_FRACTIONS = flags.DEFINE_list(
     'level_fractions', [], 'With several private levels: fraction of the '
     'population at levels 2, 3, ... (level 1 keeps the other private '

@@ -103,10 +103,9 @@ _LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', 1, 'Local epochs K.')
 _LEARNING_RATE = flags.DEFINE_float('learning_rate', 0.1, 'eta_l > 0.')
 _CLIP = flags.DEFINE_float('clip', 3.0, 'Per-example clip norm c > 0.')
 _DELTA = flags.DEFINE_float('delta', 1e-4, 'delta in (0, 1).')
-_ACCOUNTANT = flags.DEFINE_enum(
-    'accountant', 'rdp', ['rdp', 'pld'], 'The accountant that calibrates '
-    'each client\'s z_i to its epsilon_i and reports it: RDP (the paper\'s) '
-    'or dp_accounting\'s PLD accountant (the tightest: less noise).')
+_ACCOUNTANT = cli.define_accountant_flag(
+    'each client\'s z_i (calibrated to its epsilon_i) and its reported '
+    'epsilon')
 _POISSON = flags.DEFINE_bool(
     'poisson_sampling', True,
     'Poisson-sampled DP-SGD batches (what the accounting assumes); '

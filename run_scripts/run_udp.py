@@ -133,10 +133,8 @@ _ROUNDS = flags.DEFINE_integer('rounds', None, 'Rounds T.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate every k rounds.')
 _DELTA = flags.DEFINE_float('delta', 1e-5, 'delta in (0, 1).')
-_ACCOUNTANT = flags.DEFINE_enum(
-    'accountant', 'rdp', ['rdp', 'pld'], 'The accountant of the reported '
-    'epsilon (and of --target_epsilon): RDP (the paper\'s) or '
-    'dp_accounting\'s PLD accountant (the tightest, smaller epsilon).')
+_ACCOUNTANT = cli.define_accountant_flag(
+    'the reported epsilon and of --target_epsilon')
 _SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
 _BACKEND = flags.DEFINE_enum(
     'backend', 'direct', config_lib.BACKENDS,
