@@ -105,14 +105,17 @@ def noised_group_sum(clipped_sum: Sequence[tf.Tensor], stddev: tf.Tensor,
   return [s + n for s, n in zip(clipped_sum, noise)]
 
 
+def group_mean(release: Sequence[tf.Tensor],
+               count: tf.Tensor) -> list[tf.Tensor]:
+  """The noised sum over N_i^t; zeros if the group has no client."""
+  denominator = tf.cast(count, tf.float32)
+  return [tf.math.divide_no_nan(s, denominator) for s in release]
+
+
 def noised_group_mean(clipped_sum: Sequence[tf.Tensor], count: tf.Tensor,
                       stddev: tf.Tensor, key: tf.Tensor) -> list[tf.Tensor]:
-  """(sum + N(0, stddev^2 I)) / N_i^t; zeros if the group has no client."""
-  denominator = tf.cast(count, tf.float32)
-  return [
-      tf.math.divide_no_nan(s, denominator)
-      for s in noised_group_sum(clipped_sum, stddev, key)
-  ]
+  """(sum + N(0, stddev^2 I)) / N_i^t, as `server_aggregate` computes it."""
+  return group_mean(noised_group_sum(clipped_sum, stddev, key), count)
 
 
 def combine(group_means: Sequence[Sequence[tf.Tensor]],
@@ -251,8 +254,8 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
     query = value_query(g, clip_norm)
     stddev = noise_stddev(query, query.initial_global_state())
     releases.append(noised_group_sum(list(sums[i]), stddev, keys[i]))
-  means = [[tf.math.divide_no_nan(s, tf.cast(counts[i], tf.float32))
-            for s in release] for i, release in enumerate(releases)]
+  means = [group_mean(release, counts[i])
+           for i, release in enumerate(releases)]
   weights = combination_weights(counts, ratios)
   delta = combine(means, weights)
   new_clip, unclipped_fraction = update_clip_norm(
