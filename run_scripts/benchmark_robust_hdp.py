@@ -21,8 +21,9 @@ cnn5 model, p = 28,938):
 
 1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`.
 2. One DP-SGD step (per-example gradients, clipping, noise) against one
-   plain SGD step on the same batch, for b = 16, 64 and 128: milliseconds,
-   their ratio (the issue's target: at most 3x), and the achieved GFLOP/s and
+   plain SGD step on the same batch, for b = 16, 32, 64 and 128:
+   milliseconds, their ratio, the same step with `vectorized_map`
+   per-example gradients (the path before `tff_hdp.per_example`), and the achieved GFLOP/s and
    fraction of the matmul peak. FLOPs per example and step: 3 x 2 x the
    forward multiply-adds (`timing.forward_multiply_adds`: conv 5x5x1x16 on
    28x28, conv 5x5x16x32 on 14x14, dense 1568x10), the usual 3x for forward plus
@@ -30,6 +31,8 @@ cnn5 model, p = 28,938):
 3. A full round: 20 clients x 2,400 examples, 1 epoch, Dist1's batch sizes,
    Robust-HDP with RPCA every round, on the direct runner: client training
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
+4. RPCA's noise estimate on that round's updates, now and with the solver
+   of commit RPCA_BEFORE (read with `git show`), with their difference.
 
 Run it on a quiet machine (nothing else running): shared cores make every
 figure slower. The last line is `dp_sgd_over_sgd=<x at b=64>
@@ -58,6 +61,8 @@ _ROUNDS = flags.DEFINE_integer('rounds', 2, 'Timed full rounds (>= 1).')
 _STEPS = flags.DEFINE_integer('steps', 30, 'Timed steps per batch size.')
 _OUTPUT = flags.DEFINE_string('output_json', None,
                               'Also write the figures to this JSON file.')
+# The last commit before RPCA's two-matmul, mixed-precision iteration.
+RPCA_BEFORE = '4987cd9'
 
 
 def time_steps(tf, step, args, steps):
@@ -98,7 +103,26 @@ def main(argv):
 
   @tf.function
   def dp_step(w, x, y, key):
-    grads = dp_sgd.per_example_gradients(spec, w, x, y)
+    g = dp_sgd.private_gradient(spec, w, x, y, query, state,
+                                tf.cast(tf.shape(y)[0], tf.float32), key)
+    return [v - 0.1 * d for v, d in zip(w, g)]
+
+  def vectorized_map_gradients(w, x, y):
+    """The per-example gradients before tff_hdp.per_example: TF's
+    `vectorized_map` of a `GradientTape` per example (kept here to time)."""
+
+    def one(example):
+      with tf.GradientTape() as tape:
+        tape.watch(w)
+        loss = models.loss_fn(spec.apply(w, example[0][tf.newaxis]),
+                              example[1][tf.newaxis])
+      return tape.gradient(loss, w)
+
+    return tf.vectorized_map(one, (x, y))
+
+  @tf.function
+  def old_dp_step(w, x, y, key):
+    grads = vectorized_map_gradients(w, x, y)
     g = dp_sgd.noised_average(dp_sgd.clipped_sum(query, state, grads),
                               tf.constant(3.0), tf.cast(tf.shape(y)[0],
                                                         tf.float32), key)
@@ -111,22 +135,32 @@ def main(argv):
       loss = models.loss_fn(spec.apply(w, x), y)
     return [v - 0.1 * d for v, d in zip(w, tape.gradient(loss, w))]
 
-  print('\nbatch  sgd ms  dp-sgd ms  ratio  sgd GFLOP/s (peak)  dp-sgd GFLOP/s '
-        '(peak)')
-  for b in (16, 64, 128):
+  print('\nbatch  sgd ms  dp-sgd ms (ratio)  before ms (ratio)  '
+        'sgd GFLOP/s (peak)  dp-sgd GFLOP/s (peak)')
+  for b in (16, 32, 64, 128):
     x = tf.constant(rng.random((b, 28, 28), np.float32))
     y = tf.constant(rng.integers(0, 10, b).astype(np.int32))
+    key = tf.constant([1, 2])
     t_sgd = time_steps(tf, sgd_step, (weights, x, y), _STEPS.value)
-    t_dp = time_steps(tf, dp_step, (weights, x, y, tf.constant([1, 2])),
-                      _STEPS.value)
+    t_dp = time_steps(tf, dp_step, (weights, x, y, key), _STEPS.value)
+    t_old = time_steps(tf, old_dp_step, (weights, x, y, key), _STEPS.value)
+    gap = max(float(np.max(np.abs(a - o))) for a, o in zip(
+        dp_step(weights, x, y, key), old_dp_step(weights, x, y, key)))
     rate = lambda t: flops_per_example * b / t
     figures['steps'][b] = dict(sgd_ms=1e3 * t_sgd, dp_sgd_ms=1e3 * t_dp,
                                ratio=t_dp / t_sgd,
+                               before_ms=1e3 * t_old,
+                               before_ratio=t_old / t_sgd,
+                               max_weight_difference=gap,
                                sgd_gflops=rate(t_sgd) / 1e9,
                                dp_sgd_gflops=rate(t_dp) / 1e9)
-    print(f'{b:5d}  {1e3 * t_sgd:6.2f}  {1e3 * t_dp:9.2f}  {t_dp / t_sgd:5.2f}  '
+    print(f'{b:5d}  {1e3 * t_sgd:6.2f}  {1e3 * t_dp:9.2f} ({t_dp / t_sgd:.2f})  '
+          f'{1e3 * t_old:9.2f} ({t_old / t_sgd:.2f})  '
           f'{rate(t_sgd) / 1e9:8.1f} ({rate(t_sgd) / peak:.2f})  '
           f'{rate(t_dp) / 1e9:11.1f} ({rate(t_dp) / peak:.2f})')
+  print('(before: vectorized_map per-example gradients; the two steps\' '
+        'weights differ by at most '
+        f"{max(v['max_weight_difference'] for v in figures['steps'].values()):.1e})")
 
   eps, batch_sizes = privacy_preferences.load_distribution('dist1', 20)
   config = config_lib.RobustHdpConfig(algorithm='robust_hdp',
@@ -186,6 +220,31 @@ def main(argv):
         f' (weights differ by at most {weights_gap:.1e}); 200 rounds with '
         f'{config.rpca_method}: {200 * per_round / 60:.0f} min, with ialm: '
         f"{200 * (client_s + server_s['ialm']) / 60:.0f} min")
+  # RPCA now and as of RPCA_BEFORE, on the last round's update matrix.
+  from tff_hdp.robust_hdp import rpca
+  before = timing.module_at_commit(RPCA_BEFORE, 'tff_hdp/robust_hdp/rpca.py')
+  matrix = tf.transpose(tf.cast(rows, tf.float64))
+  figures['rpca'] = {}
+  for method in config_lib.RPCA_METHODS:
+    row = {}
+    for name, module in (('now', rpca), ('before', before)):
+      if module is None:
+        continue
+      solve = tf.function(autograph=False)(
+          lambda m, module=module, method=method: module.noise_variances(
+              m, method=method))
+      row[name + '_variances'] = solve(matrix).numpy()
+      row[name + '_seconds'] = time_steps(tf, solve, (matrix,), 3)
+    if before is not None:
+      row['max_relative_difference'] = float(np.max(np.abs(
+          row['now_variances'] / row['before_variances'] - 1)))
+    figures['rpca'][method] = {k: v for k, v in row.items()
+                               if not k.endswith('variances')}
+    print(f'RPCA {method} on the {matrix.shape[0]} x {matrix.shape[1]} '
+          f"updates: {row['now_seconds']:.3f} s" + (
+              '' if before is None else
+              f" (at {RPCA_BEFORE}: {row['before_seconds']:.3f} s; sigma^2 "
+              f"equal to {row['max_relative_difference']:.1e} relative)"))
   if _OUTPUT.value:
     with open(_OUTPUT.value, 'w') as f:
       json.dump(figures, f, indent=1)

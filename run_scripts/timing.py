@@ -106,3 +106,20 @@ def cpu_name() -> str:
   except OSError:
     pass
   return 'unknown'
+
+
+def module_at_commit(commit: str, path: str):
+  """The module `path` (repository-relative) as it was at `commit`, loaded
+  from `git show`, to time an earlier version beside the current one; None
+  when git or the commit is not available (e.g. a source tarball)."""
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import types  # pylint: disable=g-import-not-at-top
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  try:
+    source = subprocess.run(['git', '-C', repo, 'show', f'{commit}:{path}'],
+                            capture_output=True, text=True, check=True).stdout
+  except (OSError, subprocess.CalledProcessError):
+    return None
+  module = types.ModuleType(f'{os.path.basename(path)[:-3]}_at_{commit}')
+  exec(compile(source, f'{commit}:{path}', 'exec'), module.__dict__)  # pylint: disable=exec-used
+  return module

@@ -61,3 +61,11 @@ def test_benchmark_binaries_refuse_bad_flags_in_one_line(script, flag):
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and lines[0].startswith(f'{script}: error: --'), lines
+
+
+def test_module_at_commit_loads_the_committed_source():
+  module = timing.module_at_commit('HEAD', 'tff_hdp/robust_hdp/rpca.py')
+  if module is None:
+    pytest.skip('not a git checkout')
+  assert callable(module.noise_variances)
+  assert timing.module_at_commit('0' * 40, 'tff_hdp/robust_hdp/rpca.py') is None

@@ -48,6 +48,8 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
+from tff_hdp import layers
+
 Weights = list  # A list of tensors (or arrays), in `ModelSpec.shapes` order.
 
 
@@ -108,8 +110,8 @@ def _fc_forward(weights, x, training, seed):
   del training, seed  # No dropout in the FC NN.
   w1, b1, w2, b2 = weights
   x = tf.reshape(tf.cast(x, tf.float32), [tf.shape(x)[0], w1.shape[0]])
-  hidden = tf.nn.relu(tf.matmul(x, w1) + b1)
-  return tf.matmul(hidden, w2) + b2
+  hidden = tf.nn.relu(layers.dense(x, w1, b1))
+  return layers.dense(hidden, w2, b2)
 
 
 def _dropout(x, rate, training, seed, salt):
@@ -124,15 +126,15 @@ def _cnn_forward(weights, x, training, seed):
   x = tf.cast(x, tf.float32)
   if x.shape.rank == 3:
     x = x[..., tf.newaxis]
-  x = tf.nn.relu(tf.nn.conv2d(x, c1, strides=1, padding='SAME') + cb1)
+  x = tf.nn.relu(layers.conv2d(x, c1, cb1, padding='SAME'))
   x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = tf.nn.relu(tf.nn.conv2d(x, c2, strides=1, padding='SAME') + cb2)
+  x = tf.nn.relu(layers.conv2d(x, c2, cb2, padding='SAME'))
   x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
   x = _dropout(x, 0.25, training, seed, 1)
   x = tf.reshape(x, [tf.shape(x)[0], w1.shape[0]])
-  x = tf.nn.relu(tf.matmul(x, w1) + b1)
+  x = tf.nn.relu(layers.dense(x, w1, b1))
   x = _dropout(x, 0.5, training, seed, 2)
-  return tf.matmul(x, w2) + b2
+  return layers.dense(x, w2, b2)
 
 
 def fc_model(input_shape: Sequence[int] = (28, 28),
@@ -170,12 +172,12 @@ def _cnn5_forward(weights, x, training, seed):
   x = tf.cast(x, tf.float32)
   if x.shape.rank == 3:
     x = x[..., tf.newaxis]
-  x = tf.nn.relu(tf.nn.conv2d(x, c1, strides=1, padding='SAME') + cb1)
+  x = tf.nn.relu(layers.conv2d(x, c1, cb1, padding='SAME'))
   x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = tf.nn.relu(tf.nn.conv2d(x, c2, strides=1, padding='SAME') + cb2)
+  x = tf.nn.relu(layers.conv2d(x, c2, cb2, padding='SAME'))
   x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
   x = tf.reshape(x, [tf.shape(x)[0], w.shape[0]])
-  return tf.matmul(x, w) + b
+  return layers.dense(x, w, b)
 
 
 def cnn5_model(input_shape: Sequence[int] = (28, 28),
@@ -206,7 +208,7 @@ def _group_norm(x, gamma, beta, groups: int, epsilon: float = 1e-5):
   grouped = tf.reshape(x, [shape[0], shape[1], shape[2], groups, c // groups])
   mean, variance = tf.nn.moments(grouped, axes=[1, 2, 4], keepdims=True)
   grouped = (grouped - mean) * tf.math.rsqrt(variance + epsilon)
-  return tf.reshape(grouped, shape) * gamma + beta
+  return layers.scale_shift(tf.reshape(grouped, shape), gamma, beta)
 
 
 RESNET18_STAGES = ((64, 1), (128, 2), (256, 2), (512, 2))
@@ -246,7 +248,7 @@ def _resnet18_forward(plan, weights, x, training, seed):
 
   def conv_norm(x, stride):
     kernel, gamma, beta = next(it), next(it), next(it)
-    x = tf.nn.conv2d(x, kernel, strides=stride, padding='SAME')
+    x = layers.conv2d(x, kernel, strides=stride, padding='SAME')
     return _group_norm(x, gamma, beta, NORM_GROUPS)
 
   x = tf.cast(x, tf.float32)
@@ -260,7 +262,7 @@ def _resnet18_forward(plan, weights, x, training, seed):
     x = tf.nn.relu(out + shortcut)
   x = tf.reduce_mean(x, axis=[1, 2])  # Global average pool (4 x 4 on CIFAR).
   w, b = next(it), next(it)
-  return tf.matmul(x, w) + b
+  return layers.dense(x, w, b)
 
 
 def resnet18_model(input_shape: Sequence[int] = (32, 32, 3),
@@ -283,14 +285,14 @@ def _lenet_forward(weights, x, training, seed):
   x = tf.cast(x, tf.float32)
   if x.shape.rank == 3:
     x = x[..., tf.newaxis]
-  x = tf.nn.relu(tf.nn.conv2d(x, c1, strides=1, padding='VALID') + cb1)
+  x = tf.nn.relu(layers.conv2d(x, c1, cb1, padding='VALID'))
   x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = tf.nn.relu(tf.nn.conv2d(x, c2, strides=1, padding='VALID') + cb2)
+  x = tf.nn.relu(layers.conv2d(x, c2, cb2, padding='VALID'))
   x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
   x = tf.reshape(x, [tf.shape(x)[0], w1.shape[0]])
-  x = tf.nn.relu(tf.matmul(x, w1) + b1)
-  x = tf.nn.relu(tf.matmul(x, w2) + b2)
-  return tf.matmul(x, w3) + b3
+  x = tf.nn.relu(layers.dense(x, w1, b1))
+  x = tf.nn.relu(layers.dense(x, w2, b2))
+  return layers.dense(x, w3, b3)
 
 
 def lenet_model(input_shape: Sequence[int] = (32, 32, 3),

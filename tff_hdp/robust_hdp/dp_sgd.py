@@ -21,7 +21,7 @@ Client i runs E_i = K_i ceil(N_i / b_i) steps from the global model theta^e:
 and returns Delta theta_i = theta_{E_i} - theta^e. The mechanism is TF
 Privacy's `GaussianSumQuery(l2_norm_clip=c, stddev=c z_i)`: the records are
 clipped to its bound by its `preprocess_record` formula, applied to the whole
-batch at once (`clipped_sum`), the noise stddev is read from its global
+batch at once (`clip_factors`), the noise stddev is read from its global
 state, and the sum is normalised by b_i as `NormalizedQuery` does. As in
 `tff_hdp.fedhdp.group_aggregation`, the Gaussian itself is drawn with
 `tf.random.stateless_normal` from a key (the query's own draw uses TF's
@@ -37,8 +37,10 @@ Batches (the accounting assumes Poisson sampling):
   batches of b_i (the last one shorter). Common in practice; its privacy is
   only approximated by the Poisson accounting (documented in the README).
 
-Per-example gradients are one vectorised computation (`tf.vectorized_map`),
-not a Python loop over examples, and so is their clipping (`clipped_sum`).
+Per-example gradients come from one batched forward and backward pass
+(`tff_hdp.per_example`): each example's norm, then the clipped sum as each
+layer's batched weight gradient of the rescaled output gradients, so that
+no example's full gradient is formed where a cheaper form exists.
 
 With `noise_multiplier=None` the client is non-private: plain minibatch SGD
 on shuffled batches of b_i (mean gradient of the batch, no clipping, no
@@ -52,6 +54,7 @@ import tensorflow as tf
 import tensorflow_privacy as tfp
 
 from tff_hdp import models
+from tff_hdp import per_example
 
 
 class DpSgdSettings(NamedTuple):
@@ -97,36 +100,36 @@ def gaussian_query(clip: float, noise_multiplier: float) -> tfp.DPQuery:
 def per_example_gradients(spec: models.ModelSpec,
                           weights: Sequence[tf.Tensor], x: tf.Tensor,
                           y: tf.Tensor) -> list[tf.Tensor]:
-  """d loss(x_j, y_j) / d weights for every j, stacked on a leading axis."""
+  """d loss(x_j, y_j) / d weights for every j, stacked on a leading axis
+  (`tff_hdp.per_example`)."""
+  return per_example.per_example_gradients(spec, weights, x, y)
 
-  def one(example):
-    xj, yj = example
-    with tf.GradientTape() as tape:
-      tape.watch(weights)
-      loss = models.loss_fn(spec.apply(weights, xj[tf.newaxis]),
-                            yj[tf.newaxis])
-    return tape.gradient(loss, weights)
 
-  return tf.vectorized_map(one, (x, y))
+def clip_factors(query: tfp.GaussianSumQuery, global_state,
+                 norms: tf.Tensor) -> tf.Tensor:
+  """[B] c min(1/||g_j||, 1/c): what clips record j to the query's c.
+
+  `GaussianSumQuery.preprocess_record` clips one record with
+  `tf.clip_by_global_norm`, which is g * c min(1/||g||, 1/c), c the query's
+  sample params (read here); applied through the norms to the whole batch
+  at once. tests/robust_hdp/test_dp_sgd.py checks it against
+  `preprocess_record`, record by record.
+  """
+  clip = tf.cast(query.derive_sample_params(global_state), tf.float32)
+  return clip * tf.minimum(1.0 / norms, 1.0 / clip)  # 1 where ||g_j|| <= c.
+
+
+def record_norms(records: Sequence[tf.Tensor]) -> tf.Tensor:
+  """[B] the global L2 norm of each record (leading axis) of `records`."""
+  return tf.sqrt(tf.add_n([
+      tf.reduce_sum(tf.reshape(tf.square(g), [tf.shape(g)[0], -1]), 1)
+      for g in records]))
 
 
 def clipped_sum(query: tfp.GaussianSumQuery, global_state,
                 grads: Sequence[tf.Tensor]) -> list[tf.Tensor]:
-  """sum_j clip_c(g_j) over the leading axis, with `query`'s record clip.
-
-  `GaussianSumQuery.preprocess_record` clips one record with
-  `tf.clip_by_global_norm`: g * c min(1/||g||, 1/c), c the query's sample
-  params. Mapped over a batch with `tf.vectorized_map`, its `L2Loss` has no
-  converter and runs as a loop over the b records (half a DP-SGD step on the
-  digits' FC model). So the same formula is applied here to all records at
-  once, with c read from the query; tests/robust_hdp/test_dp_sgd.py checks it
-  against `preprocess_record`, record by record.
-  """
-  clip = tf.cast(query.derive_sample_params(global_state), tf.float32)
-  squares = [tf.reduce_sum(tf.reshape(tf.square(g), [tf.shape(g)[0], -1]), 1)
-             for g in grads]
-  norms = tf.sqrt(tf.add_n(squares))
-  scale = clip * tf.minimum(1.0 / norms, 1.0 / clip)  # 1 where ||g_j|| <= c.
+  """sum_j clip_c(g_j) over the leading axis, with `query`'s record clip."""
+  scale = clip_factors(query, global_state, record_norms(grads))
   return [tf.tensordot(scale, g, axes=1) for g in grads]
 
 
@@ -179,15 +182,21 @@ def private_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
     g~ per weight tensor, and the release minus the known records last with
     `return_release`.
   """
-  grads = per_example_gradients(spec, weights, xb, yb)
-  records = grads if extra_records is None else [
-      tf.concat([g, e], 0) for g, e in zip(grads, extra_records)]
+  grads = per_example.batch_gradients(spec, weights, xb, yb)
+  norms = tf.sqrt(grads.squared_norms())
+  if extra_records is not None:
+    norms = tf.concat([norms, record_norms(extra_records)], 0)
+  scale = clip_factors(query, global_state, norms)
+  batch = tf.shape(yb)[0]
+  known = grads.weighted_sum(scale[:batch])
+  clipped = known if extra_records is None else [
+      k + tf.tensordot(scale[batch:], e, axes=1)
+      for k, e in zip(known, extra_records)]
   stddev = tf.cast(global_state.stddev, tf.float32)
-  sums = noised_sum(clipped_sum(query, global_state, records), stddev, key)
+  sums = noised_sum(clipped, stddev, key)
   gradient = [s / denominator for s in sums]
   if not return_release:
     return gradient
-  known = clipped_sum(query, global_state, grads)
   return gradient, [s - k for s, k in zip(sums, known)]
 
 

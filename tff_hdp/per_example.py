@@ -1,0 +1,230 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Per-example weight gradients from one batched pass, for DP-SGD (shared).
+
+DP-SGD (Robust-HDP's clients) clips each example's gradient. `tf.vectorized_map`
+of a `GradientTape` computes them, but repeats the forward and backward pass
+per example in vectorised form and runs each convolution's filter gradient
+(`Conv2DBackpropFilter`) as a `while_loop` over the examples. Here the
+batched forward is recorded layer by layer (`tff_hdp.layers`), one backward
+pass gives every layer's output gradients dz, and each example's weight
+gradient comes from its own rows (Goodfellow, 2015, "Efficient per-example
+gradient computations"; Rochette, Manoel and Tramel, 2019, for
+convolutions):
+
+- dense z = a W + b: G_j = a_j (x) dz_j, whose norm is ||a_j|| ||dz_j||
+  ("ghost norm", Li et al., 2021; Bu et al., 2022), never formed;
+- convolution: G_j = P_j^T dz_j with P_j its input patches [T, K]; its norm
+  by the ghost form <P_j P_j^T, dz_j dz_j^T> when T (K + C) < K C (ResNet-18's
+  late layers), else from G_j, TF's filter gradient of example j alone
+  (`_conv_per_example` says why not the patches on a CPU);
+- GroupNorm's scale-shift: sums over positions of a_j * dz_j and dz_j.
+
+DP-SGD then needs only the clipped, weighted sum sum_j s_j G_j, which is
+each layer's ordinary batched weight gradient of the rescaled s_j dz_j: one
+matmul or one `Conv2DBackpropFilter` per layer.
+
+tests/test_per_example.py checks it against TF's gradient of each
+example's loss alone, on every model, padding, stride and batch size used.
+"""
+
+from typing import Callable, Sequence
+
+import tensorflow as tf
+
+from tff_hdp import layers
+from tff_hdp import models
+
+
+def _patches(layer: layers.Layer) -> tf.Tensor:
+  """[B, T, K] a convolution's inputs as the rows its kernel multiplies."""
+  kh, kw = layer.kernel_size
+  s = layer.strides
+  patches = tf.image.extract_patches(
+      layer.inputs, sizes=[1, kh, kw, 1], strides=[1, s, s, 1],
+      rates=[1, 1, 1, 1], padding=layer.padding)
+  return tf.reshape(patches, [tf.shape(patches)[0], -1, patches.shape[-1]])
+
+
+def _positions(dz: tf.Tensor) -> tf.Tensor:
+  """[B, T, C] of an output gradient [B, ..., C]."""
+  return tf.reshape(dz, [tf.shape(dz)[0], -1, dz.shape[-1]])
+
+
+def _use_ghost_norm(layer: layers.Layer) -> bool:
+  """Whether <P_j P_j^T, dz_j dz_j^T> (T^2 (K + C)) is cheaper than G_j
+  (T K C): T (K + C) < K C, T the output positions, K the fan-in."""
+  if layer.kernel_size is None:
+    return True  # T = 1.
+  t = layer.outputs.shape[1] * layer.outputs.shape[2]
+  k = layer.kernel_size[0] * layer.kernel_size[1] * layer.inputs.shape[-1]
+  c = layer.outputs.shape[-1]
+  return t * (k + c) < k * c
+
+
+def _filter_gradient(layer: layers.Layer, a: tf.Tensor,
+                     dz: tf.Tensor) -> tf.Tensor:
+  """sum over the batch of a convolution's filter gradient (TF's own op)."""
+  s = layer.strides
+  return tf.raw_ops.Conv2DBackpropFilter(
+      input=a, filter_sizes=tf.shape(layer.params[0]), out_backprop=dz,
+      strides=[1, s, s, 1], padding=layer.padding)
+
+
+def _conv_per_example(layer: layers.Layer, dz: tf.Tensor) -> tf.Tensor:
+  """[B, kh, kw, c_in, c_out] each example's filter gradient.
+
+  One `Conv2DBackpropFilter` per example, in an explicit `tf.map_fn`. The
+  batched alternative, the input patches times dz (`_patches`), is exact
+  too but writes K = kh kw c_in copies of every input value: on a 2-core
+  CPU it took 19 ms for cnn5's second convolution at b = 128 against 3.3 ms
+  for the whole batch's filter gradient (README, *Performance*), and lost to
+  this loop at every batch size measured. On a GPU the patches would win;
+  `materialize(method='patches')` keeps them for that and for the tests.
+  """
+  return tf.map_fn(
+      lambda args: _filter_gradient(layer, args[0][tf.newaxis],
+                                    args[1][tf.newaxis]),
+      (layer.inputs, dz), fn_output_signature=layer.params[0].dtype,
+      parallel_iterations=8)
+
+
+class BatchGradients:
+  """The per-example weight gradients of one batch, in factored form.
+
+  Built by `batch_gradients` from one batched forward and backward pass;
+  each method works from the recorded layer inputs and output gradients.
+  """
+
+  def __init__(self, recorded: Sequence[layers.Layer],
+               output_gradients: Sequence[tf.Tensor],
+               weights: Sequence[tf.Tensor]):
+    index = layers.weight_index(weights)
+    self._shapes = [w.shape for w in weights]
+    self._layers = []  # (layer, positions of its params, dz)
+    covered = []
+    for layer, dz in zip(recorded, output_gradients):
+      slots = tuple(None if p is None else index.get(id(p))
+                    for p in layer.params)
+      if all(s is None for s in slots):
+        continue  # A layer whose weights are not among `weights`.
+      self._layers.append((layer, slots, dz))
+      covered += [s for s in slots if s is not None]
+    twice = sorted({s for s in covered if covered.count(s) > 1})
+    missing = sorted(set(range(len(weights))) - set(covered))
+    if missing or twice:
+      raise ValueError(
+          'per-example gradients need every weight used by exactly one '
+          f'recorded layer (tff_hdp.layers); weights {missing} are not, and '
+          f'weights {twice} are used twice')
+
+  def squared_norms(self) -> tf.Tensor:
+    """[B] sum over weights of ||g_j||^2, per example."""
+    total = []
+    for layer, slots, dz in self._layers:
+      a = layer.inputs
+      if layer.kind == layers.SCALE_SHIFT:
+        a, d = _positions(a), _positions(dz)
+        total += [tf.reduce_sum(tf.square(tf.reduce_sum(a * d, 1)), 1),
+                  tf.reduce_sum(tf.square(tf.reduce_sum(d, 1)), 1)]
+        continue
+      if layer.kernel_size is None:  # dense: ||a_j||^2 ||dz_j||^2.
+        total.append(tf.reduce_sum(tf.square(a), 1) *
+                     tf.reduce_sum(tf.square(dz), 1))
+      elif _use_ghost_norm(layer):
+        p, d = _patches(layer), _positions(dz)
+        total.append(tf.reduce_sum(
+            tf.matmul(p, p, transpose_b=True) *
+            tf.matmul(d, d, transpose_b=True), axis=[1, 2]))
+      else:
+        g = _conv_per_example(layer, dz)
+        total.append(tf.reduce_sum(
+            tf.reshape(tf.square(g), [tf.shape(g)[0], -1]), 1))
+      if slots[1] is not None:
+        total.append(tf.reduce_sum(
+            tf.square(tf.reduce_sum(_positions(dz), 1)), 1))
+    return tf.add_n(total)
+
+  def weighted_sum(self, scale: tf.Tensor) -> list[tf.Tensor]:
+    """sum_j scale_j g_j per weight tensor, in the weights' order: each
+    layer's batched weight gradient of the rescaled output gradients."""
+    out = [None] * len(self._shapes)
+    for layer, slots, dz in self._layers:
+      scale = tf.cast(scale, dz.dtype)
+      scaled = dz * tf.reshape(scale, [-1] + [1] * (dz.shape.rank - 1))
+      if layer.kind == layers.SCALE_SHIFT:
+        out[slots[0]] = tf.reduce_sum(_positions(layer.inputs * scaled),
+                                      [0, 1])
+        out[slots[1]] = tf.reduce_sum(_positions(scaled), [0, 1])
+        continue
+      if layer.kernel_size is None:
+        out[slots[0]] = tf.matmul(layer.inputs, scaled, transpose_a=True)
+      else:
+        out[slots[0]] = _filter_gradient(layer, layer.inputs, scaled)
+      if slots[1] is not None:
+        out[slots[1]] = tf.reduce_sum(_positions(scaled), [0, 1])
+    return out
+
+  def materialize(self, method: str = 'loop') -> list[tf.Tensor]:
+    """Per weight tensor, [B, *shape] every example's gradient; a
+    convolution's by `_conv_per_example` ('loop') or by its input patches
+    ('patches')."""
+    out = [None] * len(self._shapes)
+    for layer, slots, dz in self._layers:
+      batch = tf.shape(dz)[0]
+      if layer.kind == layers.SCALE_SHIFT:
+        a, d = _positions(layer.inputs), _positions(dz)
+        out[slots[0]] = tf.reduce_sum(a * d, 1)
+        out[slots[1]] = tf.reduce_sum(d, 1)
+        continue
+      if layer.kernel_size is None:
+        out[slots[0]] = layer.inputs[:, :, tf.newaxis] * dz[:, tf.newaxis, :]
+      elif method == 'patches':
+        out[slots[0]] = tf.reshape(
+            tf.matmul(_patches(layer), _positions(dz), transpose_a=True),
+            tf.concat([[batch], self._shapes[slots[0]]], 0))
+      else:
+        out[slots[0]] = _conv_per_example(layer, dz)
+      if slots[1] is not None:
+        out[slots[1]] = tf.reduce_sum(_positions(dz), 1)
+    return out
+
+
+def batch_gradients(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
+                    x: tf.Tensor, y: tf.Tensor) -> BatchGradients:
+  """The gradients of each example's own loss f(theta; x_j, y_j) (the
+  cross-entropy of `models.loss_fn` on that example alone), from one
+  batched forward and backward pass."""
+  weights = [tf.convert_to_tensor(w) for w in weights]
+  with tf.GradientTape() as tape, layers.record() as recorded:
+    tape.watch(weights)
+    logits = spec.apply(weights, x)
+    total = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.cast(y, tf.int32), logits=logits))
+  output_gradients = tape.gradient(total, [l.outputs for l in recorded])
+  return BatchGradients(recorded, output_gradients, weights)
+
+
+def per_example_gradients(spec: models.ModelSpec,
+                          weights: Sequence[tf.Tensor], x: tf.Tensor,
+                          y: tf.Tensor) -> list[tf.Tensor]:
+  """d f(theta; x_j, y_j) / d theta for every j, stacked on a leading axis."""
+  return batch_gradients(spec, weights, x, y).materialize()
+
+
+def clipped_sum(gradients: BatchGradients,
+                scale_fn: Callable[[tf.Tensor], tf.Tensor]):
+  """(sum_j s_j g_j, [B] norms ||g_j||) with s = scale_fn(norms)."""
+  norms = tf.sqrt(gradients.squared_norms())
+  return gradients.weighted_sum(scale_fn(norms)), norms
