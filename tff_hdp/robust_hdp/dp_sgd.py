@@ -35,7 +35,7 @@ Batches (the accounting assumes Poisson sampling):
   what the subsampled-Gaussian accounting covers.
 - `poisson=False`: each epoch is a fresh shuffle cut into ceil(N_i / b_i)
   batches of b_i (the last one shorter). Common in practice; its privacy is
-  only approximated by the Poisson accounting (documented in the README).
+  only approximated by the Poisson accounting (documented in docs/privacy.md).
 
 Per-example gradients come from one batched forward and backward pass
 (`tff_hdp.per_example`): each example's norm, then the clipped sum as each

@@ -120,7 +120,7 @@ def calibrate(epsilons: Sequence[Optional[float]],
 
   Args:
     epsilons: epsilon_i > 0, or None for a non-private client.
-    batch_sizes: b_i >= 1; capped to N_i (documented in the README).
+    batch_sizes: b_i >= 1; capped to N_i (documented in docs/privacy.md).
     num_examples: N_i >= 1.
     rounds: E.
     local_epochs: K (the same for every client).
