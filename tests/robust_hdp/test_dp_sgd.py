@@ -192,3 +192,47 @@ def test_bad_settings(field, value, message):
   settings = dp_sgd.DpSgdSettings()._replace(**{field: value})
   with pytest.raises(ValueError, match=message):
     dp_sgd.check_settings(settings)
+
+
+@pytest.mark.parametrize('model,shape', [('fc', (4,)), ('cnn5', (12, 12))])
+def test_private_gradient_equals_tf_privacy_on_each_example(model, shape):
+  # The batched path (tff_hdp.per_example: norms, then the rescaled batch
+  # gradient, canary records joining the clip) against an independent one:
+  # each example's own GradientTape, TF Privacy's preprocess_record, its
+  # accumulate_preprocessed_record, and the same noise draw.
+  spec = models.build_model(model, shape, 3)
+  rng = np.random.default_rng(2)
+  w = [tf.constant(a) for a in spec.init(4)]
+  x = tf.constant(rng.normal(size=(5,) + shape).astype(np.float32))
+  y = tf.constant(rng.integers(0, 3, 5).astype(np.int32))
+  extra = [tf.constant(rng.normal(size=(2,) + tuple(s)).astype(np.float32))
+           for s in spec.shapes]
+  c, z, key = 0.05, 1.1, tf.constant([3, 9])  # c binds for most records.
+  query = dp_sgd.gaussian_query(c, z)
+  state = query.initial_global_state()
+  gradient, release = dp_sgd.private_gradient(
+      spec, w, x, y, query, state, tf.constant(4.0), key,
+      extra_records=extra, return_release=True)
+  params = query.derive_sample_params(state)
+  records = []
+  for j in range(5):
+    with tf.GradientTape() as tape:
+      tape.watch(w)
+      loss = models.loss_fn(spec.apply(w, x[j:j + 1]), y[j:j + 1])
+    records.append(tape.gradient(loss, w))
+  records += [[e[k] for e in extra] for k in range(2)]
+  total = query.initial_sample_state(w)
+  for r in records:
+    total = query.accumulate_preprocessed_record(
+        total, query.preprocess_record(params, r))
+  noised = dp_sgd.noised_sum(total, tf.constant(c * z), key)
+  for got, want in zip(gradient, noised):
+    np.testing.assert_allclose(got, want / 4.0, rtol=1e-5, atol=1e-7)
+  canaries = query.initial_sample_state(w)
+  for r in records[5:]:
+    canaries = query.accumulate_preprocessed_record(
+        canaries, query.preprocess_record(params, r))
+  noise = dp_sgd.noised_sum([tf.zeros_like(v) for v in w],
+                            tf.constant(c * z), key)
+  for got, cn, n in zip(release, canaries, noise):
+    np.testing.assert_allclose(got, cn + n, rtol=1e-4, atol=1e-6)
