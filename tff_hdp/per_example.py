@@ -39,7 +39,7 @@ tests/test_per_example.py checks it against TF's gradient of each
 example's loss alone, on every model, padding, stride and batch size used.
 """
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 import tensorflow as tf
 
@@ -221,10 +221,3 @@ def per_example_gradients(spec: models.ModelSpec,
                           y: tf.Tensor) -> list[tf.Tensor]:
   """d f(theta; x_j, y_j) / d theta for every j, stacked on a leading axis."""
   return batch_gradients(spec, weights, x, y).materialize()
-
-
-def clipped_sum(gradients: BatchGradients,
-                scale_fn: Callable[[tf.Tensor], tf.Tensor]):
-  """(sum_j s_j g_j, [B] norms ||g_j||) with s = scale_fn(norms)."""
-  norms = tf.sqrt(gradients.squared_norms())
-  return gradients.weighted_sum(scale_fn(norms)), norms

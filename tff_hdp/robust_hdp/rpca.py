@@ -57,9 +57,8 @@ The iteration is TensorFlow, one graph loop per precision, so it runs inside
 the server's TFF computation; `robust_pca` is the same function for numpy
 callers. Its cost is two p x n x n matmuls per iteration (`_svt_operator`);
 the first iterations run in float32 and the rest in float64
-(`FLOAT32_TOL`). On the 28,938 x 20 updates of paper 003's MNIST model an
-inexact-ALM solve is ~220 iterations; benchmark_robust_hdp.py times it
-against the solver of an earlier commit.
+(`FLOAT32_TOL`). benchmark_robust_hdp.py times it on the 28,938 x 20
+updates of paper 003's MNIST model against the solver of an earlier commit.
 """
 
 from typing import Optional
@@ -121,10 +120,10 @@ def _spectral_norm(x: tf.Tensor) -> tf.Tensor:
 # then in float64 to the tolerance. float32 halves the cost of the two
 # matmuls that dominate an iteration, but its round-off (~1e-7 relative)
 # cannot meet DEFAULT_TOL; from 1e-3 on, the float64 iterations wash out what
-# the float32 ones left: sigma^_i^2 equal to an all-float64 run to 1e-7
-# relative on Robust-HDP-sized matrices (tests/robust_hdp/test_rpca.py checks
-# 1e-6), 15-20% less time. Switching at 1e-4 left errors of 1e-5, at 1e-5 of
-# 1e-2 (and more iterations).
+# the float32 ones left (tests/robust_hdp/test_rpca.py: sigma^_i^2 equal to
+# all-float64 numpy solvers to 1e-6). In development trials (not kept in the
+# repository) it saved 15-20% of the time, and switching later, at 1e-4 or
+# 1e-5, left sigma^_i^2 off by 1e-5 or more.
 FLOAT32_TOL = 1e-3
 
 
