@@ -40,18 +40,20 @@ import tff_hdp  # pylint: disable=g-import-not-at-top,wrong-import-position
 del tff_hdp  # Imported for its settings only.
 
 EXIT_USAGE = 2
+EXIT_RUNTIME = 1
 
 
 class UsageError(ValueError):
   """Bad input from the command line; the message is the one line shown."""
 
 
-def fail(message: str) -> NoReturn:
-  """Prints `error: <message>` on one line to stderr and exits with 2."""
+def fail(message: str, status: int = EXIT_USAGE) -> NoReturn:
+  """Prints `error: <message>` on one line to stderr and exits with
+  `status` (2, bad input, unless told)."""
   prog = os.path.basename(sys.argv[0]) if sys.argv else 'tff_hdp'
   sys.stderr.write(f'{prog}: error: {message}\n')
   sys.stderr.flush()
-  sys.exit(EXIT_USAGE)
+  sys.exit(status)
 
 
 def parse_flags(argv: Sequence[str]) -> Sequence[str]:
@@ -79,13 +81,22 @@ def parser_refusing(prefix: str, only: str) -> Callable[[Sequence[str]],
 
 def run_main(main: Callable[[Sequence[str]], None]) -> Callable[
     [Sequence[str]], None]:
-  """Wraps `main` so that a `UsageError` it raises becomes `fail(...)`."""
+  """Wraps `main` so that a `UsageError` it raises becomes `fail(...)`, and a
+  TFF worker lost mid-run (`tff_hdp.distributed.WorkerLostError`, raised
+  before the round is saved) one line and exit status 1."""
 
   def wrapped(argv):
     try:
       return main(argv)
     except UsageError as e:
       fail(str(e))
+    except ConnectionError as e:
+      # Imported by the run if it used workers; not imported here, since it
+      # loads TensorFlow.
+      runtime = sys.modules.get('tff_hdp.distributed')
+      if runtime is None or not isinstance(e, runtime.WorkerLostError):
+        raise
+      fail(str(e), EXIT_RUNTIME)
 
   return wrapped
 
@@ -130,6 +141,31 @@ def define_accountant_flag(drives: str):
       'accountant', 'rdp', list(accounting.ACCOUNTANTS),
       f'The accountant of {drives}: RDP (the papers\') or dp_accounting\'s '
       'PLD accountant (the tightest: a smaller epsilon for the same noise).')
+
+
+def define_tff_workers_flag(merged: str):
+  """--tff_workers=host:port,...; `merged`: what the workers' partial results
+  are and what happens once, after the merge, in this binary."""
+  return flags.DEFINE_list(
+      'tff_workers', [], 'host:port of running TFF worker_binary processes '
+      f'(--backend=tff): each round\'s clients are spread over them; {merged}. '
+      'Start each with <site-packages>/tensorflow_federated/data/'
+      'worker_binary --port=PORT (docs/distributed.md).')
+
+
+def check_tff_workers(values: Sequence[str]) -> tuple[str, ...]:
+  """The --tff_workers addresses, each answering, or one line and exit 2."""
+  if not values:
+    return ()
+  from tff_hdp import distributed  # pylint: disable=g-import-not-at-top
+  try:
+    addresses = distributed.parse_workers(','.join(values))
+    distributed.check_workers(addresses)
+  except ValueError as e:
+    raise UsageError(f'--{e}') from None
+  except ConnectionError as e:
+    raise UsageError(str(e)) from None
+  return tuple(addresses)
 
 
 def define_audit_flags(release: str, global_view: Optional[str] = None):

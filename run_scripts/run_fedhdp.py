@@ -132,11 +132,8 @@ _BACKEND = flags.DEFINE_enum(
     'backend', 'tff', ['tff', 'vectorized'],
     'How rounds run: TFF\'s runtime, or the whole cohort as stacked tensors '
     'in one tf.function (same algorithm and results, faster).')
-_TFF_WORKERS = flags.DEFINE_list(
-    'tff_workers', [], 'host:port of running TFF worker_binary processes '
-    '(--backend=tff): each round\'s clients are spread over them and the DP '
-    'noise is added once, after their partial sums are merged. Start each '
-    'with <site-packages>/tensorflow_federated/data/worker_binary --port=PORT.')
+_TFF_WORKERS = cli.define_tff_workers_flag(
+    'the DP noise is added once, after their partial sums are merged')
 _CHECKPOINT_EVERY = flags.DEFINE_integer(
     'checkpoint_every', 10, 'Save progress every k rounds under '
     '<output_dir>/checkpoints/; re-running the same command resumes.')
@@ -329,15 +326,7 @@ def main(argv):
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
 
-  if _TFF_WORKERS.value:
-    from tff_hdp.fedhdp import distributed  # pylint: disable=g-import-not-at-top
-    try:
-      distributed.check_workers(
-          distributed.parse_workers(','.join(_TFF_WORKERS.value)))
-    except ValueError as e:
-      raise cli.UsageError(f'--{e}') from None
-    except ConnectionError as e:
-      raise cli.UsageError(str(e)) from None
+  cli.check_tff_workers(_TFF_WORKERS.value)
 
   # Everything was checked: only now is anything written. TensorFlow is
   # imported only now, so that refusing bad input stays fast.

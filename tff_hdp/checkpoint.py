@@ -152,15 +152,19 @@ def open_run(directory: Optional[str], config, *, every: int, state,
   `checkpointer` is None when `directory` is None (no checkpoints);
   `restored` is `Checkpointer.restore`'s (round_num, state, ledger, history),
   or None when there is nothing to resume. `config` is the run's dataclass
-  configuration (a checkpoint of another configuration is refused).
+  configuration (a checkpoint of another configuration is refused; its
+  `tff_workers`, if any, may differ).
   """
   if directory is None:
     return None, None
   if every < 1:
     raise ValueError(f'checkpoint_every must be >= 1, got {every}')
-  checkpointer = Checkpointer(
-      directory, json.dumps(dataclasses.asdict(config), sort_keys=True),
-      every=every)
+  identity = dataclasses.asdict(config)
+  # Where a run's rounds execute is not what it computes: the same run on
+  # other (or no) TFF workers resumes from the same checkpoint.
+  identity.pop('tff_workers', None)
+  checkpointer = Checkpointer(directory, json.dumps(identity, sort_keys=True),
+                              every=every)
   return checkpointer, checkpointer.restore(state, store)
 
 

@@ -36,8 +36,8 @@ or `runtime.install_local_cpp_context()` once per process.
 
 import atexit
 import contextlib
-import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -48,7 +48,6 @@ import grpc
 import portpicker
 import tensorflow_federated as tff
 
-_PR_SET_PDEATHSIG = 1
 # No message-size limit: model updates of a whole cohort travel in one call.
 GRPC_OPTIONS = [('grpc.max_message_length', -1),
                  ('grpc.max_receive_message_length', -1),
@@ -60,13 +59,17 @@ def worker_binary_path() -> str:
   return os.path.join(os.path.dirname(tff.__file__), 'data', 'worker_binary')
 
 
-def _die_with_parent():
-  """Runs in the child before exec: SIGTERM it when its parent dies."""
-  try:
-    libc = ctypes.CDLL('libc.so.6', use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-  except OSError:  # Not Linux/glibc: rely on stop() and atexit.
-    pass
+def _die_with_parent_command() -> list[str]:
+  """A command prefix that makes the worker get SIGTERM when we die.
+
+  util-linux's `setpriv --pdeathsig` sets the parent-death signal and execs
+  the worker, so no Python code runs between fork and exec: `subprocess`
+  then spawns with vfork, and gRPC's fork handlers (which deadlock a child
+  forked while gRPC's threads run, as a `preexec_fn` would need) never run.
+  Without setpriv (not Linux), a worker relies on `stop()` and atexit.
+  """
+  setpriv = shutil.which('setpriv')
+  return [setpriv, '--pdeathsig', 'TERM', '--'] if setpriv else []
 
 
 class Worker:
@@ -82,12 +85,12 @@ class Worker:
     self.stub = tff.framework.RemoteExecutorGrpcStub(self.channel)
     self._log = open(log_path, 'ab')
     self.process = subprocess.Popen(
-        [worker_binary_path(), f'--port={self.port}',
-         '--max_concurrent_computation_calls=-1'],
+        _die_with_parent_command() + [
+            worker_binary_path(), f'--port={self.port}',
+            '--max_concurrent_computation_calls=-1'],
         stdin=subprocess.DEVNULL,
         stdout=self._log,
-        stderr=subprocess.STDOUT,
-        preexec_fn=_die_with_parent)
+        stderr=subprocess.STDOUT)
     atexit.register(self.stop)
 
   def wait_ready(self, timeout: float = 60.0) -> None:

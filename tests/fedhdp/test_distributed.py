@@ -18,11 +18,10 @@ import dataclasses
 import math
 
 import numpy as np
-import portpicker
 import pytest
-import tensorflow_federated as tff
 
 import datasets
+from tff_hdp import distributed as runtime_lib
 from tff_hdp.fedhdp import distributed
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
@@ -36,7 +35,7 @@ INITIAL_CLIP = 0.5
 @pytest.fixture(scope='module')
 def workers():
   """Two worker_binary processes for this module; checked to be gone after."""
-  started = distributed.start_local_workers(2)
+  started = runtime_lib.start_local_workers(2)
   yield started
   for worker in started:
     worker.stop()
@@ -45,8 +44,8 @@ def workers():
 
 @pytest.fixture(scope='module')
 def context(workers):
-  return distributed.create_mergeable_context(
-      distributed.local_addresses(workers))
+  return runtime_lib.create_mergeable_context(
+      runtime_lib.local_addresses(workers))
 
 
 @pytest.fixture(scope='module')
@@ -93,73 +92,6 @@ def _assert_states_close(a, b, atol):
                              b['aggregator']['clip_norm'], rtol=1e-5)
   np.testing.assert_array_equal(a['aggregator']['noise_key'],
                                 b['aggregator']['noise_key'])
-
-
-@pytest.mark.parametrize('spec,expected', [
-    ('127.0.0.1:8000', ['127.0.0.1:8000']),
-    (' a:1, b.example.org:65535 ', ['a:1', 'b.example.org:65535']),
-    ('[::1]:9000', ['[::1]:9000']),
-])
-def test_parse_workers(spec, expected):
-  assert distributed.parse_workers(spec) == expected
-
-
-@pytest.mark.parametrize('spec,message', [
-    ('', 'at least one'),
-    ('localhost', 'not host:port'),
-    (':80', 'not host:port'),
-    ('h:0', 'not host:port'),
-    ('h:70000', 'not host:port'),
-    ('h:x', 'not host:port'),
-    ('a:1,,b:2', 'not host:port'),
-    ('a:1,a:1', 'listed twice'),
-])
-def test_parse_workers_refuses(spec, message):
-  with pytest.raises(ValueError, match=message) as e:
-    distributed.parse_workers(spec)
-  assert '\n' not in str(e.value)
-
-
-def test_unreachable_worker_is_named(workers):
-  address = f'127.0.0.1:{portpicker.pick_unused_port()}'
-  running = distributed.local_addresses(workers)
-  distributed.check_workers(running, timeout=5)
-  with pytest.raises(ConnectionError, match=address) as e:
-    distributed.check_workers(running + [address], timeout=0.5)
-  assert '\n' not in str(e.value)
-  with pytest.raises(ConnectionError, match=address):
-    distributed.create_mergeable_context([address], timeout=0.5)
-
-
-def test_federated_sum_over_two_workers(context):
-
-  @tff.federated_computation(tff.FederatedType(np.float32, tff.CLIENTS))
-  def federated_sum(values):
-    return tff.federated_sum(values)
-
-  with tff.framework.get_context_stack().install(context):
-    assert federated_sum([1.0, 2.0, 3.0, 4.0, 5.0]) == 15.0
-
-  # The same sum as an explicit form counting its subrounds: one per worker.
-  @tff.federated_computation(tff.FederatedType(np.float32, tff.CLIENTS))
-  def up_to_merge(values):
-    return tff.federated_zip(
-        (tff.federated_sum(values), tff.federated_value(1, tff.SERVER)))
-
-  @tff.tensorflow.computation((np.float32, np.int32), (np.float32, np.int32))
-  def merge(a, b):
-    return a[0] + b[0], a[1] + b[1]
-
-  @tff.federated_computation(up_to_merge.type_signature.parameter,
-                             up_to_merge.type_signature.result)
-  def after_merge(values, merged):
-    del values
-    return merged
-
-  form = tff.framework.MergeableCompForm(up_to_merge=up_to_merge, merge=merge,
-                                         after_merge=after_merge)
-  total, subrounds = context.invoke(form, [1.0, 2.0, 3.0, 4.0, 5.0])
-  assert (total, subrounds) == (15.0, 2)
 
 
 def test_rounds_match_single_machine(tff_runtime, backends, data):

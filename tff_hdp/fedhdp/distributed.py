@@ -13,23 +13,9 @@
 # limitations under the License.
 """FedHDP rounds spread over several TFF worker processes (paper 001, Alg. 2).
 
-TFF's distributed runtime: each worker is the `worker_binary` shipped in the
-TFF wheel (`runtime.worker_binary_path()`), started on any machine the driver
-can reach,
-
-    <site-packages>/tensorflow_federated/data/worker_binary --port=8000
-
-(it listens on every interface, unauthenticated: trusted networks only). The
-driver talks to each through an asynchronous context
-(`tff.framework.AsyncExecutionContext` over a
-`tff.framework.RemoteExecutor`), combined by
-`tff.backends.native.create_mergeable_comp_execution_context`. That context
-runs a `tff.framework.MergeableCompForm` in *subrounds*: the cohort is cut
-into one contiguous slice per worker, each worker runs `up_to_merge` on its
-slice, the partial results are folded with `merge`, and `after_merge` runs
-once on the merged value.
-
-A round of Algorithm 2 splits at its one aggregation:
+The runtime (workers, the mergeable context, stacks of per-client outputs,
+failure) is `tff_hdp.distributed`; this module is the FedHDP round as a
+`tff.framework.MergeableCompForm`. It splits at the round's one aggregation:
 
 - up_to_merge (per worker, on its clients j): broadcast theta^t, S^t; run
   ClientUpdate (`client_update`); clip and mask into the group slots
@@ -47,10 +33,10 @@ The sums differ from one machine's only by float summation order, and the DP
 noise is drawn once, after the merge, from the stateless key in the server
 state, so a distributed round equals the single-machine
 `tff_backend.TffBackend` round (same state in, same state, personal models
-and noise out). No worker ever
-adds noise: a worker sees only unnoised partial sums, so the workers must be
-as trusted as the server (they run inside its trust boundary; this is a
-simulation runtime, not secure aggregation).
+and noise out). No worker ever adds noise: a worker sees its clients'
+unnoised clipped updates and partial sums, so the workers must be as trusted
+as the server (they run inside its trust boundary; this is a simulation
+runtime, not secure aggregation).
 
 The personal models leave the workers inside the merged value (a SERVER-placed
 stack tagged with each client's cohort position) rather than as CLIENTS-placed
@@ -58,212 +44,22 @@ results: a CLIENTS-placed result of a `MergeableCompForm` can only come from
 `after_merge`, which would have to re-run client training. The driver gets
 them back in its original client order.
 
-Costs and failure: `after_merge` receives the original argument of one slice
-(TFF's `MergeableCompForm` contract), so that slice's datasets travel twice.
-A worker that stops answering mid-round makes TFF retry its subround until it
-answers again (TFF's retry policy for unavailable workers): restart it on the
-same port.
+Cost: `after_merge` receives the original argument of one slice (TFF's
+`MergeableCompForm` contract), so that slice's datasets travel twice.
 """
 
 import collections
 from typing import Optional, Sequence
 
-import grpc
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
+from tff_hdp import distributed
+from tff_hdp import models
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import hdp_process
-from tff_hdp import models
-from tff_hdp import runtime
 from tff_hdp.fedhdp import tff_backend
-
-def parse_workers(spec: str) -> list[str]:
-  """'host:port,host:port' -> ['host:port', ...], checked.
-
-  Args:
-    spec: Comma-separated worker addresses (IPv6 hosts in brackets,
-      '[::1]:8000').
-
-  Returns:
-    The addresses, in order.
-
-  Raises:
-    ValueError: (one line) empty list, an entry that is not host:port with an
-      integer port in [1, 65535], or an address given twice.
-  """
-  items = [s.strip() for s in spec.split(',')] if spec.strip() else []
-  if not items:
-    raise ValueError('tff_workers must list at least one host:port')
-  addresses = []
-  for item in items:
-    host, sep, port = item.rpartition(':')
-    if not sep or not host or not port.isdigit() or not (
-        1 <= int(port) <= 65535):
-      raise ValueError(f'tff_workers: {item!r} is not host:port with a port '
-                       'in [1, 65535]')
-    address = f'{host}:{int(port)}'
-    if address in addresses:
-      raise ValueError(f'tff_workers: {address} is listed twice')
-    addresses.append(address)
-  return addresses
-
-
-def start_local_workers(n: int) -> list[runtime.Worker]:
-  """Starts n `worker_binary` processes on this machine, ready to serve.
-
-  Each is a `runtime.Worker` (log file, dies with this process, `stop()`);
-  their addresses are `local_addresses(workers)`. The caller stops them.
-
-  Args:
-    n: Number of workers, >= 1.
-
-  Returns:
-    The workers.
-  """
-  if n < 1:
-    raise ValueError(f'n must be >= 1 workers, got {n}')
-  workers = []
-  try:
-    for _ in range(n):
-      workers.append(runtime.Worker())
-    for worker in workers:
-      worker.wait_ready()
-  except BaseException:
-    for worker in workers:
-      worker.stop()
-    raise
-  return workers
-
-
-def local_addresses(workers: Sequence[runtime.Worker]) -> list[str]:
-  """'127.0.0.1:port' of each local worker."""
-  return [f'127.0.0.1:{w.port}' for w in workers]
-
-
-def _connect(address: str, timeout: float) -> grpc.Channel:
-  """A gRPC channel to the worker at `address`, once it answers."""
-  channel = grpc.insecure_channel(address, runtime.GRPC_OPTIONS)
-  try:
-    grpc.channel_ready_future(channel).result(timeout=timeout)
-  except grpc.FutureTimeoutError:
-    channel.close()
-    raise ConnectionError(
-        f'tff_workers: no TFF worker answers at {address} after {timeout:g}s '
-        f'(start one with {runtime.worker_binary_path()} --port=PORT)'
-    ) from None
-  return channel
-
-
-def check_workers(addresses: Sequence[str], timeout: float = 10.0) -> None:
-  """Raises ConnectionError (one line naming it) unless every worker answers.
-
-  For drivers that refuse bad input before writing anything.
-  """
-  for address in addresses:
-    _connect(address, timeout).close()
-
-
-def create_async_context(
-    stub: tff.framework.RemoteExecutorStub
-) -> tff.framework.AsyncExecutionContext:
-  """An asynchronous TFF context executing on the worker behind `stub`.
-
-  The same stack as `runtime.create_local_cpp_context` (a `RemoteExecutor`
-  with the CLIENTS cardinality set), asynchronous so that a mergeable context
-  can drive several at once.
-
-  Args:
-    stub: The worker's `tff.framework.RemoteExecutorGrpcStub`.
-
-  Returns:
-    The context.
-  """
-
-  return tff.framework.AsyncExecutionContext(
-      executor_fn=runtime.executor_factory(stub),
-      compiler_fn=tff.backends.native.desugar_and_transform_to_native,
-      transform_args=tff.tensorflow.transform_args,
-      transform_result=tff.tensorflow.transform_result)
-
-
-def create_mergeable_context(
-    addresses: Sequence[str],
-    *,
-    timeout: float = 60.0) -> tff.framework.MergeableCompExecutionContext:
-  """One asynchronous context per worker, combined into a mergeable context.
-
-  It runs a `tff.framework.MergeableCompForm` (or a computation with a single
-  aggregation, which it compiles to one) with one subround per worker. Invoke
-  it with `context.invoke(form, arg)`, or install it
-  (`tff.framework.get_context_stack().install(context)`) and call
-  computations. The gRPC channels close when the context is collected.
-
-  Args:
-    addresses: 'host:port' of each running worker (see `parse_workers`).
-    timeout: Seconds to wait for each worker to answer.
-
-  Returns:
-    The context.
-
-  Raises:
-    ConnectionError: A worker does not answer (one line naming it).
-  """
-  if not addresses:
-    raise ValueError('addresses must name at least one TFF worker')
-  contexts = [
-      create_async_context(
-          tff.framework.RemoteExecutorGrpcStub(_connect(a, timeout)))
-      for a in addresses
-  ]
-  return tff.backends.native.create_mergeable_comp_execution_context(contexts)
-
-
-def _stack_computations(weights_type):
-  """(empty, push, concat) of a stack of (cohort position, personal model).
-
-  The stack has a leading dimension of unknown size, so `federated_aggregate`
-  can grow it client by client and `merge` can concatenate two.
-  """
-  stack_type = tff.types.to_type(
-      collections.OrderedDict(
-          position=tff.TensorType(np.int32, (None,)),
-          weights=[
-              tff.TensorType(np.float32, (None,) + tuple(t.shape))
-              for t in weights_type
-          ]))
-
-  @tff.tensorflow.computation
-  def empty():
-
-    def unknown_length(x):
-      return tf.raw_ops.PlaceholderWithDefault(
-          input=x, shape=[None] + x.shape[1:].as_list())
-
-    return collections.OrderedDict(
-        position=unknown_length(tf.zeros([0], tf.int32)),
-        weights=[
-            unknown_length(tf.zeros((0,) + tuple(t.shape), tf.float32))
-            for t in weights_type
-        ])
-
-  @tff.tensorflow.computation(stack_type, (weights_type, np.int32))
-  def push(stack, item):
-    weights, position = item
-    return collections.OrderedDict(
-        position=tf.concat([stack['position'], [position]], 0),
-        weights=[
-            tf.concat([s, w[tf.newaxis]], 0)
-            for s, w in zip(stack['weights'], weights)
-        ])
-
-  @tff.tensorflow.computation(stack_type, stack_type)
-  def concat(a, b):
-    return tf.nest.map_structure(lambda x, y: tf.concat([x, y], 0), a, b)
-
-  return empty, push, concat
-
 
 def build_round_form(spec: models.ModelSpec,
                      factory: hdp_factory.HeterogeneousDPFactory,
@@ -289,7 +85,6 @@ def build_round_form(spec: models.ModelSpec,
       spec,
       agg.initial_state.type_signature.result,
       **settings.process_kwargs())
-  empty, push, concat = _stack_computations(weights_type)
 
   @tff.tensorflow.computation(state_type)
   def select_clip_norm(state):
@@ -304,10 +99,6 @@ def build_round_form(spec: models.ModelSpec,
   @tff.tensorflow.computation(records_type, records_type)
   def add_totals(a, b):
     return tf.nest.map_structure(tf.add, a, b)
-
-  @tff.tensorflow.computation(empty.type_signature.result)
-  def identity(stack):
-    return stack
 
   @tff.federated_computation(
       tff.FederatedType(state_type, tff.SERVER),
@@ -325,14 +116,14 @@ def build_round_form(spec: models.ModelSpec,
         tff.federated_map(select_clip_norm, state))
     records = tff.federated_map(agg.client_records,
                                 (outputs.delta, client_info.group, clip_norm))
-    stack = tff.federated_aggregate(
-        tff.federated_zip((outputs.personal, position)), empty(), push, concat,
-        identity)
+    stack = distributed.gather_stack(outputs.personal, position,
+                                     weights_type)
     return tff.federated_zip(
         collections.OrderedDict(
             totals=tff.federated_sum(records), personal=stack))
 
   merged_type = up_to_merge.type_signature.result.member
+  concat = distributed.stack_computations(weights_type)[2]
 
   @tff.tensorflow.computation(merged_type, merged_type)
   def merge(a, b):
@@ -353,33 +144,6 @@ def build_round_form(spec: models.ModelSpec,
 
   return tff.framework.MergeableCompForm(
       up_to_merge=up_to_merge, merge=merge, after_merge=after_merge)
-
-
-def _initialize_form(
-    aggregation: tff.templates.AggregationProcess
-) -> tff.framework.MergeableCompForm:
-  """The aggregator's initial state as a form (each worker computes it).
-
-  An explicit form: the mergeable context's compiler would also take
-  `aggregation.initialize`, but it has no aggregation to split on.
-  """
-  state_type = aggregation.initialize.type_signature.result
-
-  @tff.federated_computation
-  def up_to_merge():
-    return aggregation.initialize()
-
-  @tff.tensorflow.computation(state_type.member, state_type.member)
-  def first(a, b):
-    del b  # The same value.
-    return a
-
-  @tff.federated_computation(state_type)
-  def after_merge(state):
-    return state
-
-  return tff.framework.MergeableCompForm(
-      up_to_merge=up_to_merge, merge=first, after_merge=after_merge)
 
 
 class DistributedTffBackend:
@@ -408,11 +172,11 @@ class DistributedTffBackend:
       initial_weights: theta^0.
       factory: The heterogeneous-DP aggregation.
       settings: What every client does.
-      workers: 'host:port' of each running worker (see `parse_workers`);
-        empty when `context` is given.
+      workers: 'host:port' of each running worker (see
+        `distributed.parse_workers`); empty when `context` is given.
       timeout: Seconds to wait for each worker to answer.
-      context: A mergeable context (`create_mergeable_context`) to use
-        instead of connecting to `workers`.
+      context: A mergeable context (`distributed.create_mergeable_context`)
+        to use instead of connecting to `workers`.
 
     Raises:
       ValueError: Inconsistent settings (one line naming the argument).
@@ -427,8 +191,8 @@ class DistributedTffBackend:
                        'or a context, not both or neither')
     self._settings = settings
     self._workers = list(workers)
-    self._context = context or create_mergeable_context(self._workers,
-                                                        timeout=timeout)
+    self._context = context or distributed.create_mergeable_context(
+        self._workers, timeout=timeout)
     weights_type = tff.types.to_type([(np.float32, s) for s in spec.shapes])
     self._aggregation = factory.create(weights_type, tff.TensorType(np.int32))
     self._initial_weights = [np.asarray(w, np.float32) for w in initial_weights]
@@ -438,7 +202,8 @@ class DistributedTffBackend:
             round_num=np.int32,
             aggregator=self._aggregation.state_type.member))
     self._form = build_round_form(spec, factory, settings, state_type)
-    self._initialize_form = _initialize_form(self._aggregation)
+    self._initialize_form = distributed.initialize_form(
+        self._aggregation.initialize)
 
   @property
   def workers(self) -> list[str]:
@@ -473,12 +238,7 @@ class DistributedTffBackend:
             state, datasets, [list(p) for p in personal_weights],
             list(client_info), list(np.arange(num_clients, dtype=np.int32))
         ])
-    position = np.asarray(stack['position'])
-    if sorted(position.tolist()) != list(range(num_clients)):
-      raise RuntimeError(f'workers returned personal models for positions '
-                         f'{sorted(position.tolist())}, expected 0..'
-                         f'{num_clients - 1}')
-    order = np.argsort(position)
-    personal = [[np.asarray(w)[k] for w in stack['weights']] for k in order]
+    personal = [list(p) for p in distributed.in_cohort_order(stack,
+                                                            num_clients)]
     return (tff_backend.to_numpy(new_state), personal,
             {k: float(v) for k, v in measurements.items()})

@@ -111,6 +111,10 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
   def rule(self) -> str:
     return self._rule
 
+  @property
+  def num_clients(self) -> int:
+    return self._n
+
   def server_weights(self, updates: tf.Tensor, state):
     """(w, sigma^2 estimate, new state) from the [n, p] stacked updates.
 

@@ -70,6 +70,8 @@ class RobustHdpConfig:
     eval_every: Evaluate every k rounds (and after the last).
     backend: 'tff' (TFF's runtime) or 'direct' (the same round in plain TF,
       bit-identical, faster; see `process.DirectRunner`).
+    tff_workers: 'host:port' of running TFF workers (backend 'tff'): each
+      round's clients are spread over them (`distributed`), same results.
     seed: Seed of the initial model and every client's batches and noise.
   """
   algorithm: str
@@ -91,6 +93,7 @@ class RobustHdpConfig:
   pfa_rank: int = 1
   eval_every: int = 10
   backend: str = 'tff'
+  tff_workers: tuple[str, ...] = ()
   seed: int = 0
 
   def check(self) -> None:
@@ -124,6 +127,9 @@ class RobustHdpConfig:
     if self.backend not in BACKENDS:
       raise ValueError(f'backend must be one of {", ".join(BACKENDS)}, got '
                        f'{self.backend!r}')
+    if self.tff_workers and self.backend != 'tff':
+      raise ValueError('tff_workers needs backend tff (TFF workers run TFF '
+                       f'computations), got backend {self.backend!r}')
     if self.rpca_method not in RPCA_METHODS:
       raise ValueError(f'rpca_method must be one of {", ".join(RPCA_METHODS)}'
                        f', got {self.rpca_method!r}')

@@ -29,6 +29,7 @@ y [N_i]); DP-SGD samples its batches itself (Poisson by default).
 
 import collections
 import functools
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -53,23 +54,34 @@ def dataset_type(spec: models.ModelSpec) -> tff.SequenceType:
                            tff.TensorType(np.int32, (None,))))
 
 
-def build_process(spec: models.ModelSpec,
-                  initial_weights,
-                  aggregator: tff.aggregators.WeightedAggregationFactory,
-                  *,
-                  settings: dp_sgd.DpSgdSettings,
-                  private: bool = True,
-                  seed: int = 0) -> tff.templates.IterativeProcess:
-  """Builds the Robust-HDP (or baseline) training process.
+class RoundParts(NamedTuple):
+  """The pieces of a round that the process and the distributed form share.
 
-  Args:
-    spec: The model.
-    initial_weights: theta^0.
-    aggregator: The rule's factory; a client's weight is its index.
-    settings: DP-SGD's c, eta_l, K and batch sampling.
-    private: False trains every client with plain SGD (no clip, no noise).
-    seed: Seed of every client's batches and noise.
+  `state_type` is the server state's type; `initialize` the process's; the
+  other computations are those named in `build_process`'s round:
+  `server_message` (SERVER state -> the clients'
+  weights and round key), `client_fn` (a client's dataset, info and message
+  -> its Delta_i), `server_apply` (state, aggregate, aggregator state -> the
+  new state); `aggregation` is the rule's `tff.templates.AggregationProcess`
+  and `factory` the factory it came from.
   """
+  state_type: tff.Type
+  initialize: tff.Computation
+  server_message: tff.Computation
+  client_fn: tff.Computation
+  server_apply: tff.Computation
+  aggregation: tff.templates.AggregationProcess
+  factory: aggregator_lib.NoiseAwareAggregationFactory
+
+
+def build_round_parts(spec: models.ModelSpec,
+                      initial_weights,
+                      aggregator: aggregator_lib.NoiseAwareAggregationFactory,
+                      *,
+                      settings: dp_sgd.DpSgdSettings,
+                      private: bool = True,
+                      seed: int = 0) -> RoundParts:
+  """The round's computations (arguments as `build_process`)."""
   dp_sgd.check_settings(settings)
   w_type = weights_type(spec)
   aggregation = aggregator.create(w_type, tff.TensorType(np.int32))
@@ -104,27 +116,53 @@ def build_process(spec: models.ModelSpec,
         aggregator=aggregator_state)
 
   @tff.federated_computation
-  def initialize_fn():
+  def initialize():
     return tff.federated_zip(
         collections.OrderedDict(
             global_weights=tff.federated_eval(initial_model, tff.SERVER),
             round_num=tff.federated_value(np.int32(0), tff.SERVER),
             aggregator=aggregation.initialize()))
 
+  return RoundParts(state_type, initialize, server_message, client_fn,
+                    server_apply, aggregation, aggregator)
+
+
+def build_process(spec: models.ModelSpec,
+                  initial_weights,
+                  aggregator: aggregator_lib.NoiseAwareAggregationFactory,
+                  *,
+                  settings: dp_sgd.DpSgdSettings,
+                  private: bool = True,
+                  seed: int = 0) -> tff.templates.IterativeProcess:
+  """Builds the Robust-HDP (or baseline) training process.
+
+  Args:
+    spec: The model.
+    initial_weights: theta^0.
+    aggregator: The rule's factory; a client's weight is its index.
+    settings: DP-SGD's c, eta_l, K and batch sampling.
+    private: False trains every client with plain SGD (no clip, no noise).
+    seed: Seed of every client's batches and noise.
+  """
+  parts = build_round_parts(spec, initial_weights, aggregator,
+                            settings=settings, private=private, seed=seed)
+  aggregation = parts.aggregation
+
   @tff.federated_computation(
-      tff.FederatedType(state_type, tff.SERVER),
+      tff.FederatedType(parts.state_type, tff.SERVER),
       tff.FederatedType(dataset_type(spec), tff.CLIENTS),
       tff.FederatedType(CLIENT_INFO_TYPE, tff.CLIENTS))
   def next_fn(state, client_data, client_info):
     message = tff.federated_broadcast(
-        tff.federated_map(server_message, state))
-    deltas = tff.federated_map(client_fn, (client_data, client_info, message))
+        tff.federated_map(parts.server_message, state))
+    deltas = tff.federated_map(parts.client_fn,
+                               (client_data, client_info, message))
     aggregate = aggregation.next(state.aggregator, deltas, client_info.index)
     new_state = tff.federated_map(
-        server_apply, (state, aggregate.result, aggregate.state))
+        parts.server_apply, (state, aggregate.result, aggregate.state))
     return new_state, aggregate.measurements
 
-  return tff.templates.IterativeProcess(initialize_fn, next_fn)
+  return tff.templates.IterativeProcess(parts.initialize, next_fn)
 
 
 def client_step(spec: models.ModelSpec, weights, x, y, info, round_key, *,

@@ -91,6 +91,26 @@ def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
                                                      **kwargs)
 
 
+def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
+                 factory: aggregator_lib.NoiseAwareAggregationFactory,
+                 settings: dp_sgd.DpSgdSettings):
+  """What runs the rounds: `initialize()` and `next(state, client_data,
+  client_info)` of the TFF process, its round over `config.tff_workers`, or
+  the direct runner (all the same round)."""
+  kwargs = dict(settings=settings, seed=config.seed,
+                private=config.algorithm != 'non_private')
+  if config.backend == 'direct':
+    return process_lib.DirectRunner(spec, spec.init(config.seed), factory,
+                                    **kwargs)
+  if config.tff_workers:
+    from tff_hdp.robust_hdp import distributed  # pylint: disable=g-import-not-at-top
+    return distributed.DistributedRunner(spec, spec.init(config.seed),
+                                         factory, workers=config.tff_workers,
+                                         **kwargs)
+  return process_lib.build_process(spec, spec.init(config.seed), factory,
+                                   **kwargs)
+
+
 def local_accuracies(spec: models.ModelSpec, weights,
                      data: federated_data.FederatedData) -> list[float]:
   """The global model's accuracy (%) on each client's local test data."""
@@ -133,10 +153,7 @@ def train(config: config_lib.RobustHdpConfig,
                                   learning_rate=config.learning_rate,
                                   local_epochs=config.local_epochs,
                                   poisson=config.poisson)
-  build = (process_lib.build_process if config.backend == 'tff' else
-           process_lib.DirectRunner)
-  process = build(spec, spec.init(config.seed), factory, settings=settings,
-                  private=config.algorithm != 'non_private', seed=config.seed)
+  process = build_runner(config, spec, factory, settings)
   client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
                  if config.backend == 'tff' else list(data.train))
   info = [
