@@ -88,6 +88,9 @@ def main(argv):
             f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
   cli.check(flags.FLAGS.poisson_sampling, '--nopoisson_sampling is not audited: the '
             'accounting (and the audit) assumes Poisson batches')
+  cli.check(not flags.FLAGS.tff_workers,
+            '--tff_workers is not supported by an audit (one client\'s '
+            'DP-SGD runs in this process)')
   config = run_robust_hdp.build_configs()[0]
   cli.check(config.algorithm != 'non_private',
             '--algorithm=non_private has no private client to audit')

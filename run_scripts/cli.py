@@ -21,10 +21,12 @@ lines and exits 1, so binaries pass `parse_flags` to `app.run` and raise
 
 import concurrent.futures
 import fcntl
+import json
 import os
 import subprocess
 import sys
-from typing import Callable, Mapping, NoReturn, Optional, Sequence, TextIO
+from typing import (Any, Callable, Mapping, NamedTuple, NoReturn, Optional,
+                    Sequence, TextIO)
 
 from absl import flags
 
@@ -143,6 +145,101 @@ def define_accountant_flag(drives: str):
       'PLD accountant (the tightest: a smaller epsilon for the same noise).')
 
 
+class RunFlags(NamedTuple):
+  """The flags every `run_<system>.py` shares (absl flag holders)."""
+  output_dir: flags.FlagHolder
+  progress: flags.FlagHolder
+  checkpoint_every: flags.FlagHolder
+  tff_workers: flags.FlagHolder
+
+
+def define_run_flags(default_output_dir: str, merged: str) -> RunFlags:
+  """--output_dir, --progress, --checkpoint_every and --tff_workers (see
+  `define_tff_workers_flag` for `merged`)."""
+  return RunFlags(
+      output_dir=flags.DEFINE_string('output_dir', default_output_dir,
+                                     'Where results are written.'),
+      progress=flags.DEFINE_bool('progress', True, 'Show a progress bar.'),
+      checkpoint_every=flags.DEFINE_integer(
+          'checkpoint_every', 10, 'Save progress every k rounds under '
+          '<output_dir>/checkpoints/; re-running the same command resumes.'),
+      tff_workers=define_tff_workers_flag(merged))
+
+
+def check_run_flags(run: RunFlags) -> None:
+  """The shared flags' checks that need no work: the output directory, k,
+  and the workers' addresses (`check_tff_workers` then reaches them)."""
+  check_output_dir(run.output_dir.value)
+  check(run.checkpoint_every.value >= 1,
+        f'--checkpoint_every must be >= 1, got {run.checkpoint_every.value}')
+  if run.tff_workers.value:
+    from tff_hdp import worker_addresses  # pylint: disable=g-import-not-at-top
+    try:
+      worker_addresses.parse_workers(','.join(run.tff_workers.value))
+    except ValueError as e:
+      raise UsageError(f'--{e}') from None
+
+
+def train_each(run: RunFlags, named_configs, train: Callable[..., dict],
+               data, describe: Callable[[dict], str],
+               extra_arguments: Optional[Callable[[Any, str], dict]] = None
+               ) -> list[dict]:
+  """What every `run_<system>.py` does once its input is checked: claims the
+  output directory, then trains each (name, config) on `data` with its
+  TensorBoard summaries under `tensorboard/<name>/` and its checkpoints
+  under `checkpoints/<name>/` (resuming from them), in our TFF context,
+  printing `<name>: <describe(record)>` after each.
+
+  Args:
+    run: The binary's `define_run_flags`.
+    named_configs: (name, config) pairs.
+    train: The system's `training.train`.
+    data: The federated data.
+    describe: A record's one-line summary.
+    extra_arguments: (config, name) -> more keyword arguments of `train`.
+
+  Returns:
+    The records, each with its 'name'.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
+  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+  output_dir = run.output_dir.value
+  claim_output_dir(output_dir)
+  records = []
+  with runtime.local_cpp_context():
+    for name, config in named_configs:
+      writer = tf.summary.create_file_writer(
+          os.path.join(output_dir, 'tensorboard', name))
+      try:
+        record = train(
+            config, data, summary_writer=writer, progress=run.progress.value,
+            checkpoint_dir=os.path.join(output_dir, 'checkpoints', name),
+            checkpoint_every=run.checkpoint_every.value,
+            **(extra_arguments(config, name) if extra_arguments else {}))
+      except checkpoint.CheckpointMismatchError as e:
+        raise UsageError(str(e)) from None
+      finally:
+        writer.close()
+      record['name'] = name
+      records.append(record)
+      print(f'{name}: {describe(record)}', flush=True)
+  return records
+
+
+def write_results(output_dir: str, title: str, table: str,
+                  records: Sequence[dict], **extra) -> None:
+  """Prints the table under its title and writes `results.json` (`extra`,
+  the command line and the records) and `table.txt`."""
+  print('\n' + title + '\n' + table)
+  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
+    json.dump({**extra, 'argv': sys.argv, 'runs': list(records)}, f,
+              indent=1)
+  with open(os.path.join(output_dir, 'table.txt'), 'w') as f:
+    f.write(title + '\n' + table + '\n')
+  print(f'\nwrote {os.path.join(output_dir, "results.json")}')
+
+
 def define_tff_workers_flag(merged: str):
   """--tff_workers=host:port,...; `merged`: what the workers' partial results
   are and what happens once, after the merge, in this binary."""
@@ -154,13 +251,15 @@ def define_tff_workers_flag(merged: str):
 
 
 def check_tff_workers(values: Sequence[str]) -> tuple[str, ...]:
-  """The --tff_workers addresses, each answering, or one line and exit 2."""
+  """The --tff_workers addresses, each answering, or one line and exit 2.
+
+  It loads no TensorFlow: call it before the binary does."""
   if not values:
     return ()
-  from tff_hdp import distributed  # pylint: disable=g-import-not-at-top
+  from tff_hdp import worker_addresses  # pylint: disable=g-import-not-at-top
   try:
-    addresses = distributed.parse_workers(','.join(values))
-    distributed.check_workers(addresses)
+    addresses = worker_addresses.parse_workers(','.join(values))
+    worker_addresses.check_workers(addresses)
   except ValueError as e:
     raise UsageError(f'--{e}') from None
   except ConnectionError as e:

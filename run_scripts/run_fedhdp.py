@@ -43,7 +43,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import dataclasses
-import json
 
 from absl import app
 from absl import flags
@@ -125,18 +124,13 @@ _POISSON = flags.DEFINE_bool('poisson_sampling', False,
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate the global model every k rounds.')
 _SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
-_OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/run',
-                                  'Where results are written.')
-_PROGRESS = flags.DEFINE_bool('progress', True, 'Show a progress bar.')
 _BACKEND = flags.DEFINE_enum(
     'backend', 'tff', ['tff', 'vectorized'],
     'How rounds run: TFF\'s runtime, or the whole cohort as stacked tensors '
     'in one tf.function (same algorithm and results, faster).')
-_TFF_WORKERS = cli.define_tff_workers_flag(
+_RUN = cli.define_run_flags(
+    'results/run',
     'the DP noise is added once, after their partial sums are merged')
-_CHECKPOINT_EVERY = flags.DEFINE_integer(
-    'checkpoint_every', 10, 'Save progress every k rounds under '
-    '<output_dir>/checkpoints/; re-running the same command resumes.')
 
 # Preset attribute -> flag it fills when the flag is not given.
 _FROM_PRESET = {
@@ -219,8 +213,6 @@ def build_configs():
             f'--r must be in [0, 1], got {",".join(_R.value)}')
   cli.check(0.0 < flags.FLAGS.delta < 1.0,
             f'--delta must be in (0, 1), got {flags.FLAGS.delta}')
-  cli.check(_CHECKPOINT_EVERY.value >= 1,
-            f'--checkpoint_every must be >= 1, got {_CHECKPOINT_EVERY.value}')
   cli.check(_NUM_CLIENTS.value is None or _NUM_CLIENTS.value >= 1,
             f'--num_clients must be >= 1, got {_NUM_CLIENTS.value}')
   num_clients = _NUM_CLIENTS.value or preset.num_clients
@@ -261,7 +253,7 @@ def build_configs():
         eval_every=_EVAL_EVERY.value,
         seed=_SEED.value,
         backend=_BACKEND.value,
-        tff_workers=tuple(_TFF_WORKERS.value))
+        tff_workers=tuple(_RUN.tff_workers.value))
     try:
       config.validate(num_clients)
       config_lib.resolve_noise(config)
@@ -302,8 +294,9 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
-  cli.check_output_dir(_OUTPUT_DIR.value)
+  cli.check_run_flags(_RUN)
   configs, preset, num_clients = build_configs()
+  cli.check_tff_workers(_RUN.tff_workers.value)
 
   import datasets  # pylint: disable=g-import-not-at-top
   dataset = _DATASET.value or preset.dataset
@@ -321,39 +314,20 @@ def main(argv):
     except ValueError as e:
       raise usage_error(e) from None
 
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
-  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+  # Everything was checked: only now is anything written.
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
 
-  cli.check_tff_workers(_TFF_WORKERS.value)
+  def describe(record):
+    return ' '.join(
+        f'{k}={v:.2f}' for k, v in record['metrics'].items()
+        if v is not None and not k.endswith('_var')) + ' ' + ' '.join(
+            f'epsilon[{g}]={e:.3f}' for g, e in record['epsilon'].items())
 
-  # Everything was checked: only now is anything written. TensorFlow is
-  # imported only now, so that refusing bad input stays fast.
-  output_dir = _OUTPUT_DIR.value
-  cli.claim_output_dir(output_dir)
-  records = []
-  with runtime.local_cpp_context():
-    for config in configs:
-      name = _run_name(config)
-      writer = tf.summary.create_file_writer(
-          os.path.join(output_dir, 'tensorboard', name))
-      try:
-        record = training.train(
-            config, data, summary_writer=writer, progress=_PROGRESS.value,
-            checkpoint_dir=os.path.join(output_dir, 'checkpoints', name),
-            checkpoint_every=_CHECKPOINT_EVERY.value,
-            store_dir=_store_dir(config, data, output_dir, name))
-      except checkpoint.CheckpointMismatchError as e:
-        raise cli.UsageError(str(e)) from None
-      writer.close()
-      record['name'] = name
-      records.append(record)
-      print(f'{name}: ' + ' '.join(
-          f'{k}={v:.2f}' for k, v in record['metrics'].items()
-          if v is not None and not k.endswith('_var')) + ' ' + ' '.join(
-              f'epsilon[{g}]={e:.3f}' for g, e in record['epsilon'].items()),
-            flush=True)
+  output_dir = _RUN.output_dir.value
+  records = cli.train_each(
+      _RUN, [(_run_name(c), c) for c in configs], training.train, data,
+      describe, lambda config, name: dict(
+          store_dir=_store_dir(config, data, output_dir, name)))
   rows = [table_rows.run_row(r) for r in records]
   table = tables.format_text(rows, table_rows.HEADER)
   table += '\n' + claims.fedhdp(
@@ -363,14 +337,8 @@ def main(argv):
   title = (f'dataset={data.name} clients={data.num_clients} '
            f'rounds={configs[0].rounds} clients_per_round='
            f'{configs[0].clients_per_round} delta={configs[0].delta}')
-  print('\n' + title + '\n' + table)
-  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
-    json.dump({'preset': dataclasses.asdict(preset),
-               'argv': sys.argv,
-               'runs': records}, f, indent=1)
-  with open(os.path.join(output_dir, 'table.txt'), 'w') as f:
-    f.write(title + '\n' + table + '\n')
-  print(f'\nwrote {os.path.join(output_dir, "results.json")}')
+  cli.write_results(output_dir, title, table, records,
+                    preset=dataclasses.asdict(preset))
 
 
 if __name__ == '__main__':

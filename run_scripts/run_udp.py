@@ -16,6 +16,7 @@
     python run_scripts/run_udp.py --algorithm=all
     python run_scripts/run_udp.py --dataset=cifar10 --data_dir=DIR \
         --clip=0.1 --target_epsilon=4
+    python run_scripts/run_udp.py --backend=tff --tff_workers=hostA:8000,hostB:8000
 
 `--algorithm=all` runs UDP-Alg, its clip-only ablation (z = 0: what
 clipping alone costs), Noiseless (the same HyperNetFL without clipping or
@@ -44,7 +45,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import dataclasses
-import json
 from typing import Optional
 
 from absl import app
@@ -140,12 +140,10 @@ _BACKEND = flags.DEFINE_enum(
     'backend', 'direct', config_lib.BACKENDS,
     'How rounds run: one tf.function (direct), or the IterativeProcess on '
     'TFF\'s runtime (tff; the same results, slower).')
-_OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/udp',
-                                  'Where results are written.')
-_PROGRESS = flags.DEFINE_bool('progress', True, 'Show a progress bar.')
-_CHECKPOINT_EVERY = flags.DEFINE_integer(
-    'checkpoint_every', 10, 'Save progress every k rounds under '
-    '<output_dir>/checkpoints/; re-running the same command resumes.')
+_RUN = cli.define_run_flags(
+    'results/udp',
+    'they sum the users\' clipped weighted hypernetwork gradients, and the '
+    'noise is added once, after the merge')
 
 _HEADER = ('algorithm', 'epsilon', 'accuracy (mean)', 'accuracy (var)',
            'noise stddev')
@@ -181,7 +179,8 @@ def build_configs(num_users: int, median_size: float,
       embedding_learning_rate=_value(_EMBEDDING_LR,
                                      'embedding_learning_rate'),
       delta=_DELTA.value, accountant=_ACCOUNTANT.value, eval_every=_value(_EVAL_EVERY, 'eval_every'),
-      seed=_SEED.value, backend=_BACKEND.value)
+      seed=_SEED.value, backend=_BACKEND.value,
+      tff_workers=tuple(_RUN.tff_workers.value))
   try:
     config_lib.UdpConfig(**common).validate()
   except ValueError as e:
@@ -238,42 +237,29 @@ def main(argv):
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
-  cli.check_output_dir(_OUTPUT_DIR.value)
+  cli.check_run_flags(_RUN)
   data, configs = load_and_configure()
+  cli.check_tff_workers(_RUN.tff_workers.value)
 
   # Everything was checked: only now is anything written.
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
-  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
 
-  output_dir = _OUTPUT_DIR.value
-  cli.claim_output_dir(output_dir)
-  records, rows = [], []
-  with runtime.local_cpp_context():
-    for config in configs:
-      writer = tf.summary.create_file_writer(
-          os.path.join(output_dir, 'tensorboard', config.algorithm))
-      try:
-        record = training.train(
-            config, data, summary_writer=writer, progress=_PROGRESS.value,
-            checkpoint_dir=os.path.join(output_dir, 'checkpoints',
-                                        config.algorithm),
-            checkpoint_every=_CHECKPOINT_EVERY.value)
-      except checkpoint.CheckpointMismatchError as e:
-        raise cli.UsageError(str(e)) from None
-      writer.close()
-      records.append(record)
-      epsilon = record['epsilon']
-      metrics = record['metrics']
-      rows.append((config.algorithm,
-                   '—' if epsilon is None else f'{epsilon:.2f}',
-                   f'{metrics["accuracy_mean"]:.2f}',
-                   f'{metrics["accuracy_var"]:.1f}',
-                   f'{record["setup"]["noise_stddev"]:.3g}'))
-      print(f'{config.algorithm}: accuracy={metrics["accuracy_mean"]:.2f} '
-            f'epsilon={"none" if epsilon is None else f"{epsilon:.3f}"}',
-            flush=True)
+  def describe(record):
+    epsilon = record['epsilon']
+    return (f'accuracy={record["metrics"]["accuracy_mean"]:.2f} '
+            f'epsilon={"none" if epsilon is None else f"{epsilon:.3f}"}')
+
+  records = cli.train_each(_RUN, [(c.algorithm, c) for c in configs],
+                           training.train, data, describe)
+  rows = []
+  for config, record in zip(configs, records):
+    epsilon = record['epsilon']
+    metrics = record['metrics']
+    rows.append((config.algorithm,
+                 '—' if epsilon is None else f'{epsilon:.2f}',
+                 f'{metrics["accuracy_mean"]:.2f}',
+                 f'{metrics["accuracy_var"]:.1f}',
+                 f'{record["setup"]["noise_stddev"]:.3g}'))
   table = tables.format_text(rows, _HEADER)
   table += '\n' + claims.udp(
       {c.algorithm: (r['metrics']['accuracy_mean'], r['epsilon'])
@@ -282,12 +268,7 @@ def main(argv):
   title = (f'dataset={data.name} users={data.num_clients} rounds={c.rounds} '
            f'q={c.sampling_rate:g} S={c.clip:g} z={c.noise_multiplier:.4g} '
            f'w_hat={c.sample_cap:g} delta={c.delta:g}')
-  print('\n' + title + '\n' + table)
-  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
-    json.dump({'argv': sys.argv, 'runs': records}, f, indent=1)
-  with open(os.path.join(output_dir, 'table.txt'), 'w') as f:
-    f.write(title + '\n' + table + '\n')
-  print(f'\nwrote {os.path.join(output_dir, "results.json")}')
+  cli.write_results(_RUN.output_dir.value, title, table, records)
 
 
 if __name__ == '__main__':

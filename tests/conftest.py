@@ -67,3 +67,17 @@ def tff_runtime():
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   runtime.install_local_cpp_context()
   return runtime
+
+
+@pytest.fixture(scope='session')
+def two_workers(tff_context):
+  """Two local TFF worker_binary processes for the tests of distributed
+  rounds (`tff_hdp.distributed`); ended, and checked gone, after them (and
+  before `tff_context` checks that no worker is left)."""
+  del tff_context  # Requested for the order of teardown.
+  from tff_hdp import distributed  # pylint: disable=g-import-not-at-top
+  started = distributed.start_local_workers(2)
+  yield started
+  for worker in started:
+    worker.stop()
+  assert all(w.process.poll() is not None for w in started)

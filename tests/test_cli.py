@@ -88,3 +88,25 @@ def test_a_directory_in_use_is_refused_then_free_once_its_holder_ends(
   assert (out / 'results.json').exists()
   # A finished run's lock is free for the next one (resuming works).
   cli.claim_output_dir(str(out))
+
+
+def test_a_lost_worker_ends_the_binary_in_one_line(capsys):
+  from tff_hdp import distributed  # pylint: disable=g-import-not-at-top
+
+  def main(argv):
+    del argv
+    raise distributed.WorkerLostError('tff_workers: the TFF worker at h:1 '
+                                      'stopped answering')
+
+  with pytest.raises(SystemExit) as e:
+    cli.run_main(main)(['binary'])
+  assert e.value.code == cli.EXIT_RUNTIME == 1
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and 'the TFF worker at h:1' in err
+
+  def other(argv):  # Any other ConnectionError is not ours to hide.
+    del argv
+    raise ConnectionError('elsewhere')
+
+  with pytest.raises(ConnectionError, match='elsewhere'):
+    cli.run_main(other)(['binary'])

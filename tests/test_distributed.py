@@ -27,19 +27,9 @@ from tff_hdp import runtime
 
 
 @pytest.fixture(scope='module')
-def workers():
-  """Two worker_binary processes for this module; checked to be gone after."""
-  started = distributed.start_local_workers(2)
-  yield started
-  for worker in started:
-    worker.stop()
-  assert all(w.process.poll() is not None for w in started)
-
-
-@pytest.fixture(scope='module')
-def context(workers):
+def context(two_workers):
   return distributed.create_mergeable_context(
-      distributed.local_addresses(workers))
+      distributed.local_addresses(two_workers))
 
 
 @tff.federated_computation(tff.FederatedType(np.float32, tff.CLIENTS))
@@ -72,9 +62,9 @@ def test_parse_workers_refuses(spec, message):
   assert '\n' not in str(e.value)
 
 
-def test_unreachable_worker_is_named(workers):
+def test_unreachable_worker_is_named(two_workers):
   address = f'127.0.0.1:{portpicker.pick_unused_port()}'
-  running = distributed.local_addresses(workers)
+  running = distributed.local_addresses(two_workers)
   distributed.check_workers(running, timeout=5)
   with pytest.raises(ConnectionError, match=address) as e:
     distributed.check_workers(running + [address], timeout=0.5)

@@ -29,8 +29,10 @@ has tens of them (FedHDP's demo spent a quarter of its time saving). The
 run's configuration is saved with it; resuming under another configuration
 is refused.
 
-Shared by every system's driver, as is `end_round` (TensorBoard, the due
-checkpoint and the caller's callback after each round). The optional per-client `store` is anything
+Every system's driver runs its rounds through `start_run` and the `Run` it
+returns: where the run starts (fresh, or resumed), the rounds left (with a
+progress bar if asked), and `Run.end_round` after each (the history,
+TensorBoard, the due checkpoint and the caller's callback). The optional per-client `store` is anything
 with `num_clients`, `shapes`, `state(copy=...)` and `load_state(...)`, such
 as FedHDP's Ditto store (`tff_hdp.fedhdp.personal_store`); systems without
 per-client models pass None.
@@ -41,7 +43,7 @@ import collections
 import dataclasses
 import io
 import json
-from typing import Any, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -188,3 +190,73 @@ def end_round(round_num: int, total_rounds: int, entry: dict, *,
     checkpointer.save(round_num, state, store, ledger, history)
   if on_round is not None:
     on_round(round_num, entry)
+
+
+@dataclasses.dataclass
+class Run:
+  """A driver's run of rounds, from `start_run`.
+
+  Attributes:
+    state: The server state to start from (the initial one, or the
+      checkpoint's); the driver updates it.
+    ledger: The privacy ledger to start from; the driver steps it.
+    history: The history entries so far; `end_round` appends.
+    rounds: The 0-based rounds still to run, with a progress bar if asked.
+  """
+  state: Any
+  ledger: accounting.PrivacyLedger
+  history: list
+  rounds: Iterable[int]
+  total_rounds: int
+  checkpointer: Optional[Checkpointer]
+  store: Optional[Any]
+  summary_writer: Any
+  on_round: Optional[Callable[[int, dict], None]]
+
+  def end_round(self, round_num: int, entry: dict) -> None:
+    """Records round `round_num` (from 1): appends `entry` to the history,
+    then `end_round` (TensorBoard, the due checkpoint of `self.state`, the
+    caller's callback)."""
+    self.history.append(entry)
+    end_round(round_num, self.total_rounds, entry,
+              summary_writer=self.summary_writer,
+              checkpointer=self.checkpointer, state=self.state,
+              store=self.store, ledger=self.ledger, history=self.history,
+              on_round=self.on_round)
+
+
+def start_run(config, state, *, total_rounds: int,
+              checkpoint_dir: Optional[str], checkpoint_every: int,
+              store: Optional[Any] = None, progress: bool = False,
+              summary_writer=None,
+              on_round: Optional[Callable[[int, dict], None]] = None) -> Run:
+  """Where a driver's run starts: `state` and a new ledger, or the
+  checkpoint in `checkpoint_dir` of the same `config` (its state, ledger
+  and history, `store` loaded); see `open_run`.
+
+  Args:
+    config: The run's dataclass configuration (its `algorithm` names the
+      progress bar).
+    state: The initial server state (and the template of a saved one).
+    total_rounds: The run's rounds.
+    checkpoint_dir: Where checkpoints go (None: none).
+    checkpoint_every: Save every k rounds and after the last.
+    store: An optional per-client store, saved and restored with the state.
+    progress: Show a progress bar (tqdm, on stderr).
+    summary_writer: Optional TensorBoard writer for the entries' numbers.
+    on_round: Called as on_round(round, entry) after each round.
+  """
+  checkpointer, restored = open_run(checkpoint_dir, config,
+                                    every=checkpoint_every, state=state,
+                                    store=store)
+  ledger, history, first_round = accounting.PrivacyLedger(), [], 0
+  if restored is not None:
+    first_round, state, ledger, history = restored
+  rounds = range(first_round, total_rounds)
+  if progress:
+    import tqdm  # pylint: disable=g-import-not-at-top
+    rounds = tqdm.tqdm(rounds, desc=config.algorithm, unit='round',
+                       initial=first_round, total=total_rounds)
+  return Run(state=state, ledger=ledger, history=history, rounds=rounds,
+             total_rounds=total_rounds, checkpointer=checkpointer,
+             store=store, summary_writer=summary_writer, on_round=on_round)

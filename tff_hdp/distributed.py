@@ -31,8 +31,10 @@ once on the merged value. A system's round is one such form (see
 `tff_hdp/{fedhdp,robust_hdp,udp}/distributed.py`); this module holds what
 they share:
 
-- connecting: `parse_workers`, `check_workers`, `create_mergeable_context`,
-  and `start_local_workers` for tests and benchmarks;
+- connecting: `parse_workers` and `check_workers` (from
+  `worker_addresses`, which binaries use before loading TensorFlow),
+  `create_mergeable_context`, and `start_local_workers` for tests and
+  benchmarks;
 - per-client outputs through the merge: `stack_computations` builds a stack
   of (cohort position, value) rows that each worker grows client by client
   and `merge` concatenates, and `in_cohort_order` (NumPy) or
@@ -50,7 +52,7 @@ they share:
 
 import collections
 import functools
-from typing import Sequence
+from typing import Optional, Sequence
 
 import grpc
 import numpy as np
@@ -58,41 +60,14 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import runtime
+from tff_hdp import worker_addresses
+# Re-exported: the TensorFlow-free address checks.
+from tff_hdp.worker_addresses import check_workers  # pylint: disable=unused-import
+from tff_hdp.worker_addresses import parse_workers  # pylint: disable=unused-import
 
 
 class WorkerLostError(ConnectionError):
   """A TFF worker stopped answering during a call (one-line message)."""
-
-
-def parse_workers(spec: str) -> list[str]:
-  """'host:port,host:port' -> ['host:port', ...], checked.
-
-  Args:
-    spec: Comma-separated worker addresses (IPv6 hosts in brackets,
-      '[::1]:8000').
-
-  Returns:
-    The addresses, in order.
-
-  Raises:
-    ValueError: (one line) empty list, an entry that is not host:port with an
-      integer port in [1, 65535], or an address given twice.
-  """
-  items = [s.strip() for s in spec.split(',')] if spec.strip() else []
-  if not items:
-    raise ValueError('tff_workers must list at least one host:port')
-  addresses = []
-  for item in items:
-    host, sep, port = item.rpartition(':')
-    if not sep or not host or not port.isdigit() or not (
-        1 <= int(port) <= 65535):
-      raise ValueError(f'tff_workers: {item!r} is not host:port with a port '
-                       'in [1, 65535]')
-    address = f'{host}:{int(port)}'
-    if address in addresses:
-      raise ValueError(f'tff_workers: {address} is listed twice')
-    addresses.append(address)
-  return addresses
 
 
 def start_local_workers(n: int) -> list[runtime.Worker]:
@@ -127,30 +102,11 @@ def local_addresses(workers: Sequence[runtime.Worker]) -> list[str]:
   return [f'127.0.0.1:{w.port}' for w in workers]
 
 
-def _start_command() -> str:
-  return f'{runtime.worker_binary_path()} --port=PORT'
-
-
 def _connect(address: str, timeout: float) -> grpc.Channel:
   """A gRPC channel to the worker at `address`, once it answers."""
   channel = grpc.insecure_channel(address, runtime.GRPC_OPTIONS)
-  try:
-    grpc.channel_ready_future(channel).result(timeout=timeout)
-  except grpc.FutureTimeoutError:
-    channel.close()
-    raise ConnectionError(
-        f'tff_workers: no TFF worker answers at {address} after {timeout:g}s '
-        f'(start one with {_start_command()})') from None
+  worker_addresses.wait_ready(channel, address, timeout)
   return channel
-
-
-def check_workers(addresses: Sequence[str], timeout: float = 10.0) -> None:
-  """Raises ConnectionError (one line naming it) unless every worker answers.
-
-  For drivers that refuse bad input before writing anything.
-  """
-  for address in addresses:
-    _connect(address, timeout).close()
 
 
 class _FailFastStub(tff.framework.RemoteExecutorGrpcStub):
@@ -237,6 +193,21 @@ def create_mergeable_context(
       for a in addresses
   ]
   return tff.backends.native.create_mergeable_comp_execution_context(contexts)
+
+
+def context_for(workers: Sequence[str],
+                context: Optional[tff.framework.MergeableCompExecutionContext],
+                timeout: float) -> tff.framework.MergeableCompExecutionContext:
+  """A system's runner's context: `context`, or one connected to `workers`.
+
+  Raises:
+    ValueError: Both or neither given.
+    ConnectionError: A worker does not answer.
+  """
+  if (context is None) == (not workers):
+    raise ValueError('give either workers (host:port of each TFF worker) '
+                     'or a context, not both or neither')
+  return context or create_mergeable_context(list(workers), timeout=timeout)
 
 
 def stack_type(item_type) -> tff.StructType:

@@ -33,19 +33,9 @@ INITIAL_CLIP = 0.5
 
 
 @pytest.fixture(scope='module')
-def workers():
-  """Two worker_binary processes for this module; checked to be gone after."""
-  started = runtime_lib.start_local_workers(2)
-  yield started
-  for worker in started:
-    worker.stop()
-  assert all(w.process.poll() is not None for w in started)
-
-
-@pytest.fixture(scope='module')
-def context(workers):
+def context(two_workers):
   return runtime_lib.create_mergeable_context(
-      runtime_lib.local_addresses(workers))
+      runtime_lib.local_addresses(two_workers))
 
 
 @pytest.fixture(scope='module')

@@ -26,16 +26,6 @@ from tff_hdp.robust_hdp import training
 
 
 @pytest.fixture(scope='module')
-def workers():
-  """Two worker_binary processes for this module; checked to be gone after."""
-  started = distributed.start_local_workers(2)
-  yield started
-  for worker in started:
-    worker.stop()
-  assert all(w.process.poll() is not None for w in started)
-
-
-@pytest.fixture(scope='module')
 def data():
   rng = np.random.default_rng(0)
   make = lambda k: (rng.random((k, 6, 6)).astype(np.float32),
@@ -56,10 +46,11 @@ def _config(algorithm, **kw):
 
 
 @pytest.mark.parametrize('algorithm', ['robust_hdp', 'weiavg'])
-def test_two_workers_equal_one_machine(tff_runtime, workers, data, algorithm):
+def test_two_workers_equal_one_machine(tff_runtime, two_workers, data,
+                                      algorithm):
   """5 clients cut 3 + 2: the same updates, weights, sigma^2 and model."""
   del tff_runtime  # The single-machine process runs on it.
-  addresses = tuple(distributed.local_addresses(workers))
+  addresses = tuple(distributed.local_addresses(two_workers))
   one = training.train(_config(algorithm), data)
   two = training.train(_config(algorithm, tff_workers=addresses), data)
   assert two['config']['tff_workers'] == list(addresses) or (

@@ -186,13 +186,9 @@ class DistributedTffBackend:
       raise ValueError(f'ditto_lambdas must give one lambda per group '
                        f'({len(factory.groups)}), got '
                        f'{len(settings.ditto_lambdas)}')
-    if (context is None) == (not workers):
-      raise ValueError('give either workers (host:port of each TFF worker) '
-                       'or a context, not both or neither')
     self._settings = settings
     self._workers = list(workers)
-    self._context = context or distributed.create_mergeable_context(
-        self._workers, timeout=timeout)
+    self._context = distributed.context_for(workers, context, timeout)
     weights_type = tff.types.to_type([(np.float32, s) for s in spec.shapes])
     self._aggregation = factory.create(weights_type, tff.TensorType(np.int32))
     self._initial_weights = [np.asarray(w, np.float32) for w in initial_weights]

@@ -38,7 +38,6 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp.privacy import accounting
 from tff_hdp.privacy import canary_audit
 from tff_hdp import checkpoint
 from tff_hdp.fedhdp import config as config_lib
@@ -157,22 +156,15 @@ def train(config: config_lib.TrainingConfig,
   store = (personal_store.PersonalModelStore(
       data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)
-  ledger = accounting.PrivacyLedger()
   excluded = _excluded_groups(setup)
-  state = backend.initialize()
-  history = []
-  first_round = 0
-  checkpointer, restored = checkpoint.open_run(
-      checkpoint_dir, config, every=checkpoint_every, state=state, store=store)
-  if restored is not None:
-    first_round, state, ledger, history = restored
-    state = tff_backend.to_numpy(state)
-  rounds = range(first_round, config.rounds)
-  if progress:
-    import tqdm  # pylint: disable=g-import-not-at-top
-    rounds = tqdm.tqdm(rounds, desc=f'{config.algorithm}', unit='round',
-                       initial=first_round, total=config.rounds)
-  for round_num in rounds:
+  run = checkpoint.start_run(
+      config, backend.initialize(), total_rounds=config.rounds,
+      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+      store=store, progress=progress, summary_writer=summary_writer,
+      on_round=on_round)
+  state = tff_backend.to_numpy(run.state)
+  ledger = run.ledger
+  for round_num in run.rounds:
     rng = sampling.round_rng(config.seed, round_num)
     cohort = sampling.sample_cohort(
         data.num_clients, config.clients_per_round, rng,
@@ -227,11 +219,8 @@ def train(config: config_lib.TrainingConfig,
     if (round_num + 1) % config.eval_every == 0 or round_num + 1 == config.rounds:
       entry['loss'], entry['accuracy'] = evaluation.loss_and_accuracy(
           spec, tff_backend.global_weights(state), *data.server_test)
-    history.append(entry)
-    checkpoint.end_round(
-        round_num + 1, config.rounds, entry, summary_writer=summary_writer,
-        checkpointer=checkpointer, state=state, store=store, ledger=ledger,
-        history=history, on_round=on_round)
+    run.state = state
+    run.end_round(round_num + 1, entry)
 
   final = tff_backend.global_weights(state)
   client_global = evaluation.per_client_accuracy(spec, final, data.test)
@@ -262,7 +251,7 @@ def train(config: config_lib.TrainingConfig,
       },
       'metrics': metrics,
       'epsilon': epsilon,
-      'history': history,
+      'history': run.history,
       'wall_clock_seconds': time.time() - start,
   }
   if audit is not None:

@@ -38,7 +38,6 @@ server may see anyway: the noised updates. A worker must be trusted by the
 clients it runs, not by the others.
 """
 
-import collections
 from typing import Optional, Sequence
 
 import numpy as np
@@ -148,14 +147,10 @@ class DistributedRunner:
       ValueError: Both or neither of workers and context.
       ConnectionError: A worker does not answer.
     """
-    if (context is None) == (not workers):
-      raise ValueError('give either workers (host:port of each TFF worker) '
-                       'or a context, not both or neither')
+    self._context = distributed.context_for(workers, context, timeout)
     parts = process.build_round_parts(spec, initial_weights, aggregator,
                                       settings=settings, private=private,
                                       seed=seed)
-    self._context = context or distributed.create_mergeable_context(
-        list(workers), timeout=timeout)
     self._form = build_round_form(spec, parts)
     self._initialize = distributed.initialize_form(parts.initialize)
 

@@ -37,7 +37,6 @@ import tensorflow as tf
 from tff_hdp import checkpoint
 from tff_hdp import models
 from tff_hdp.data import federated_data
-from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import config as config_lib
@@ -161,21 +160,13 @@ def train(config: config_lib.RobustHdpConfig,
            noise_multiplier=np.float32(c.noise_multiplier or 0.0))
       for i, c in enumerate(clients)
   ]
-  state = process.initialize()
-  history = []
-  first_round = 0
-  checkpointer, restored = checkpoint.open_run(
-      checkpoint_dir, config, every=checkpoint_every, state=state)
-  if restored is not None:
-    first_round, state, _, history = restored
-  rounds = range(first_round, config.rounds)
-  if progress:
-    import tqdm  # pylint: disable=g-import-not-at-top
-    rounds = tqdm.tqdm(rounds, desc=config.algorithm, unit='round',
-                       initial=first_round, total=config.rounds)
+  run = checkpoint.start_run(
+      config, process.initialize(), total_rounds=config.rounds,
+      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+      progress=progress, summary_writer=summary_writer, on_round=on_round)
   computable = config.algorithm not in ('pfa', 'non_private')
-  for round_num in rounds:
-    state, measurements = process.next(state, client_data, info)
+  for round_num in run.rounds:
+    run.state, measurements = process.next(run.state, client_data, info)
     weights = np.asarray(measurements['weights'], np.float64)
     entry = {
         'round': round_num + 1,
@@ -189,14 +180,12 @@ def train(config: config_lib.RobustHdpConfig,
     if (round_num + 1) % config.eval_every == 0 or (
         round_num + 1 == config.rounds):
       entry['accuracy'] = float(np.nanmean(local_accuracies(
-          spec, process_lib.global_weights(state), data)))
-    history.append(entry)
-    checkpoint.end_round(
-        round_num + 1, config.rounds, entry, summary_writer=summary_writer,
-        checkpointer=checkpointer, state=state, store=None,
-        ledger=accounting.PrivacyLedger(), history=history, on_round=on_round)
+          spec, process_lib.global_weights(run.state), data)))
+    run.end_round(round_num + 1, entry)
 
-  accuracies = local_accuracies(spec, process_lib.global_weights(state), data)
+  history = run.history
+  accuracies = local_accuracies(spec, process_lib.global_weights(run.state),
+                                data)
   return {
       'config': dataclasses.asdict(config),
       'dataset': data.name,

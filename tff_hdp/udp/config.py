@@ -62,6 +62,9 @@ class UdpConfig:
     backend: 'direct' (the round as one tf.function) or 'tff' (the
       `process.build_process` IterativeProcess on TFF's runtime; the same
       results up to float32 round-off, slower).
+    tff_workers: 'host:port' of running TFF workers (backend 'tff'): each
+      round's users are spread over them (`distributed`), the same results
+      up to float32 round-off.
   """
 
   algorithm: str = 'udp'
@@ -82,6 +85,7 @@ class UdpConfig:
   eval_every: int = 10
   seed: int = 0
   backend: str = 'direct'
+  tff_workers: tuple[str, ...] = ()
 
   @property
   def private(self) -> bool:
@@ -135,6 +139,9 @@ class UdpConfig:
         (self.backend in BACKENDS,
          f'backend must be one of {", ".join(BACKENDS)}, got '
          f'{self.backend!r}'),
+        (not self.tff_workers or self.backend == 'tff',
+         'tff_workers needs backend tff (TFF workers run TFF computations), '
+         f'got backend {self.backend!r}'),
     )
     for ok, message in checks:
       if not ok:

@@ -180,6 +180,35 @@ def private_estimate(total: Sequence[tf.Tensor], *, clip, noise_multiplier,
   return out + (sums,) if return_sums else out
 
 
+def users_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
+               embeddings: tf.Tensor, x, y, indices, mask,
+               user_weights: tf.Tensor, *, clip, local_learning_rate,
+               embedding_learning_rate, clip_and_noise: bool = True):
+  """What a round's users compute before the noise (all or some of them).
+
+  Each user u gets theta_u = h(phi, v_u), takes its K local steps, and
+  contributes w_u Clip((d theta_u/d phi)^T Delta_u, S) to the sum and
+  v_u - zeta (d theta_u/d v_u)^T Delta_u as its new embedding. The sum over
+  a cohort is the sum of the sums over any split of it (up to float
+  summation order), which is what lets TFF workers each run a slice
+  (`tff_hdp.udp.distributed`).
+
+  Args:
+    As `round_step`.
+
+  Returns:
+    (the weighted clipped sum per phi tensor, [B] the unclipped VJPs'
+    norms, the new [B, e] embeddings).
+  """
+  thetas = net.generate(phi, embeddings)
+  deltas = local_deltas(net.target, thetas, x, y, indices, mask,
+                        local_learning_rate)
+  total, norms = cohort_gradient(net, phi, embeddings, deltas, user_weights,
+                                 clip=clip, clip_and_noise=clip_and_noise)
+  embedding_grads = net.embedding_vjps(phi, embeddings, deltas)
+  return total, norms, embeddings - embedding_learning_rate * embedding_grads
+
+
 def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
                embeddings: tf.Tensor, x, y, indices, mask,
                user_weights: tf.Tensor, key: tf.Tensor, *, clip,
@@ -210,19 +239,17 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
     (new phi, new [B, e] embeddings, measurements), and the release minus
     the known records last with `return_release`.
   """
-  thetas = net.generate(phi, embeddings)
-  deltas = local_deltas(net.target, thetas, x, y, indices, mask,
-                        local_learning_rate)
-  total, norms = cohort_gradient(net, phi, embeddings, deltas, user_weights,
-                                 clip=clip, clip_and_noise=clip_and_noise)
+  total, norms, new_embeddings = users_step(
+      net, phi, embeddings, x, y, indices, mask, user_weights, clip=clip,
+      local_learning_rate=local_learning_rate,
+      embedding_learning_rate=embedding_learning_rate,
+      clip_and_noise=clip_and_noise)
   new_phi, stddev, *release = phi_step(
       phi, total, key, clip=clip, noise_multiplier=noise_multiplier,
       max_weight=max_weight, denominator=denominator,
       hyper_learning_rate=hyper_learning_rate,
       clip_and_noise=clip_and_noise, extra_total=extra_total,
       return_release=return_release)
-  embedding_grads = net.embedding_vjps(phi, embeddings, deltas)
-  new_embeddings = embeddings - embedding_learning_rate * embedding_grads
   measurements = {
       'noise_stddev': stddev,
       'user_weight_max': tf.reduce_max(user_weights),

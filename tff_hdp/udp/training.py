@@ -40,7 +40,6 @@ from tff_hdp import checkpoint
 from tff_hdp import models
 from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
-from tff_hdp.privacy import accounting
 from tff_hdp.privacy import canary_audit
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
@@ -146,28 +145,43 @@ def max_cohort(num_users: int, rate: float) -> int:
 
 
 def _tff_round_fn(net, config, max_weight, denominator, num_users):
-  """The round on TFF's runtime (`process.build_process`), same interface."""
-  from tff_hdp.udp import process  # pylint: disable=g-import-not-at-top
-  rows = 1 if config.algorithm == 'pfedhn' else max_cohort(
-      num_users, config.sampling_rate)
-  iterative = process.build_process(
-      net, num_users=num_users, max_cohort=rows,
-      local_steps=config.local_steps, batch_size=config.batch_size,
-      clip=config.clip, noise_multiplier=config.mechanism_noise_multiplier,
+  """The round on TFF's runtime (`process.build_process`), or over
+  `config.tff_workers` (`distributed.DistributedRound`); same interface."""
+  constants = dict(
+      num_users=num_users, local_steps=config.local_steps,
+      batch_size=config.batch_size, clip=config.clip,
+      noise_multiplier=config.mechanism_noise_multiplier,
       max_weight=max_weight, denominator=denominator,
       local_learning_rate=config.local_learning_rate,
       hyper_learning_rate=config.hyper_learning_rate,
       embedding_learning_rate=config.embedding_learning_rate,
-      clip_and_noise=config.clips, seed=config.seed)
+      clip_and_noise=config.clips)
+  extra = lambda weights: {'user_weight_max': float(np.max(weights)),
+                           'user_weight_sum': float(np.sum(weights))}
+  if config.tff_workers:
+    from tff_hdp.udp import distributed  # pylint: disable=g-import-not-at-top
+    spread = distributed.DistributedRound(net, config.tff_workers,
+                                          **constants)
+
+    def distributed_round_fn(state, users, x, y, indices, mask, weights):
+      new_state, measurements = spread(state, users, x, y, indices, mask,
+                                       weights)
+      return new_state, {**measurements, **extra(weights)}
+
+    return distributed_round_fn
+
+  from tff_hdp.udp import process  # pylint: disable=g-import-not-at-top
+  rows = 1 if config.algorithm == 'pfedhn' else max_cohort(
+      num_users, config.sampling_rate)
+  iterative = process.build_process(net, max_cohort=rows, seed=config.seed,
+                                    **constants)
 
   def round_fn(state, users, x, y, indices, mask, weights):
     cohort, clients = process.cohort_and_clients(users, weights, x, y,
                                                  indices, mask, rows)
     new_state, measurements = iterative.next(state, cohort, clients)
     return tf.nest.map_structure(np.asarray, new_state), {
-        'noise_stddev': measurements['noise_stddev'],
-        'user_weight_max': float(np.max(weights)),
-        'user_weight_sum': float(np.sum(weights))}
+        'noise_stddev': measurements['noise_stddev'], **extra(weights)}
 
   return round_fn
 
@@ -246,24 +260,17 @@ def train(config: config_lib.UdpConfig,
   if config.backend == 'tff':
     tff_round = _tff_round_fn(net, config, max_weight, denominator,
                               num_users)
-  state = collections.OrderedDict(
-      phi=net.init(config.seed),
-      embeddings=net.init_embeddings(num_users, config.seed),
-      noise_key=np.array([config.seed, 0x554450], np.int64))
-  ledger = accounting.PrivacyLedger()
-  history = []
-  first_round = 0
-  checkpointer, restored = checkpoint.open_run(
-      checkpoint_dir, config, every=checkpoint_every, state=state)
-  if restored is not None:
-    first_round, state, ledger, history = restored
-    state = tf.nest.map_structure(np.asarray, state)
-  rounds = range(first_round, config.rounds)
-  if progress:
-    import tqdm  # pylint: disable=g-import-not-at-top
-    rounds = tqdm.tqdm(rounds, desc=config.algorithm, unit='round',
-                       initial=first_round, total=config.rounds)
-  for round_num in rounds:
+  run = checkpoint.start_run(
+      config, collections.OrderedDict(
+          phi=net.init(config.seed),
+          embeddings=net.init_embeddings(num_users, config.seed),
+          noise_key=np.array([config.seed, 0x554450], np.int64)),
+      total_rounds=config.rounds, checkpoint_dir=checkpoint_dir,
+      checkpoint_every=checkpoint_every, progress=progress,
+      summary_writer=summary_writer, on_round=on_round)
+  state = tf.nest.map_structure(np.asarray, run.state)
+  ledger = run.ledger
+  for round_num in run.rounds:
     rng = sampling.round_rng(config.seed, round_num)
     if config.algorithm == 'pfedhn':
       users = rng.integers(0, num_users, size=1)
@@ -320,11 +327,8 @@ def train(config: config_lib.UdpConfig,
       if config.private:  # The curve of Figures 2-3: accuracy against eps.
         entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, config.delta,
                                               config.accountant)
-    history.append(entry)
-    checkpoint.end_round(
-        round_num + 1, config.rounds, entry, summary_writer=summary_writer,
-        checkpointer=checkpointer, state=state, store=None, ledger=ledger,
-        history=history, on_round=on_round)
+    run.state = state
+    run.end_round(round_num + 1, entry)
 
   _, accuracies = user_evaluation(net, state['phi'], state['embeddings'],
                                  data)
@@ -350,7 +354,7 @@ def train(config: config_lib.UdpConfig,
           'accuracy_var': float(np.nanvar(accuracies)),
           'user_accuracy': [float(a) for a in accuracies],
       },
-      'history': history,
+      'history': run.history,
       'wall_clock_seconds': time.time() - start,
   }
   if audit is not None:
