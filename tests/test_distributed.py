@@ -188,3 +188,13 @@ def test_lost_worker_ends_the_call_in_one_line():
     assert _invoke_with_deadline(again, _federated_sum, [4.0, 5.0]) == 9.0
   finally:
     worker.stop()
+
+
+@pytest.mark.parametrize('n,k,sizes', [
+    (7, 2, [3, 4]), (5, 3, [1, 2, 2]), (1, 2, [1]), (4, 4, [1, 1, 1, 1]),
+    (0, 2, [0]), (10, 1, [10])])
+def test_cut_is_contiguous_and_even(n, k, sizes):
+  parts = distributed.cut(n, k)
+  assert [p.stop - p.start for p in parts] == sizes
+  assert parts[0].start == 0 and parts[-1].stop == n
+  assert all(a.stop == b.start for a, b in zip(parts, parts[1:]))

@@ -37,9 +37,13 @@ they share:
   benchmarks;
 - per-client outputs through the merge: `stack_computations` builds a stack
   of (cohort position, value) rows that each worker grows client by client
-  and `merge` concatenates, and `in_cohort_order` (NumPy) or
+  (`gather_stack`, or `gather_stacks` when a client holds several rows) and
+  `merge` concatenates, and `in_cohort_order` (NumPy) or
   `sorted_by_position` (TensorFlow, inside `after_merge`) put the rows back in
   cohort order, whatever order the workers finished in;
+- slicing: TFF gives each worker a contiguous slice of the CLIENTS values;
+  a system whose clients are cheaper batched passes one value per worker,
+  a `cut` of its cohort;
 - `initialize_form`: a system's no-argument initialisation as a form;
 - failure: a worker that is unreachable, or dies or restarts mid-round, ends
   the call with a one-line `WorkerLostError` naming it. TFF's own policy is to
@@ -286,6 +290,27 @@ def gather_stack(items, positions, item_type):
   empty, push, concat, identity = stack_computations(item_type)
   return tff.federated_aggregate(
       tff.federated_zip((items, positions)), empty(), push, concat, identity)
+
+
+def gather_stacks(stacks, item_type):
+  """A federated stack of the rows of the CLIENTS' `stacks` (each client's
+  value already a stack of `item_type` rows, as `stack_type`), for clients
+  that each hold several rows (a `cut` of a cohort); inside `up_to_merge`."""
+  empty, _, concat, identity = stack_computations(item_type)
+  return tff.federated_aggregate(stacks, empty(), concat, concat, identity)
+
+
+def cut(num_items: int, num_parts: int) -> list[slice]:
+  """Contiguous slices of `num_items` cohort members into at most
+  `num_parts` non-empty parts whose sizes differ by at most one.
+
+  For a system whose per-client work is cheaper batched (UDP-Alg's users
+  share the hypernetwork's matmuls): the driver passes each part as one
+  CLIENTS value, and TFF gives each worker one part.
+  """
+  parts = max(1, min(num_parts, num_items))
+  bounds = [k * num_items // parts for k in range(parts + 1)]
+  return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def sorted_by_position(stack):

@@ -17,11 +17,13 @@ The runtime (workers, the mergeable context, stacks of per-client outputs,
 failure) is `tff_hdp.distributed`; this module is the round of
 `process.build_process` as a `tff.framework.MergeableCompForm`:
 
-- up_to_merge (per worker, on its slice of the sampled users u): broadcast
-  phi and the embeddings; each user generates theta_u = h(phi, v_u), takes
-  its K local steps, and computes its weighted clipped hypernetwork gradient
-  w_u Clip(g_u, S) and its new embedding (`hypernetfl.users_step`, one user
-  at a time); the worker sums the gradients and stacks the embeddings with
+- up_to_merge (per worker, on its part of the sampled users, one CLIENTS
+  value: `distributed.cut` of the cohort, as many parts as workers):
+  broadcast phi and the embeddings; the part's users generate their
+  theta_u = h(phi, v_u), take their K local steps, and compute their
+  weighted clipped hypernetwork gradients w_u Clip(g_u, S), summed, and
+  their new embeddings (`hypernetfl.users_step`, the direct round's code,
+  batched over the part's users); the embeddings leave as a stack with
   their user ids;
 - merge: add the sums; concatenate the stacks;
 - after_merge (once): `hypernetfl.phi_step`: the Gaussian noise
@@ -30,9 +32,14 @@ failure) is `tff_hdp.distributed`; this module is the round of
   q W and phi's step; the new embeddings written to their users' rows.
 
 The round equals one machine's up to float summation order (the sum over
-users is regrouped by worker, and each user's theta_u is generated alone
-rather than in the cohort's batch), and the noise draw is the same
-(tests/udp/test_distributed.py).
+users is regrouped by worker, and each part's models are generated in their
+own batch), and the noise draw is the same (tests/udp/test_distributed.py).
+A part is one CLIENTS value rather than one value per user so that its users
+share the hypernetwork's matmuls, as on one machine: one user at a time, a
+round of `make demo`'s UDP-Alg took 2.3x one machine's on one worker
+(this module as of commit f7eebdc, timed by `benchmark_distributed.py`),
+each user's generation and VJP reading all of phi for one matrix-vector
+product.
 
 Trust: UDP-Alg's server is trusted; a worker sees its users' data and their
 unnoised clipped gradients and partial sums, so it must be as trusted as
@@ -42,7 +49,7 @@ after the noise.
 """
 
 import collections
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -62,8 +69,8 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, num_users: int,
                      ) -> tff.framework.MergeableCompForm:
   """The round as a form (its constants as `process.build_process`'s).
 
-  Its argument is (state@SERVER, users@CLIENTS), each user's value its
-  examples, K batches, user id and weight w_u (`clients`); its result
+  Its argument is (state@SERVER, parts@CLIENTS), each part's value its
+  users' examples, K batches, ids and weights w_u (`parts`); its result
   (new state, measurements), at SERVER.
   """
   target = net.target
@@ -72,11 +79,12 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, num_users: int,
       phi=phi_type,
       embeddings=(np.float32, (num_users, net.embedding_dim)),
       noise_key=(np.int64, (2,))))
-  user_type = tff.types.to_type(collections.OrderedDict(
-      x=(np.float32, (None,) + target.input_shape), y=(np.int32, (None,)),
-      indices=(np.int32, (local_steps, batch_size)),
-      mask=(np.float32, (local_steps, batch_size)), user=np.int32,
-      weight=np.float32))
+  part_type = tff.types.to_type(collections.OrderedDict(
+      x=(np.float32, (None, None) + target.input_shape),
+      y=(np.int32, (None, None)),
+      indices=(np.int32, (local_steps, None, batch_size)),
+      mask=(np.float32, (local_steps, None, batch_size)),
+      users=(np.int32, (None,)), weights=(np.float32, (None,))))
   embedding_type = tff.TensorType(np.float32, (net.embedding_dim,))
   constants = dict(clip=clip, local_learning_rate=local_learning_rate,
                    embedding_learning_rate=embedding_learning_rate,
@@ -87,29 +95,30 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, num_users: int,
     return collections.OrderedDict(phi=state['phi'],
                                    embeddings=state['embeddings'])
 
-  @tff.tensorflow.computation(user_type,
+  @tff.tensorflow.computation(part_type,
                               broadcast_part.type_signature.result)
-  def user_work(data, server):
-    embedding = tf.gather(server['embeddings'], data['user'])[tf.newaxis]
-    total, _, new_embedding = hypernetfl.users_step(
-        net, server['phi'], embedding, data['x'][tf.newaxis],
-        data['y'][tf.newaxis], data['indices'][:, tf.newaxis],
-        data['mask'][:, tf.newaxis], data['weight'][tf.newaxis],
-        **constants)
-    return collections.OrderedDict(total=total, embedding=new_embedding[0],
-                                   user=data['user'])
+  def part_work(part, server):
+    total, _, new_embeddings = hypernetfl.users_step(
+        net, server['phi'], tf.gather(server['embeddings'], part['users']),
+        part['x'], part['y'], part['indices'], part['mask'],
+        part['weights'], **constants)
+    return collections.OrderedDict(
+        # The part's unknown size hides some shapes: set them, to be summed.
+        total=[tf.ensure_shape(t, s) for t, s in zip(total, net.shapes)],
+        embeddings=collections.OrderedDict(position=part['users'],
+                                           rows=new_embeddings))
 
   @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
-                             tff.FederatedType(user_type, tff.CLIENTS))
-  def up_to_merge(state, users):
+                             tff.FederatedType(part_type, tff.CLIENTS))
+  def up_to_merge(state, parts):
     work = tff.federated_map(
-        user_work,
-        (users, tff.federated_broadcast(
+        part_work,
+        (parts, tff.federated_broadcast(
             tff.federated_map(broadcast_part, state))))
     return tff.federated_zip(collections.OrderedDict(
         total=tff.federated_sum(work.total),
-        embeddings=distributed.gather_stack(work.embedding, work.user,
-                                            embedding_type)))
+        embeddings=distributed.gather_stacks(work.embeddings,
+                                             embedding_type)))
 
   merged_type = up_to_merge.type_signature.result.member
   concat = distributed.stack_computations(embedding_type)[2]
@@ -148,13 +157,15 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, num_users: int,
       up_to_merge=up_to_merge, merge=merge, after_merge=after_merge)
 
 
-def clients(users, weights, x, y, indices, mask) -> list:
-  """`training.local_batches`' arrays as the form's CLIENTS argument."""
+def parts(users, weights, x, y, indices, mask, num_parts: int) -> list:
+  """`training.local_batches`' arrays as the form's CLIENTS argument: the
+  cohort `distributed.cut` into `num_parts` parts (one per worker)."""
   return [
-      collections.OrderedDict(x=x[row], y=y[row], indices=indices[:, row],
-                              mask=mask[:, row], user=np.int32(u),
-                              weight=np.float32(w))
-      for row, (u, w) in enumerate(zip(users, weights))
+      collections.OrderedDict(x=x[p], y=y[p], indices=indices[:, p],
+                              mask=mask[:, p],
+                              users=np.asarray(users[p], np.int32),
+                              weights=np.asarray(weights[p], np.float32))
+      for p in distributed.cut(len(users), num_parts)
   ]
 
 
@@ -162,27 +173,25 @@ class DistributedRound:
   """Runs `build_round_form` over TFF workers: `round(state, users, x, y,
   indices, mask, weights)` -> (new state, measurements), NumPy."""
 
-  def __init__(self, net: hypernetwork.HyperNetwork,
-               workers: Sequence[str] = (), *, timeout: float = 60.0,
-               context: Optional[
-                   tff.framework.MergeableCompExecutionContext] = None,
-               **constants):
+  def __init__(self, net: hypernetwork.HyperNetwork, workers: Sequence[str],
+               *, timeout: float = 60.0, **constants):
     """Connects to the workers and builds the round.
 
     Args:
       net: The hypernetwork.
       workers: 'host:port' of each running worker (see
-        `distributed.parse_workers`); empty when `context` is given.
+        `distributed.parse_workers`).
       timeout: Seconds to wait for each worker to answer.
-      context: A mergeable context (`distributed.create_mergeable_context`)
-        to use instead of connecting to `workers`.
       **constants: `build_round_form`'s keyword arguments.
     """
-    self._context = distributed.context_for(workers, context, timeout)
+    self._context = distributed.context_for(workers, None, timeout)
+    self._num_workers = len(workers)
     self._form = build_round_form(net, **constants)
 
   def __call__(self, state, users, x, y, indices, mask, weights):
     new_state, measurements = self._context.invoke(
-        self._form, [state, clients(users, weights, x, y, indices, mask)])
+        self._form,
+        [state, parts(np.asarray(users), np.asarray(weights), x, y, indices,
+                      mask, self._num_workers)])
     return (tf.nest.map_structure(np.asarray, new_state),
             {k: float(v) for k, v in measurements.items()})
