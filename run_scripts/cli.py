@@ -147,17 +147,25 @@ def define_accountant_flag(drives: str):
 
 class RunFlags(NamedTuple):
   """The flags every `run_<system>.py` shares (absl flag holders)."""
+  seed: flags.FlagHolder
+  backend: flags.FlagHolder
   output_dir: flags.FlagHolder
   progress: flags.FlagHolder
   checkpoint_every: flags.FlagHolder
   tff_workers: flags.FlagHolder
 
 
-def define_run_flags(default_output_dir: str, merged: str) -> RunFlags:
-  """--output_dir, --progress, --checkpoint_every and --tff_workers (see
-  `define_tff_workers_flag` for `merged`)."""
+def define_run_flags(*, output_dir: str, backends: Sequence[str],
+                     backend: str, backend_help: str,
+                     merged: str) -> RunFlags:
+  """--seed, --backend (one of `backends`, default `backend`), --output_dir
+  (default `output_dir`), --progress, --checkpoint_every and --tff_workers
+  (see `define_tff_workers_flag` for `merged`)."""
   return RunFlags(
-      output_dir=flags.DEFINE_string('output_dir', default_output_dir,
+      seed=flags.DEFINE_integer('seed', 0, 'Seed of everything random.'),
+      backend=flags.DEFINE_enum('backend', backend, list(backends),
+                                f'How rounds run: {backend_help}'),
+      output_dir=flags.DEFINE_string('output_dir', output_dir,
                                      'Where results are written.'),
       progress=flags.DEFINE_bool('progress', True, 'Show a progress bar.'),
       checkpoint_every=flags.DEFINE_integer(

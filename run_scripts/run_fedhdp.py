@@ -123,14 +123,11 @@ _POISSON = flags.DEFINE_bool('poisson_sampling', False,
                              'of a fixed cohort of round(qN).')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate the global model every k rounds.')
-_SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
-_BACKEND = flags.DEFINE_enum(
-    'backend', 'tff', ['tff', 'vectorized'],
-    'How rounds run: TFF\'s runtime, or the whole cohort as stacked tensors '
-    'in one tf.function (same algorithm and results, faster).')
 _RUN = cli.define_run_flags(
-    'results/run',
-    'the DP noise is added once, after their partial sums are merged')
+    output_dir='results/run', backends=('tff', 'vectorized'), backend='tff',
+    backend_help='TFF\'s runtime, or the whole cohort as stacked tensors in '
+    'one tf.function (same algorithm and results, faster).',
+    merged='the DP noise is added once, after their partial sums are merged')
 
 # Preset attribute -> flag it fills when the flag is not given.
 _FROM_PRESET = {
@@ -251,8 +248,8 @@ def build_configs():
         optout_fraction=_OPTOUT.value,
         skewed_optout=_SKEWED.value,
         eval_every=_EVAL_EVERY.value,
-        seed=_SEED.value,
-        backend=_BACKEND.value,
+        seed=_RUN.seed.value,
+        backend=_RUN.backend.value,
         tff_workers=tuple(_RUN.tff_workers.value))
     try:
       config.validate(num_clients)
@@ -303,7 +300,7 @@ def main(argv):
   try:
     data = datasets.load_federated_data(
         dataset, data_dir=_DATA_DIR.value, num_clients=num_clients,
-        seed=_SEED.value)
+        seed=_RUN.seed.value)
   except datasets.DataFileError as e:
     raise cli.UsageError(str(e)) from None
   except ValueError as e:

@@ -128,15 +128,13 @@ _RPCA_METHOD = flags.DEFINE_enum(
 _PFA_RANK = flags.DEFINE_integer('pfa_rank', 1, 'PFA: projection rank k.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', 10,
                                    'Evaluate every k rounds.')
-_SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
-_BACKEND = flags.DEFINE_enum(
-    'backend', 'tff', config_lib.BACKENDS,
-    "How rounds run: TFF's runtime, or the same round in plain TensorFlow "
-    '(identical results, faster).')
 _RUN = cli.define_run_flags(
-    'results/robust_hdp',
-    'each client noises its own update there, and the server step (RPCA, '
-    'the weights) runs once on the merged rows')
+    output_dir='results/robust_hdp', backends=config_lib.BACKENDS,
+    backend='tff',
+    backend_help="TFF's runtime, or the same round in plain TensorFlow "
+    '(identical results, faster).',
+    merged='each client noises its own update there, and the server step '
+    '(RPCA, the weights) runs once on the merged rows')
 
 
 def _numbers(values, flag, kind):
@@ -193,8 +191,8 @@ def build_configs():
         block_rows=_BLOCK_ROWS.value,
         rpca_max_iterations=_RPCA_ITERATIONS.value,
         rpca_method=_RPCA_METHOD.value, pfa_rank=_PFA_RANK.value,
-        eval_every=_EVAL_EVERY.value, backend=_BACKEND.value,
-        tff_workers=tuple(_RUN.tff_workers.value), seed=_SEED.value)
+        eval_every=_EVAL_EVERY.value, backend=_RUN.backend.value,
+        tff_workers=tuple(_RUN.tff_workers.value), seed=_RUN.seed.value)
     try:
       config.check()
     except ValueError as e:
@@ -209,7 +207,7 @@ def load_data():
   return datasets.load_shards_data(
       _DATASET.value, num_clients=_NUM_CLIENTS.value,
       data_dir=_DATA_DIR.value, examples_per_client=_EXAMPLES.value,
-      shards_per_client=_SHARDS.value, seed=_SEED.value)
+      shards_per_client=_SHARDS.value, seed=_RUN.seed.value)
 
 
 HEADER = ('Algorithm', 'accuracy%', 'noise power', 'server knows',

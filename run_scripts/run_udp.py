@@ -135,15 +135,13 @@ _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
 _DELTA = flags.DEFINE_float('delta', 1e-5, 'delta in (0, 1).')
 _ACCOUNTANT = cli.define_accountant_flag(
     'the reported epsilon and of --target_epsilon')
-_SEED = flags.DEFINE_integer('seed', 0, 'Seed of everything random.')
-_BACKEND = flags.DEFINE_enum(
-    'backend', 'direct', config_lib.BACKENDS,
-    'How rounds run: one tf.function (direct), or the IterativeProcess on '
-    'TFF\'s runtime (tff; the same results, slower).')
 _RUN = cli.define_run_flags(
-    'results/udp',
-    'they sum the users\' clipped weighted hypernetwork gradients, and the '
-    'noise is added once, after the merge')
+    output_dir='results/udp', backends=config_lib.BACKENDS,
+    backend='direct',
+    backend_help='one tf.function (direct), or the IterativeProcess on '
+    'TFF\'s runtime (tff; the same results, slower).',
+    merged='they sum the users\' clipped weighted hypernetwork gradients, '
+    'and the noise is added once, after the merge')
 
 _HEADER = ('algorithm', 'epsilon', 'accuracy (mean)', 'accuracy (var)',
            'noise stddev')
@@ -179,7 +177,7 @@ def build_configs(num_users: int, median_size: float,
       embedding_learning_rate=_value(_EMBEDDING_LR,
                                      'embedding_learning_rate'),
       delta=_DELTA.value, accountant=_ACCOUNTANT.value, eval_every=_value(_EVAL_EVERY, 'eval_every'),
-      seed=_SEED.value, backend=_BACKEND.value,
+      seed=_RUN.seed.value, backend=_RUN.backend.value,
       tff_workers=tuple(_RUN.tff_workers.value))
   try:
     config_lib.UdpConfig(**common).validate()
@@ -218,7 +216,7 @@ def load_and_configure():
   import datasets  # pylint: disable=g-import-not-at-top
   try:
     data = datasets.load_user_data(_DATASET.value, num_users=num_users,
-                                   data_dir=_DATA_DIR.value, seed=_SEED.value)
+                                   data_dir=_DATA_DIR.value, seed=_RUN.seed.value)
   except datasets.DataFileError as e:
     raise cli.UsageError(str(e)) from None
   except ValueError as e:
