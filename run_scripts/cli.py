@@ -95,8 +95,8 @@ def run_main(main: Callable[[Sequence[str]], None]) -> Callable[
     except ConnectionError as e:
       # Imported by the run if it used workers; not imported here, since it
       # loads TensorFlow.
-      runtime = sys.modules.get('tff_hdp.distributed')
-      if runtime is None or not isinstance(e, runtime.WorkerLostError):
+      distributed = sys.modules.get('tff_hdp.distributed')
+      if distributed is None or not isinstance(e, distributed.WorkerLostError):
         raise
       fail(str(e), EXIT_RUNTIME)
 

@@ -59,11 +59,11 @@ class RoundParts(NamedTuple):
 
   `state_type` is the server state's type; `initialize` the process's; the
   other computations are those named in `build_process`'s round:
-  `server_message` (SERVER state -> the clients'
-  weights and round key), `client_fn` (a client's dataset, info and message
-  -> its Delta_i), `server_apply` (state, aggregate, aggregator state -> the
-  new state); `aggregation` is the rule's `tff.templates.AggregationProcess`
-  and `factory` the factory it came from.
+  `server_message` (SERVER state -> the clients' weights and round key),
+  `client_fn` (a client's dataset, info and message -> its Delta_i),
+  `server_apply` (state, aggregate, aggregator state -> the new state);
+  `aggregation` is the rule's `tff.templates.AggregationProcess` and
+  `factory` the factory it came from.
   """
   state_type: tff.Type
   initialize: tff.Computation
