@@ -18,8 +18,8 @@ failure) is `tff_hdp.distributed`; this module is the round of
 `process.build_process` as a `tff.framework.MergeableCompForm`:
 
 - up_to_merge (per worker, on its part of the sampled users, one CLIENTS
-  value: `distributed.cut` of the cohort, as many parts as workers):
-  broadcast phi and the embeddings; the part's users generate their
+  value: `distributed.cut` of the cohort, as many parts as workers, with
+  the users' embeddings): broadcast phi; the part's users generate their
   theta_u = h(phi, v_u), take their K local steps, and compute their
   weighted clipped hypernetwork gradients w_u Clip(g_u, S), summed, and
   their new embeddings (`hypernetfl.users_step`, the direct round's code,
@@ -29,7 +29,11 @@ failure) is `tff_hdp.distributed`; this module is the round of
 - after_merge (once): `hypernetfl.phi_step`: the Gaussian noise
   N(0, (z max_w S)^2 I) added once to the merged sum, from the stateless key
   in the server state (split as the process splits it), the division by
-  q W and phi's step; the new embeddings written to their users' rows.
+  q W and phi's step. The new embeddings come back with their user ids and
+  the driver writes them into its table: the form's server state is phi and
+  the key only, since every SERVER value of the call is sent to every worker
+  and the whole table is large at paper scale (CelebA: 9,343 users x 2,336
+  dimensions, 87 MB).
 
 The round equals one machine's up to float summation order (the sum over
 users is regrouped by worker, and each part's models are generated in their
@@ -60,47 +64,45 @@ from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 
 
-def build_round_form(net: hypernetwork.HyperNetwork, *, num_users: int,
-                     local_steps: int, batch_size: int, clip: float,
+def build_round_form(net: hypernetwork.HyperNetwork, *, local_steps: int,
+                     batch_size: int, clip: float,
                      noise_multiplier: float, max_weight: float,
                      denominator: float, local_learning_rate: float,
                      hyper_learning_rate: float,
                      embedding_learning_rate: float, clip_and_noise: bool
                      ) -> tff.framework.MergeableCompForm:
-  """The round as a form (its constants as `process.build_process`'s).
+  """The round as a form (its constants as `process.build_process`'s, but
+  for the table's size: the form does not hold the embedding table).
 
-  Its argument is (state@SERVER, parts@CLIENTS), each part's value its
-  users' examples, K batches, ids and weights w_u (`parts`); its result
-  (new state, measurements), at SERVER.
+  Its argument is (state@SERVER, parts@CLIENTS): the state phi and the
+  noise key, each part's value its users' examples, K batches, ids,
+  weights w_u and embeddings (`parts`). Its result, at SERVER: (new state,
+  a stack of the users' new embeddings with their ids, measurements).
   """
   target = net.target
   phi_type = tff.types.to_type([(np.float32, s) for s in net.shapes])
   state_type = tff.types.to_type(collections.OrderedDict(
-      phi=phi_type,
-      embeddings=(np.float32, (num_users, net.embedding_dim)),
-      noise_key=(np.int64, (2,))))
+      phi=phi_type, noise_key=(np.int64, (2,))))
   part_type = tff.types.to_type(collections.OrderedDict(
       x=(np.float32, (None, None) + target.input_shape),
       y=(np.int32, (None, None)),
       indices=(np.int32, (local_steps, None, batch_size)),
       mask=(np.float32, (local_steps, None, batch_size)),
-      users=(np.int32, (None,)), weights=(np.float32, (None,))))
+      users=(np.int32, (None,)), weights=(np.float32, (None,)),
+      embeddings=(np.float32, (None, net.embedding_dim))))
   embedding_type = tff.TensorType(np.float32, (net.embedding_dim,))
   constants = dict(clip=clip, local_learning_rate=local_learning_rate,
                    embedding_learning_rate=embedding_learning_rate,
                    clip_and_noise=clip_and_noise)
 
   @tff.tensorflow.computation(state_type)
-  def broadcast_part(state):
-    return collections.OrderedDict(phi=state['phi'],
-                                   embeddings=state['embeddings'])
+  def select_phi(state):
+    return state['phi']
 
-  @tff.tensorflow.computation(part_type,
-                              broadcast_part.type_signature.result)
-  def part_work(part, server):
+  @tff.tensorflow.computation(part_type, phi_type)
+  def part_work(part, phi):
     total, _, new_embeddings = hypernetfl.users_step(
-        net, server['phi'], tf.gather(server['embeddings'], part['users']),
-        part['x'], part['y'], part['indices'], part['mask'],
+        net, phi, part['embeddings'], part['x'], part['y'], part['indices'], part['mask'],
         part['weights'], **constants)
     return collections.OrderedDict(
         # The part's unknown size hides some shapes: set them, to be summed.
@@ -113,8 +115,8 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, num_users: int,
   def up_to_merge(state, parts):
     work = tff.federated_map(
         part_work,
-        (parts, tff.federated_broadcast(
-            tff.federated_map(broadcast_part, state))))
+        (parts, tff.federated_broadcast(tff.federated_map(select_phi,
+                                                          state))))
     return tff.federated_zip(collections.OrderedDict(
         total=tff.federated_sum(work.total),
         embeddings=distributed.gather_stacks(work.embeddings,
@@ -138,33 +140,31 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, num_users: int,
         noise_multiplier=noise_multiplier, max_weight=max_weight,
         denominator=denominator, hyper_learning_rate=hyper_learning_rate,
         clip_and_noise=clip_and_noise)
-    stack = merged['embeddings']
-    new_state = collections.OrderedDict(
-        phi=new_phi,
-        embeddings=tf.tensor_scatter_nd_update(
-            state['embeddings'], stack['position'][:, tf.newaxis],
-            stack['rows']),
-        noise_key=next_key)
-    return new_state, collections.OrderedDict(noise_stddev=stddev)
+    new_state = collections.OrderedDict(phi=new_phi, noise_key=next_key)
+    return (new_state, merged['embeddings'],
+            collections.OrderedDict(noise_stddev=stddev))
 
   @tff.federated_computation(up_to_merge.type_signature.parameter,
                              tff.FederatedType(merged_type, tff.SERVER))
   def after_merge(arg, merged):
     result = tff.federated_map(server_step, (arg[0], merged))
-    return result[0], result[1]
+    return result[0], result[1], result[2]
 
   return tff.framework.MergeableCompForm(
       up_to_merge=up_to_merge, merge=merge, after_merge=after_merge)
 
 
-def parts(users, weights, x, y, indices, mask, num_parts: int) -> list:
-  """`training.local_batches`' arrays as the form's CLIENTS argument: the
-  cohort `distributed.cut` into `num_parts` parts (one per worker)."""
+def parts(users, weights, embeddings, x, y, indices, mask,
+          num_parts: int) -> list:
+  """`training.local_batches`' arrays and the users' rows of the
+  `embeddings` table as the form's CLIENTS argument: the cohort
+  `distributed.cut` into `num_parts` parts (one per worker)."""
   return [
       collections.OrderedDict(x=x[p], y=y[p], indices=indices[:, p],
                               mask=mask[:, p],
                               users=np.asarray(users[p], np.int32),
-                              weights=np.asarray(weights[p], np.float32))
+                              weights=np.asarray(weights[p], np.float32),
+                              embeddings=embeddings[users[p]])
       for p in distributed.cut(len(users), num_parts)
   ]
 
@@ -189,9 +189,18 @@ class DistributedRound:
     self._form = build_round_form(net, **constants)
 
   def __call__(self, state, users, x, y, indices, mask, weights):
-    new_state, measurements = self._context.invoke(
+    """The round from `state` (phi, embeddings, noise_key; NumPy)."""
+    users = np.asarray(users)
+    server = collections.OrderedDict(phi=state['phi'],
+                                     noise_key=state['noise_key'])
+    new_server, stack, measurements = self._context.invoke(
         self._form,
-        [state, parts(np.asarray(users), np.asarray(weights), x, y, indices,
-                      mask, self._num_workers)])
-    return (tf.nest.map_structure(np.asarray, new_state),
-            {k: float(v) for k, v in measurements.items()})
+        [server, parts(users, np.asarray(weights), state['embeddings'], x, y,
+                       indices, mask, self._num_workers)])
+    embeddings = np.array(state['embeddings'])
+    embeddings[np.asarray(stack['position'])] = np.asarray(stack['rows'])
+    new_state = collections.OrderedDict(
+        phi=[np.asarray(p) for p in new_server['phi']],
+        embeddings=embeddings,
+        noise_key=np.asarray(new_server['noise_key']))
+    return new_state, {k: float(v) for k, v in measurements.items()}

@@ -148,7 +148,7 @@ def _tff_round_fn(net, config, max_weight, denominator, num_users):
   """The round on TFF's runtime (`process.build_process`), or over
   `config.tff_workers` (`distributed.DistributedRound`); same interface."""
   constants = dict(
-      num_users=num_users, local_steps=config.local_steps,
+      local_steps=config.local_steps,
       batch_size=config.batch_size, clip=config.clip,
       noise_multiplier=config.mechanism_noise_multiplier,
       max_weight=max_weight, denominator=denominator,
@@ -173,7 +173,8 @@ def _tff_round_fn(net, config, max_weight, denominator, num_users):
   from tff_hdp.udp import process  # pylint: disable=g-import-not-at-top
   rows = 1 if config.algorithm == 'pfedhn' else max_cohort(
       num_users, config.sampling_rate)
-  iterative = process.build_process(net, max_cohort=rows, seed=config.seed,
+  iterative = process.build_process(net, num_users=num_users,
+                                    max_cohort=rows, seed=config.seed,
                                     **constants)
 
   def round_fn(state, users, x, y, indices, mask, weights):
