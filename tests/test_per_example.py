@@ -107,7 +107,25 @@ def test_ghost_norm_is_taken_where_cheaper():
 def test_patches_give_the_same_per_example_gradients(name, shape, classes):
   spec, weights, x, y = _problem(name, shape, classes, 3)
   grads = per_example.batch_gradients(spec, weights, x, y)
-  _close(grads.materialize('patches'), grads.materialize('loop'))
+  _close(grads.materialize('patches'), grads.materialize('taps'))
+
+
+@pytest.mark.parametrize('name,shape,classes', MODELS)
+def test_no_loop_over_the_examples(name, shape, classes):
+  # Norms, weighted sum and per-example gradients are batched ops: no
+  # `while_loop` (a `map_fn` or `vectorized_map`'s fallback) in the graph.
+  spec, weights, x, y = _problem(name, shape, classes, 2)
+
+  @tf.function
+  def everything(w, x, y):
+    grads = per_example.batch_gradients(spec, w, x, y)
+    return (grads.squared_norms(), grads.weighted_sum(tf.ones([2])),
+            grads.materialize())
+
+  graph = everything.get_concrete_function(weights, x, y).graph
+  loops = [op.name for op in graph.get_operations()
+           if op.type in ('While', 'StatelessWhile')]
+  assert not loops
 
 
 def test_zero_input_and_single_example():

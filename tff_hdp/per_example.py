@@ -27,8 +27,8 @@ convolutions):
   ("ghost norm", Li et al., 2021; Bu et al., 2022), never formed;
 - convolution: G_j = P_j^T dz_j with P_j its input patches [T, K]; its norm
   by the ghost form <P_j P_j^T, dz_j dz_j^T> when T (K + C) < K C (ResNet-18's
-  late layers), else from G_j, TF's filter gradient of example j alone
-  (`_conv_per_example` says why not the patches on a CPU);
+  late layers), else from G_j formed tap by tap, kh kw batched matmuls
+  (`_taps` says why not the patches on a CPU);
 - GroupNorm's scale-shift: sums over positions of a_j * dz_j and dz_j.
 
 DP-SGD then needs only the clipped, weighted sum sum_j s_j G_j, which is
@@ -82,22 +82,38 @@ def _filter_gradient(layer: layers.Layer, a: tf.Tensor,
       strides=[1, s, s, 1], padding=layer.padding)
 
 
-def _conv_per_example(layer: layers.Layer, dz: tf.Tensor) -> tf.Tensor:
-  """[B, kh, kw, c_in, c_out] each example's filter gradient.
+def _taps(layer: layers.Layer, a: tf.Tensor) -> list[tf.Tensor]:
+  """Per kernel tap (i, j), row-major: [B, T, c_in] the input values that
+  the tap multiplies at each of the T output positions.
 
-  One `Conv2DBackpropFilter` per example, in an explicit `tf.map_fn`. The
-  batched alternative, the input patches times dz (`_patches`), is exact
-  too but writes K = kh kw c_in copies of every input value (400 per
-  position for cnn5's second convolution), and on a 2-core CPU that cost
-  more than this loop (docs/performance.md, Robust-HDP). On a GPU the
-  patches' one batched matmul would be the usual choice;
-  `materialize(method='patches')` keeps them for that and for the tests.
+  A convolution's filter gradient for tap (i, j) is then a plain matmul,
+  taps(a)[i, j]^T dz: per example a batched [c_in, T] x [T, c_out] matmul,
+  summed over the batch one [c_in, B T] x [B T, c_out] matmul. The taps
+  are the input patches (`_patches`) cut by tap, one [B, T, c_in] strided
+  slice at a time, so no tensor K = kh kw c_in times the input is ever
+  written (the patches' cost on a CPU, docs/performance.md).
   """
-  return tf.map_fn(
-      lambda args: _filter_gradient(layer, args[0][tf.newaxis],
-                                    args[1][tf.newaxis]),
-      (layer.inputs, dz), fn_output_signature=layer.params[0].dtype,
-      parallel_iterations=8)
+  kh, kw = layer.kernel_size
+  s = layer.strides
+  ho, wo = layer.outputs.shape[1], layer.outputs.shape[2]
+  if layer.padding == 'SAME':  # TF's SAME: the extra row/column after.
+    ph = max((ho - 1) * s + kh - a.shape[1], 0)
+    pw = max((wo - 1) * s + kw - a.shape[2], 0)
+    a = tf.pad(a, [[0, 0], [ph // 2, ph - ph // 2], [pw // 2, pw - pw // 2],
+                   [0, 0]])
+  return [tf.reshape(a[:, i:i + s * (ho - 1) + 1:s, j:j + s * (wo - 1) + 1:s],
+                     [tf.shape(a)[0], ho * wo, a.shape[-1]])
+          for i in range(kh) for j in range(kw)]
+
+
+def _conv_per_example(layer: layers.Layer, dz: tf.Tensor) -> tf.Tensor:
+  """[B, kh, kw, c_in, c_out] each example's filter gradient, tap by tap
+  (`_taps`): kh kw batched matmuls, no loop over examples."""
+  d = _positions(dz)
+  per_tap = tf.stack([tf.matmul(x, d, transpose_a=True)
+                      for x in _taps(layer, layer.inputs)], axis=1)
+  return tf.reshape(per_tap, tf.concat(
+      [tf.shape(dz)[:1], layer.params[0].shape], 0))
 
 
 class BatchGradients:
@@ -113,6 +129,10 @@ class BatchGradients:
     index = layers.weight_index(weights)
     self._shapes = [w.shape for w in weights]
     self._layers = []  # (layer, positions of its params, dz)
+    # Per-example filter gradients formed by `squared_norms`, by layer
+    # position: `weighted_sum` contracts them with the scale instead of
+    # taking a batched filter gradient again.
+    self._formed = {}
     covered = []
     for layer, dz in zip(recorded, output_gradients):
       slots = tuple(None if p is None else index.get(id(p))
@@ -132,7 +152,7 @@ class BatchGradients:
   def squared_norms(self) -> tf.Tensor:
     """[B] sum over weights of ||g_j||^2, per example."""
     total = []
-    for layer, slots, dz in self._layers:
+    for position, (layer, slots, dz) in enumerate(self._layers):
       a = layer.inputs
       if layer.kind == layers.SCALE_SHIFT:
         a, d = _positions(a), _positions(dz)
@@ -148,7 +168,7 @@ class BatchGradients:
             tf.matmul(p, p, transpose_b=True) *
             tf.matmul(d, d, transpose_b=True), axis=[1, 2]))
       else:
-        g = _conv_per_example(layer, dz)
+        g = self._formed[position] = _conv_per_example(layer, dz)
         total.append(tf.reduce_sum(
             tf.reshape(tf.square(g), [tf.shape(g)[0], -1]), 1))
       if slots[1] is not None:
@@ -160,7 +180,7 @@ class BatchGradients:
     """sum_j scale_j g_j per weight tensor, in the weights' order: each
     layer's batched weight gradient of the rescaled output gradients."""
     out = [None] * len(self._shapes)
-    for layer, slots, dz in self._layers:
+    for position, (layer, slots, dz) in enumerate(self._layers):
       scale = tf.cast(scale, dz.dtype)
       scaled = dz * tf.reshape(scale, [-1] + [1] * (dz.shape.rank - 1))
       if layer.kind == layers.SCALE_SHIFT:
@@ -170,16 +190,18 @@ class BatchGradients:
         continue
       if layer.kernel_size is None:
         out[slots[0]] = tf.matmul(layer.inputs, scaled, transpose_a=True)
+      elif position in self._formed:
+        out[slots[0]] = tf.tensordot(scale, self._formed[position], axes=1)
       else:
         out[slots[0]] = _filter_gradient(layer, layer.inputs, scaled)
       if slots[1] is not None:
         out[slots[1]] = tf.reduce_sum(_positions(scaled), [0, 1])
     return out
 
-  def materialize(self, method: str = 'loop') -> list[tf.Tensor]:
+  def materialize(self, method: str = 'taps') -> list[tf.Tensor]:
     """Per weight tensor, [B, *shape] every example's gradient; a
-    convolution's by `_conv_per_example` ('loop') or by its input patches
-    ('patches')."""
+    convolution's tap by tap (`_conv_per_example`, 'taps') or as one
+    matmul of its input patches ('patches', the usual form on a GPU)."""
     out = [None] * len(self._shapes)
     for layer, slots, dz in self._layers:
       batch = tf.shape(dz)[0]
