@@ -22,9 +22,14 @@ cnn5 model, p = 28,938):
 1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`.
 2. One DP-SGD step (per-example gradients, clipping, noise) against one
    plain SGD step on the same batch, for b = 16, 32, 64 and 128:
-   milliseconds, their ratio, the same step with `vectorized_map`
-   per-example gradients (the path before `tff_hdp.per_example`), and the achieved GFLOP/s and
-   fraction of the matmul peak. FLOPs per example and step: 3 x 2 x the
+   milliseconds, their ratio, the same step with `tff_hdp/per_example.py`
+   as of commit PER_EXAMPLE_BEFORE (each convolution's per-example filter
+   gradients by TF's op in a `tf.map_fn` over the examples), and with
+   `vectorized_map` per-example gradients (the path before
+   `tff_hdp.per_example`), and the achieved GFLOP/s and fraction of the
+   matmul peak. The steps are timed in turn, one call of each per
+   repetition, so that a change in the machine's speed during the run
+   moves all of them alike. FLOPs per example and step: 3 x 2 x the
    forward multiply-adds (`timing.forward_multiply_adds`: conv 5x5x1x16 on
    28x28, conv 5x5x16x32 on 14x14, dense 1568x10), the usual 3x for forward plus
    backward; DP-SGD's extra work (norms, clipping) is not counted.
@@ -32,7 +37,9 @@ cnn5 model, p = 28,938):
    Robust-HDP with RPCA every round, on the direct runner: client training
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
 4. RPCA's noise estimate on that round's updates, now and with the solver
-   of commit RPCA_BEFORE (read with `git show`), with their difference.
+   of commit RPCA_BEFORE (read with `git show`), with their difference;
+   and its profile: iterations, seconds per iteration, and what the two
+   p x n x n matmuls of an iteration cost alone (its floor).
 
 Run it on a quiet machine (nothing else running): shared cores make every
 figure slower. The last line is `dp_sgd_over_sgd=<x at b=64>
@@ -63,17 +70,79 @@ _OUTPUT = flags.DEFINE_string('output_json', None,
                               'Also write the figures to this JSON file.')
 # The last commit before RPCA's two-matmul, mixed-precision iteration.
 RPCA_BEFORE = '4987cd9'
+# The last commit whose per-example convolution gradients ran TF's filter
+# gradient per example in a `tf.map_fn`, before the tap-by-tap matmuls.
+PER_EXAMPLE_BEFORE = 'aa2289e'
 
 
 def time_steps(tf, step, args, steps):
   """Median seconds of `step(*args)` over `steps` calls, after a warm-up."""
-  step(*args)
-  times = []
-  for _ in range(steps):
-    with timing.Clock() as c:
-      tf.nest.map_structure(lambda t: t.numpy(), step(*args))
-    times.append(c.wall)
-  return statistics.median(times)
+  return time_in_turn(tf, {None: (step, args)}, steps)[None]
+
+
+def time_in_turn(tf, steps, repeats):
+  """{name: median seconds} of each `steps[name] = (fn, args)`, after a
+  warm-up, calling each once per repetition in turn."""
+  times = collections.defaultdict(list)
+  for fn, args in steps.values():
+    tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
+  for _ in range(repeats):
+    for name, (fn, args) in steps.items():
+      with timing.Clock() as c:
+        tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
+      times[name].append(c.wall)
+  return {name: statistics.median(t) for name, t in times.items()}
+
+
+def rpca_profile(tf, rpca, matrix, figures) -> str:
+  """Each solver's iterations and milliseconds per iteration, against an
+  iteration's two parts timed alone in float64, 100 times in one graph
+  loop: its two p x n x n matmuls (x^T x and x W, `rpca._svt_operator`),
+  and its element-wise passes over p x n (`rpca._iterate`'s body without
+  them), as TF ops and fused by XLA (`jit_compile`). Adds them to
+  `figures[method]`."""
+  n = matrix.shape[1]
+  w = tf.eye(n, dtype=tf.float64)
+
+  def matmuls(x, low, sparse, dual):
+    x = tf.matmul(x, tf.matmul(x, x, transpose_a=True) * 0.0 + w)
+    return x, low, sparse, dual
+
+  def passes(m, low, sparse, dual):
+    """The inexact ALM's body with x itself for SVT(x) = x W; mu = 2."""
+    shifted = m + dual * 0.5
+    sparse = rpca._shrink(shifted - low, 0.01 * 0.5)  # pylint: disable=protected-access
+    low = shifted - sparse
+    residual = m - low - sparse
+    return m, low, sparse, dual + 2.0 * residual + 0.0 * tf.norm(residual)
+
+  def per_call_ms(part, jit=False):
+    body = tf.function(part, jit_compile=True) if jit else part
+
+    @tf.function(autograph=False)
+    def hundred(*state):
+      return tf.while_loop(lambda i, *state: i < 100,
+                           lambda i, *state: (i + 1, *body(*state)),
+                           (tf.constant(0), *state))[1:]
+    state = (matrix, 0.9 * matrix, 0.05 * matrix, 0.1 * matrix)
+    return 1e3 * time_steps(tf, hundred, state, 3) / 100
+
+  parts = dict(matmuls=per_call_ms(matmuls), passes=per_call_ms(passes),
+               passes_xla=per_call_ms(passes, jit=True))
+  lines = []
+  for method, row in figures.items():
+    iterations = int(tf.function(autograph=False)(
+        lambda m, method=method: rpca.principal_component_pursuit(
+            m, method=method)[2])(matrix))
+    row.update(iterations=iterations,
+               ms_per_iteration=1e3 * row['now_seconds'] / iterations,
+               float64_parts_ms=parts)
+    lines.append(f"{method} {iterations} iterations of "
+                 f"{row['ms_per_iteration']:.2f} ms")
+  return ('RPCA profile: ' + ', '.join(lines) + '; alone, in float64: an '
+          f"iteration's two matmuls {parts['matmuls']:.2f} ms, its "
+          f"element-wise passes {parts['passes']:.2f} ms "
+          f"({parts['passes_xla']:.2f} ms fused by XLA)")
 
 
 def main(argv):
@@ -83,6 +152,9 @@ def main(argv):
   import numpy as np
   import tensorflow as tf
   from tff_hdp import models
+  # Retires TFF's default context, whose idle executor factory, collected
+  # at interpreter exit, prints a traceback (tff_hdp/runtime.py).
+  from tff_hdp import runtime  # pylint: disable=unused-import
   from tff_hdp.robust_hdp import config as config_lib
   from tff_hdp.robust_hdp import dp_sgd
   from tff_hdp.robust_hdp import privacy_preferences
@@ -128,6 +200,19 @@ def main(argv):
                                                         tf.float32), key)
     return [v - 0.1 * d for v, d in zip(w, g)]
 
+  per_example_before = timing.module_at_commit(PER_EXAMPLE_BEFORE,
+                                               'tff_hdp/per_example.py')
+
+  @tf.function(autograph=False)  # Its source is not a file AutoGraph reads.
+  def map_fn_dp_step(w, x, y, key):
+    """`dp_step` with the per-example module of PER_EXAMPLE_BEFORE."""
+    grads = per_example_before.batch_gradients(spec, w, x, y)
+    scale = dp_sgd.clip_factors(query, state,
+                                tf.sqrt(grads.squared_norms()))
+    g = dp_sgd.noised_average(grads.weighted_sum(scale), tf.constant(3.0),
+                              tf.cast(tf.shape(y)[0], tf.float32), key)
+    return [v - 0.1 * d for v, d in zip(w, g)]
+
   @tf.function
   def sgd_step(w, x, y):
     with tf.GradientTape() as tape:
@@ -135,31 +220,50 @@ def main(argv):
       loss = models.loss_fn(spec.apply(w, x), y)
     return [v - 0.1 * d for v, d in zip(w, tape.gradient(loss, w))]
 
-  print('\nbatch  sgd ms  dp-sgd ms (ratio)  before ms (ratio)  '
+  print('\nbatch  sgd ms  dp-sgd ms (ratio)  '
+        f'at {PER_EXAMPLE_BEFORE} ms (ratio)  vectorized_map ms (ratio)  '
         'sgd GFLOP/s (peak)  dp-sgd GFLOP/s (peak)')
   for b in (16, 32, 64, 128):
     x = tf.constant(rng.random((b, 28, 28), np.float32))
     y = tf.constant(rng.integers(0, 10, b).astype(np.int32))
     key = tf.constant([1, 2])
-    t_sgd = time_steps(tf, sgd_step, (weights, x, y), _STEPS.value)
-    t_dp = time_steps(tf, dp_step, (weights, x, y, key), _STEPS.value)
-    t_old = time_steps(tf, old_dp_step, (weights, x, y, key), _STEPS.value)
-    gap = max(float(np.max(np.abs(a - o))) for a, o in zip(
-        dp_step(weights, x, y, key), old_dp_step(weights, x, y, key)))
+    # The vectorized_map path's known warning ("Conv2DBackpropFilter uses a
+    # while_loop"), the reason for tff_hdp.per_example, is not repeated.
+    level = tf.get_logger().level
+    tf.get_logger().setLevel('ERROR')
+    old_dp_step(weights, x, y, key)
+    tf.get_logger().setLevel(level)
+    steps = dict(sgd=(sgd_step, (weights, x, y)),
+                 dp=(dp_step, (weights, x, y, key)),
+                 old=(old_dp_step, (weights, x, y, key)))
+    if per_example_before is not None:
+      steps['map_fn'] = (map_fn_dp_step, (weights, x, y, key))
+    t = time_in_turn(tf, steps, _STEPS.value)
+    after = dp_step(weights, x, y, key)
+    gap = max(float(np.max(np.abs(a - o))) for name in steps
+              if name not in ('sgd', 'dp')
+              for a, o in zip(after, steps[name][0](*steps[name][1])))
     rate = lambda t: flops_per_example * b / t
-    figures['steps'][b] = dict(sgd_ms=1e3 * t_sgd, dp_sgd_ms=1e3 * t_dp,
-                               ratio=t_dp / t_sgd,
-                               before_ms=1e3 * t_old,
-                               before_ratio=t_old / t_sgd,
+    figures['steps'][b] = dict(sgd_ms=1e3 * t['sgd'], dp_sgd_ms=1e3 * t['dp'],
+                               ratio=t['dp'] / t['sgd'],
+                               before_ms=1e3 * t['old'],
+                               before_ratio=t['old'] / t['sgd'],
                                max_weight_difference=gap,
-                               sgd_gflops=rate(t_sgd) / 1e9,
-                               dp_sgd_gflops=rate(t_dp) / 1e9)
-    print(f'{b:5d}  {1e3 * t_sgd:6.2f}  {1e3 * t_dp:9.2f} ({t_dp / t_sgd:.2f})  '
-          f'{1e3 * t_old:9.2f} ({t_old / t_sgd:.2f})  '
-          f'{rate(t_sgd) / 1e9:8.1f} ({rate(t_sgd) / peak:.2f})  '
-          f'{rate(t_dp) / 1e9:11.1f} ({rate(t_dp) / peak:.2f})')
-  print('(before: vectorized_map per-example gradients; the two steps\' '
-        'weights differ by at most '
+                               sgd_gflops=rate(t['sgd']) / 1e9,
+                               dp_sgd_gflops=rate(t['dp']) / 1e9)
+    if per_example_before is not None:
+      figures['steps'][b].update(map_fn_ms=1e3 * t['map_fn'],
+                                 map_fn_ratio=t['map_fn'] / t['sgd'])
+    map_fn = (f"{1e3 * t['map_fn']:9.2f} ({t['map_fn'] / t['sgd']:.2f})"
+              if per_example_before is not None else f'{"-":>16}')
+    print(f"{b:5d}  {1e3 * t['sgd']:6.2f}  {1e3 * t['dp']:9.2f} "
+          f"({t['dp'] / t['sgd']:.2f})  {map_fn:>21}  "
+          f"{1e3 * t['old']:9.2f} ({t['old'] / t['sgd']:.2f})      "
+          f"{rate(t['sgd']) / 1e9:8.1f} ({rate(t['sgd']) / peak:.2f})  "
+          f"{rate(t['dp']) / 1e9:11.1f} ({rate(t['dp']) / peak:.2f})")
+  print(f'(at {PER_EXAMPLE_BEFORE}: map_fn of TF\'s per-example filter '
+        'gradient; vectorized_map: of a GradientTape per example; the steps\' '
+        'weights differ from dp-sgd\'s by at most '
         f"{max(v['max_weight_difference'] for v in figures['steps'].values()):.1e})")
 
   eps, batch_sizes = privacy_preferences.load_distribution('dist1', 20)
@@ -245,6 +349,7 @@ def main(argv):
               '' if before is None else
               f" (at {RPCA_BEFORE}: {row['before_seconds']:.3f} s; sigma^2 "
               f"equal to {row['max_relative_difference']:.1e} relative)"))
+  print(rpca_profile(tf, rpca, matrix, figures['rpca']))
   if _OUTPUT.value:
     with open(_OUTPUT.value, 'w') as f:
       json.dump(figures, f, indent=1)

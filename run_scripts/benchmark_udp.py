@@ -28,6 +28,13 @@ the work):
    training's share, and the achieved GFLOP/s from the FLOP count below
    against the peak.
 3. Memory: the hypernetwork phi and the embedding table, in float32.
+4. A profile of one local step of the cohort: as the round takes it
+   (`hypernetfl.local_deltas`, each user's own LeNet under
+   `vectorized_map`, whose convolutions TF runs user by user), against one
+   LeNet shared by all the users on the same cohort x b examples, a plain
+   batched TF step of the same FLOPs: what the step would cost if the
+   users' weights were free, the floor of any batching of their
+   convolutions. The two are timed in turn.
 
 FLOPs per round: the local training, users x K x b x 3 x 2 x LeNet's forward
 multiply-adds (`lenet_multiply_adds`; 3x for forward plus backward), plus
@@ -74,6 +81,44 @@ def lenet_multiply_adds(spec) -> int:
           flat * d1 + d1 * d2 + d2 * classes)
 
 
+def local_step_profile(tf, target, cohort, batch, rng, repeats=10):
+  """(per-user ms, shared-LeNet ms) of one local step of `cohort` users
+  with `batch` examples each (item 4 of the module doc)."""
+  import statistics  # pylint: disable=g-import-not-at-top
+  from tff_hdp import models  # pylint: disable=g-import-not-at-top
+  from tff_hdp.udp import hypernetfl  # pylint: disable=g-import-not-at-top
+  shape, classes = target.input_shape, target.num_classes
+  init = target.init(0)
+  thetas = [tf.constant(np.repeat(w[np.newaxis], cohort, 0)) for w in init]
+  x = tf.constant(rng.random((cohort, batch) + tuple(shape), np.float32))
+  y = tf.constant(rng.integers(0, classes, (cohort, batch)).astype(np.int32))
+  indices = tf.constant(np.tile(np.arange(batch, dtype=np.int32),
+                                (1, cohort, 1)))
+  mask = tf.ones([1, cohort, batch])
+  per_user = tf.function(lambda t: hypernetfl.local_deltas(
+      target, t, x, y, indices, mask, tf.constant(0.01)))
+
+  @tf.function
+  def shared(w):
+    with tf.GradientTape() as tape:
+      tape.watch(w)
+      loss = models.loss_fn(target.apply(w, tf.reshape(
+          x, [-1] + list(shape))), tf.reshape(y, [-1]))
+    return [v - 0.01 * g for v, g in zip(w, tape.gradient(loss, w))]
+
+  weights = [tf.constant(w) for w in init]
+  steps = {'per_user': (per_user, thetas), 'shared': (shared, weights)}
+  times = {name: [] for name in steps}
+  for fn, arg in steps.values():
+    tf.nest.map_structure(lambda t: t.numpy(), fn(arg))
+  for _ in range(repeats):
+    for name, (fn, arg) in steps.items():
+      with timing.Clock() as c:
+        tf.nest.map_structure(lambda t: t.numpy(), fn(arg))
+      times[name].append(c.wall)
+  return tuple(1e3 * statistics.median(times[n]) for n in steps)
+
+
 def main(argv):
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
@@ -83,6 +128,9 @@ def main(argv):
   cli.check(_ROUNDS.value >= 1, f'--rounds must be >= 1, got {_ROUNDS.value}')
   import tensorflow as tf
   from tff_hdp import models
+  # Retires TFF's default context, whose idle executor factory, collected
+  # at interpreter exit, prints a traceback (tff_hdp/runtime.py).
+  from tff_hdp import runtime  # pylint: disable=unused-import
   from tff_hdp.data import federated_data
   from tff_hdp.udp import config as config_lib
   from tff_hdp.udp import hypernetwork
@@ -142,6 +190,18 @@ def main(argv):
           f'peak_fraction={flops / per_round / peak:.3f} '
           f'phi_mib={phi_mb:.1f} embedding_table_mib={table_mb:.3f} '
           f'run_minutes_500_rounds={500 * per_round / 60:.0f}', flush=True)
+    per_user_ms, shared_ms = local_step_profile(tf, target, cohort,
+                                                config.batch_size, rng)
+    step_flops = (cohort * config.batch_size * 3 * 2 *
+                  lenet_multiply_adds(target))
+    of_peak = lambda ms: step_flops / (ms / 1e3) / peak
+    print(f'{name} local step of the {cohort} users: '
+          f'per_user_ms={per_user_ms:.1f} ({of_peak(per_user_ms):.2f} of '
+          f'peak), one_shared_lenet_ms={shared_ms:.1f} '
+          f'({of_peak(shared_ms):.2f} of peak); '
+          f'local training share of the round='
+          f'{config.local_steps * per_user_ms / 1e3 / per_round:.2f}',
+          flush=True)
 
 
 if __name__ == '__main__':
