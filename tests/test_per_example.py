@@ -82,8 +82,12 @@ def test_norms_and_weighted_sum_match_vectorized_map(name, shape, classes):
   np.testing.assert_allclose(np.sqrt(grads.squared_norms()), ref_norms,
                              rtol=1e-5)
   scale = tf.constant(np.linspace(-1.0, 2.0, batch), tf.float32)
-  _close(grads.weighted_sum(scale),
-         [np.tensordot(scale, g, axes=1) for g in ref])
+  expected = [np.tensordot(scale, g, axes=1) for g in ref]
+  # From the per-example gradients the norms formed, and without them (each
+  # layer's batched weight gradient of the rescaled output gradients).
+  _close(grads.weighted_sum(scale), expected)
+  _close(per_example.batch_gradients(spec, weights, x, y).weighted_sum(scale),
+         expected)
 
 
 def test_ghost_norm_is_taken_where_cheaper():

@@ -31,9 +31,10 @@ convolutions):
   (`_taps` says why not the patches on a CPU);
 - GroupNorm's scale-shift: sums over positions of a_j * dz_j and dz_j.
 
-DP-SGD then needs only the clipped, weighted sum sum_j s_j G_j, which is
-each layer's ordinary batched weight gradient of the rescaled s_j dz_j: one
-matmul or one `Conv2DBackpropFilter` per layer.
+DP-SGD then needs only the clipped, weighted sum sum_j s_j G_j: for a
+convolution whose G_j the norms formed, their contraction with s; for every
+other layer its ordinary batched weight gradient of the rescaled s_j dz_j,
+one matmul or one `Conv2DBackpropFilter`.
 
 tests/test_per_example.py checks it against TF's gradient of each
 example's loss alone, on every model, padding, stride and batch size used.
@@ -177,8 +178,10 @@ class BatchGradients:
     return tf.add_n(total)
 
   def weighted_sum(self, scale: tf.Tensor) -> list[tf.Tensor]:
-    """sum_j scale_j g_j per weight tensor, in the weights' order: each
-    layer's batched weight gradient of the rescaled output gradients."""
+    """sum_j scale_j g_j per weight tensor, in the weights' order: the
+    contraction of a convolution's per-example gradients with `scale` when
+    `squared_norms` formed them, else the layer's batched weight gradient of
+    the rescaled output gradients."""
     out = [None] * len(self._shapes)
     for position, (layer, slots, dz) in enumerate(self._layers):
       scale = tf.cast(scale, dz.dtype)
