@@ -130,6 +130,25 @@ def test_one_step_equals_hand_computation():
     np.testing.assert_allclose(d, -lr * e.numpy(), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize('name,shape', [('fc', (4,)), ('cnn5', (28, 28))])
+def test_empty_poisson_batch_releases_the_noise_alone(name, shape):
+  # A Poisson batch is empty with probability (1 - b/N)^N ~ e^-b; the step
+  # must still release N(0, (c z)^2 I) / b, through the same per-example
+  # path (for cnn5 the convolutions' taps, with a batch of 0).
+  spec = models.build_model(name, shape, 3)
+  w = [tf.constant(a) for a in spec.init(0)]
+  query = dp_sgd.gaussian_query(2.0, 1.5)
+  key = tf.constant([3, 4])
+  step = tf.function(lambda x, y: dp_sgd.private_gradient(
+      spec, w, x, y, query, query.initial_global_state(), tf.constant(16.0),
+      key))
+  got = step(tf.zeros((0,) + shape), tf.zeros([0], tf.int32))
+  noise = dp_sgd.noised_average([tf.zeros_like(v) for v in w],
+                                tf.constant(2.0 * 1.5), tf.constant(16.0), key)
+  for g, e in zip(got, noise):
+    np.testing.assert_array_equal(g, e)
+
+
 def test_steps_per_round():
   assert dp_sgd.steps_per_round(2400, 64, 1) == 38
   assert dp_sgd.steps_per_round(2400, 32, 2) == 150

@@ -182,16 +182,24 @@ def private_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
     g~ per weight tensor, and the release minus the known records last with
     `return_release`.
   """
-  grads = per_example.batch_gradients(spec, weights, xb, yb)
-  norms = tf.sqrt(grads.squared_norms())
-  if extra_records is not None:
-    norms = tf.concat([norms, record_norms(extra_records)], 0)
-  scale = clip_factors(query, global_state, norms)
-  batch = tf.shape(yb)[0]
-  known = grads.weighted_sum(scale[:batch])
-  clipped = known if extra_records is None else [
-      k + tf.tensordot(scale[batch:], e, axes=1)
-      for k, e in zip(known, extra_records)]
+  def batch_sum():
+    grads = per_example.batch_gradients(spec, weights, xb, yb)
+    scale = clip_factors(query, global_state,
+                         tf.sqrt(grads.squared_norms()))
+    return grads.weighted_sum(scale)
+
+  # A Poisson batch is empty with probability ~e^-b_i per step, and TF's
+  # oneDNN convolution (on by default, tff_hdp/__init__.py) fails on an
+  # empty batch; its clipped sum is zero, and the step releases the noise.
+  known = tf.cond(tf.size(yb) > 0, batch_sum,
+                  lambda: [tf.zeros_like(w) for w in weights])
+  if extra_records is None:
+    clipped = known
+  else:
+    extra_scale = clip_factors(query, global_state,
+                               record_norms(extra_records))
+    clipped = [k + tf.tensordot(extra_scale, e, axes=1)
+               for k, e in zip(known, extra_records)]
   stddev = tf.cast(global_state.stddev, tf.float32)
   sums = noised_sum(clipped, stddev, key)
   gradient = [s / denominator for s in sums]
