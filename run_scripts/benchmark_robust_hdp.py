@@ -38,8 +38,9 @@ cnn5 model, p = 28,938):
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
 4. RPCA's noise estimate on that round's updates, now and with the solver
    of commit RPCA_BEFORE (read with `git show`), with their difference;
-   and its profile: iterations, seconds per iteration, and what the two
-   p x n x n matmuls of an iteration cost alone (its floor).
+   and its profile (`rpca_profile`): iterations, milliseconds per
+   iteration, and an iteration's two p x n x n matmuls (its floor) and its
+   element-wise passes timed alone, the passes also fused by XLA.
 
 Run it on a quiet machine (nothing else running): shared cores make every
 figure slower. The last line is `dp_sgd_over_sgd=<x at b=64>
@@ -231,8 +232,10 @@ def main(argv):
     # while_loop"), the reason for tff_hdp.per_example, is not repeated.
     level = tf.get_logger().level
     tf.get_logger().setLevel('ERROR')
-    old_dp_step(weights, x, y, key)
-    tf.get_logger().setLevel(level)
+    try:
+      old_dp_step(weights, x, y, key)
+    finally:
+      tf.get_logger().setLevel(level)
     steps = dict(sgd=(sgd_step, (weights, x, y)),
                  dp=(dp_step, (weights, x, y, key)),
                  old=(old_dp_step, (weights, x, y, key)))
