@@ -35,7 +35,8 @@ the work):
    batched TF step of the same FLOPs: what the step would cost if the
    users' weights were free, the floor of any batching of their
    convolutions. The two are timed in turn; the K steps alone are set
-   beside the round (timed apart, so they can exceed it by the noise).
+   beside the round (timed one call at a time, so they can exceed it by
+   the calls' overhead).
 
 FLOPs per round: the local training, users x K x b x 3 x 2 x LeNet's forward
 multiply-adds (`lenet_multiply_adds`; 3x for forward plus backward), plus
@@ -52,6 +53,8 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
+import statistics
+
 from absl import app
 from absl import flags
 import numpy as np
@@ -85,7 +88,6 @@ def lenet_multiply_adds(spec) -> int:
 def local_step_profile(tf, target, cohort, batch, rng, repeats=10):
   """(per-user ms, shared-LeNet ms) of one local step of `cohort` users
   with `batch` examples each (item 4 of the module doc)."""
-  import statistics  # pylint: disable=g-import-not-at-top
   from tff_hdp import models  # pylint: disable=g-import-not-at-top
   from tff_hdp.udp import hypernetfl  # pylint: disable=g-import-not-at-top
   shape, classes = target.input_shape, target.num_classes
