@@ -24,9 +24,9 @@ the work):
    tf.function) with exactly qN users (CIFAR-10: 100 users, q = 0.1, 500
    examples each, LeNet on 32 x 32 x 3; FEMNIST: 3,400 users, q = 0.05, 200
    examples each, LeNet on 28 x 28 with 62 classes), K = 50 local steps of
-   batch 64: seconds per round (the first, with tracing, apart), the local
-   training's share, and the achieved GFLOP/s from the FLOP count below
-   against the peak.
+   batch 64: seconds per round (the first, with tracing, apart) and the
+   achieved GFLOP/s from the FLOP count below against the peak (the local
+   training's share is item 4's).
 3. Memory: the hypernetwork phi and the embedding table, in float32.
 4. A profile of one local step of the cohort: as the round takes it
    (`hypernetfl.local_deltas`, each user's own LeNet under
