@@ -40,7 +40,7 @@ tests/test_per_example.py checks it against TF's gradient of each
 example's loss alone, on every model, padding, stride and batch size used.
 """
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import tensorflow as tf
 
@@ -226,19 +226,32 @@ class BatchGradients:
     return out
 
 
+def recorded_gradients(summed_loss: Callable[[list[tf.Tensor]], tf.Tensor],
+                       weights: Sequence[tf.Tensor]) -> BatchGradients:
+  """The gradients, per row j, of loss_j(weights), from one batched pass.
+
+  `summed_loss(weights)` returns sum_j loss_j, each loss_j a function of
+  row j of every recorded layer's output alone, and builds its layers with
+  `tff_hdp.layers` (each weight used by exactly one of them): a model's
+  per-example cross-entropy (`batch_gradients`), or UDP-Alg's per-user
+  <h(phi, v_u), Delta_u> (`tff_hdp.udp.hypernetwork`).
+  """
+  weights = [tf.convert_to_tensor(w) for w in weights]
+  with tf.GradientTape() as tape, layers.record() as recorded:
+    tape.watch(weights)
+    total = summed_loss(weights)
+  output_gradients = tape.gradient(total, [l.outputs for l in recorded])
+  return BatchGradients(recorded, output_gradients, weights)
+
+
 def batch_gradients(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
                     x: tf.Tensor, y: tf.Tensor) -> BatchGradients:
   """The gradients of each example's own loss f(theta; x_j, y_j) (the
   cross-entropy of `models.loss_fn` on that example alone), from one
   batched forward and backward pass."""
-  weights = [tf.convert_to_tensor(w) for w in weights]
-  with tf.GradientTape() as tape, layers.record() as recorded:
-    tape.watch(weights)
-    logits = spec.apply(weights, x)
-    total = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=tf.cast(y, tf.int32), logits=logits))
-  output_gradients = tape.gradient(total, [l.outputs for l in recorded])
-  return BatchGradients(recorded, output_gradients, weights)
+  return recorded_gradients(
+      lambda w: tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=tf.cast(y, tf.int32), logits=spec.apply(w, x))), weights)
 
 
 def per_example_gradients(spec: models.ModelSpec,

@@ -28,8 +28,8 @@ PyTorch's default, as pFedHN's: linear weights and biases U(-1/sqrt(fan_in),
 `phi_vjps` gives each user's (d theta_u / d phi)^T Delta_u for a batch of
 users at once, through `tf.vectorized_map` (the reference);
 `scaled_phi_vjp_sum` gives sum_u s_u g_u with s_u a function of ||g_u|| (the
-clipped, weighted sum of UDP-Alg) without forming the heads' per-user
-gradients (below);
+clipped, weighted sum of UDP-Alg) through `tff_hdp.per_example`, without
+forming the heads' per-user gradients (below);
 `embedding_vjps` each user's (d theta_u / d v_u)^T Delta_u from one gradient
 of sum_u <theta_u, Delta_u> (theta_u depends on no other user's embedding).
 """
@@ -41,7 +41,9 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
+from tff_hdp import layers
 from tff_hdp import models
+from tff_hdp import per_example
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,14 +98,14 @@ class HyperNetwork:
                embeddings: tf.Tensor) -> list[tf.Tensor]:
     """theta for a batch of embeddings [B, e]: per target tensor [B, *shape]."""
     phi = list(phi)
-    features = tf.matmul(embeddings, phi[0]) + phi[1]
+    features = layers.dense(embeddings, phi[0], phi[1])
     for i in range(self.hidden_layers):
       kernel, bias = phi[2 + 2 * i], phi[3 + 2 * i]
-      features = tf.matmul(tf.nn.relu(features), kernel) + bias
+      features = layers.dense(tf.nn.relu(features), kernel, bias)
     heads = phi[2 + 2 * self.hidden_layers:]
     batch = tf.shape(embeddings)[0]
     return [
-        tf.reshape(tf.matmul(features, kernel) + bias,
+        tf.reshape(layers.dense(features, kernel, bias),
                    tf.concat([[batch], shape], 0))
         for kernel, bias, shape in zip(heads[::2], heads[1::2],
                                        self.target.shapes)
@@ -140,13 +142,13 @@ class HyperNetwork:
 
     The heads hold almost all of phi (hidden x |theta| weights: 4 M for the
     FC NN on 28 x 28, 8.6 M for LeNet), and `phi_vjps` writes every user's
-    copy of them. But a head theta_t = F K_t + c_t is linear in its weights:
-    user u's gradient is the outer product F_u (x) Delta_{t,u} (and
-    Delta_{t,u} for c_t), whose norm is ||F_u|| ||Delta_{t,u}||, and
-    sum_u s_u F_u (x) Delta_{t,u} = F^T diag(s) Delta_t is one matmul (the
-    "ghost norm" of Li et al., 2021, and Bu et al., 2022). Only the small
-    MLP body's per-user gradients are formed, from one batched backward
-    pass: for its layer z = a W + b they are a_u (x) dz_u and dz_u. Exact
+    copy of them. But g_u is the gradient of user u's own
+    <h(phi, v_u), Delta_u>, a per-example gradient with the users as the
+    examples, and every layer of h is dense (`tff_hdp.layers.dense`): so
+    `tff_hdp.per_example` takes it from one batched backward pass, the norm
+    of a layer's a_u (x) dz_u as ||a_u|| ||dz_u|| (the "ghost norm" of Li et
+    al., 2021, and Bu et al., 2022) and sum_u s_u a_u (x) dz_u as one
+    matmul, never forming a user's copy of a head. Exact
     (tests/udp/test_hypernetfl.py checks it against `phi_vjps`).
 
     Args:
@@ -158,42 +160,16 @@ class HyperNetwork:
     Returns:
       (the sum per phi tensor, [B] each user's ||g_u||).
     """
-    phi = [tf.convert_to_tensor(p) for p in phi]
     embeddings = tf.convert_to_tensor(embeddings)
-    batch = tf.shape(embeddings)[0]
-    body = phi[:2 + 2 * self.hidden_layers]
-    heads = phi[2 + 2 * self.hidden_layers:]
-    flat = [tf.reshape(tf.convert_to_tensor(d), [batch, -1]) for d in deltas]
-    with tf.GradientTape() as tape:
-      tape.watch(embeddings)  # So the tape records the layers' outputs.
-      inputs, outputs = [embeddings], []
-      features = tf.matmul(embeddings, body[0]) + body[1]
-      outputs.append(features)
-      for i in range(self.hidden_layers):
-        inputs.append(tf.nn.relu(features))
-        features = tf.matmul(inputs[-1], body[2 + 2 * i]) + body[3 + 2 * i]
-        outputs.append(features)
-    # d <theta_u, Delta_u> / d F_u, for every user at once.
-    grad_features = tf.add_n([tf.matmul(d, kernel, transpose_b=True)
-                              for d, kernel in zip(flat, heads[::2])])
-    grad_outputs = tape.gradient(outputs[-1], outputs,
-                                 output_gradients=grad_features)
-    per_user_body = []
-    for a, dz in zip(inputs, grad_outputs):
-      per_user_body += [a[:, :, tf.newaxis] * dz[:, tf.newaxis, :], dz]
-    body_squares = tf.add_n([
-        tf.reduce_sum(tf.reshape(tf.square(g), [batch, -1]), 1)
-        for g in per_user_body])
-    delta_squares = tf.add_n([tf.reduce_sum(tf.square(d), 1) for d in flat])
-    feature_squares = tf.reduce_sum(tf.square(features), 1)
-    norms = tf.sqrt(body_squares + (feature_squares + 1.0) * delta_squares)
-    scale = scale_fn(norms)
-    sums = [tf.tensordot(scale, g, axes=1) for g in per_user_body]
-    for d, kernel in zip(flat, heads[::2]):
-      scaled = scale[:, tf.newaxis] * d
-      sums += [tf.matmul(features, scaled, transpose_a=True),
-               tf.reduce_sum(scaled, 0)]
-    return sums, norms
+    deltas = [tf.convert_to_tensor(d) for d in deltas]
+
+    def inner(phi):  # sum_u <theta_u, Delta_u>
+      return tf.add_n([tf.reduce_sum(t * d) for t, d in zip(
+          self.generate(phi, embeddings), deltas)])
+
+    grads = per_example.recorded_gradients(inner, phi)
+    norms = tf.sqrt(grads.squared_norms())
+    return grads.weighted_sum(scale_fn(norms)), norms
 
   def embedding_vjps(self, phi: Sequence[tf.Tensor], embeddings: tf.Tensor,
                      deltas: Sequence[tf.Tensor]) -> tf.Tensor:
