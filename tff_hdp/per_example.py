@@ -11,12 +11,15 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Per-example weight gradients from one batched pass, for DP-SGD (shared).
+"""Per-example weight gradients from one batched pass (shared).
 
-DP-SGD (Robust-HDP's clients) clips each example's gradient. `tf.vectorized_map`
-of a `GradientTape` computes them, but repeats the forward and backward pass
-per example in vectorised form and runs each convolution's filter gradient
-(`Conv2DBackpropFilter`) as a `while_loop` over the examples. Here the
+DP-SGD (Robust-HDP's clients) clips each example's gradient; UDP-Alg clips
+each user's hypernetwork gradient, a per-example gradient with the users as
+the examples (`recorded_gradients`, `tff_hdp.udp.hypernetwork`).
+`tf.vectorized_map` of a `GradientTape` computes them, but repeats the
+forward and backward pass per example in vectorised form and runs each
+convolution's filter gradient (`Conv2DBackpropFilter`) as a `while_loop`
+over the examples. Here the
 batched forward is recorded layer by layer (`tff_hdp.layers`), one backward
 pass gives every layer's output gradients dz, and each example's weight
 gradient comes from its own rows (Goodfellow, 2015, "Efficient per-example
