@@ -148,7 +148,7 @@ def main(argv):
   from tff_hdp import distributed
   from tff_hdp import runtime
 
-  peak = max(timing.matmul_peak(tf, repeats=5)[0] for _ in range(2))
+  peak = timing.peak(tf)
   print(f'cpu: {timing.cpu_name()} ({os.cpu_count()} cores)')
   print(f'matmul_peak_gflops={peak / 1e9:.1f}', flush=True)
   figures = {'cpu': timing.cpu_name(), 'matmul_peak_gflops': peak / 1e9,

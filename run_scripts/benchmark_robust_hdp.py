@@ -78,21 +78,7 @@ PER_EXAMPLE_BEFORE = 'aa2289e'
 
 def time_steps(tf, step, args, steps):
   """Median seconds of `step(*args)` over `steps` calls, after a warm-up."""
-  return time_in_turn(tf, {None: (step, args)}, steps)[None]
-
-
-def time_in_turn(tf, steps, repeats):
-  """{name: median seconds} of each `steps[name] = (fn, args)`, after a
-  warm-up, calling each once per repetition in turn."""
-  times = collections.defaultdict(list)
-  for fn, args in steps.values():
-    tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
-  for _ in range(repeats):
-    for name, (fn, args) in steps.items():
-      with timing.Clock() as c:
-        tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
-      times[name].append(c.wall)
-  return {name: statistics.median(t) for name, t in times.items()}
+  return timing.time_in_turn(tf, {None: (step, args)}, steps)[None]
 
 
 def rpca_profile(tf, rpca, matrix, figures) -> str:
@@ -163,7 +149,7 @@ def main(argv):
   from tff_hdp.robust_hdp import training
 
   print(f'cpu: {timing.cpu_name()}  cores: {os.cpu_count()}')
-  peak = max(timing.matmul_peak(tf, repeats=5)[0] for _ in range(2))
+  peak = timing.peak(tf)
   print(f'matmul 2048^2 peak: {peak / 1e9:.1f} GFLOP/s')
   spec = models.cnn5_model((28, 28), 10)
   flops_per_example = 3 * 2 * timing.forward_multiply_adds(spec)
@@ -241,7 +227,7 @@ def main(argv):
                  old=(old_dp_step, (weights, x, y, key)))
     if per_example_before is not None:
       steps['map_fn'] = (map_fn_dp_step, (weights, x, y, key))
-    t = time_in_turn(tf, steps, _STEPS.value)
+    t = timing.time_in_turn(tf, steps, _STEPS.value)
     after = dp_step(weights, x, y, key)
     gap = max(float(np.max(np.abs(a - o))) for name in steps
               if name not in ('sgd', 'dp')

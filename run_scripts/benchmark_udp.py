@@ -53,8 +53,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import statistics
-
 from absl import app
 from absl import flags
 import numpy as np
@@ -109,17 +107,10 @@ def local_step_profile(tf, target, cohort, batch, rng, repeats=10):
           x, [-1] + list(shape))), tf.reshape(y, [-1]))
     return [v - 0.01 * g for v, g in zip(w, tape.gradient(loss, w))]
 
-  weights = [tf.constant(w) for w in init]
-  steps = {'per_user': (per_user, thetas), 'shared': (shared, weights)}
-  times = {name: [] for name in steps}
-  for fn, arg in steps.values():
-    tf.nest.map_structure(lambda t: t.numpy(), fn(arg))
-  for _ in range(repeats):
-    for name, (fn, arg) in steps.items():
-      with timing.Clock() as c:
-        tf.nest.map_structure(lambda t: t.numpy(), fn(arg))
-      times[name].append(c.wall)
-  return tuple(1e3 * statistics.median(times[n]) for n in steps)
+  steps = {'per_user': (per_user, (thetas,)),
+           'shared': (shared, ([tf.constant(w) for w in init],))}
+  times = timing.time_in_turn(tf, steps, repeats)
+  return 1e3 * times['per_user'], 1e3 * times['shared']
 
 
 def main(argv):
@@ -139,7 +130,7 @@ def main(argv):
   from tff_hdp.udp import hypernetwork
   from tff_hdp.udp import training
 
-  peak = max(timing.matmul_peak(tf, repeats=5)[0] for _ in range(2))
+  peak = timing.peak(tf)
   print(f'cpu: {timing.cpu_name()}')
   print(f'matmul_peak_gflops={peak / 1e9:.1f}', flush=True)
   for name in _SETTINGS.value:

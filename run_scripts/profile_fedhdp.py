@@ -159,7 +159,7 @@ def main(argv):
       times.append(clock.wall)
     return statistics.median(times)
 
-  peak = max(timing.matmul_peak(tf, repeats=5)[0] for _ in range(2))
+  peak = timing.peak(tf)
   print(f'# {timing.cpu_name()}, {os.cpu_count()} cores; {k} clients x batch '
         f'{BATCH}; grouped convolutions have a gradient here: '
         f'{bm.grouped_conv_has_gradient()}')

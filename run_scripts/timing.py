@@ -15,11 +15,14 @@
 
 `Clock` measures wall and CPU seconds of a block (optionally adding a TFF
 worker process's CPU); `matmul_peak` times a large float32 `tf.matmul` in the
-same run, the reference every benchmark reports its achieved FLOP/s against.
+same run, the reference every benchmark reports its achieved FLOP/s against
+(`peak`); `time_in_turn` times several steps side by side.
 """
 
+import collections
 import math
 import os
+import statistics
 import time
 
 
@@ -73,6 +76,27 @@ def matmul_peak(tf, size: int = 2048, repeats: int = 3) -> tuple[float, float]:
     best_wall = max(best_wall, flops / c.wall)
     best_cpu = max(best_cpu, flops / c.cpu)
   return best_wall, best_cpu
+
+
+def peak(tf) -> float:
+  """The same-run reference every benchmark reports against: the best
+  float32 2048^2 matmul rate (FLOP per wall second) over 2 x 5 calls."""
+  return max(matmul_peak(tf, repeats=5)[0] for _ in range(2))
+
+
+def time_in_turn(tf, steps, repeats: int) -> dict:
+  """{name: median wall seconds} of each `steps[name] = (fn, args)`, after a
+  warm-up call of each, calling each once per repetition in turn: a change
+  of the machine's speed during the run moves all of them alike."""
+  times = collections.defaultdict(list)
+  for fn, args in steps.values():
+    tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
+  for _ in range(repeats):
+    for name, (fn, args) in steps.items():
+      with Clock() as c:
+        tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
+      times[name].append(c.wall)
+  return {name: statistics.median(t) for name, t in times.items()}
 
 
 def forward_multiply_adds(spec) -> int:
