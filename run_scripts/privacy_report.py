@@ -27,6 +27,13 @@ Several privacy levels (one value per private group):
       --noise_multiplier=1.0,1.5,4.0
   python run_scripts/privacy_report.py --preset=mnist --target_epsilon=1,3.6
 
+A fixed cohort of round(qN) clients drawn without replacement (paper 001's
+Algorithm 2 as printed, `run_fedhdp.py --nopoisson_sampling`) is bounded
+under replace-one neighbours instead, a much larger epsilon for the same
+noise; Table 7's epsilons above are the Poisson figures the paper reports:
+
+  python run_scripts/privacy_report.py --preset=mnist --fixed_cohort  # ~22.4
+
 Prints one line per private group, `group=<name> epsilon=<eps>
 noise_multiplier=<z>`; groups are `private` for one level, else `private_1`,
 `private_2`, ... With --target_epsilon, z is the solved noise multiplier and
@@ -72,6 +79,13 @@ _NOISE_MULTIPLIER = flags.DEFINE_list(
     'noise_multiplier', None,
     'Effective noise multiplier z_eff >= 0 (Table 7), comma-separated: one per '
     'private group.')
+_FIXED_COHORT = flags.DEFINE_bool(
+    'fixed_cohort', False, 'Account a fixed cohort of qN clients out of N '
+    'drawn without replacement (paper 001\'s Algorithm 2, run_fedhdp.py '
+    '--nopoisson_sampling): replace-one neighbours, rdp only. N is '
+    '--population, else the preset\'s.')
+_POPULATION = flags.DEFINE_integer(
+    'population', None, 'N, the clients a fixed cohort is drawn from.')
 _ROUNDS = flags.DEFINE_integer('rounds', None, 'Training rounds T >= 0.')
 _DELTA = flags.DEFINE_float(
     'delta', None, 'Target delta in (0, 1); the preset\'s, else 1e-4.')
@@ -188,6 +202,9 @@ def _dp_sgd_report():
   cli.check(_PRESET.value is None and not flags.FLAGS['sampling_rate'].present,
             '--mechanism=dp_sgd takes --dataset_size and --batch_size, not '
             '--preset or --sampling_rate')
+  cli.check(not _FIXED_COHORT.value and _POPULATION.value is None,
+            '--fixed_cohort and --population are for --mechanism=fedhdp '
+            '(DP-SGD\'s batches are Poisson-sampled)')
   cli.check(
       not (flags.FLAGS['noise_multiplier'].present and
            flags.FLAGS['target_epsilon'].present),
@@ -240,6 +257,27 @@ def _dp_sgd_report():
     print(f'client={i} epsilon={eps:.4f} noise_multiplier={z:.{_DIGITS}g}')
 
 
+def _population(q):
+  """N of --fixed_cohort (checked), or None for Poisson sampling."""
+  if not _FIXED_COHORT.value:
+    cli.check(_POPULATION.value is None,
+              '--population is for --fixed_cohort')
+    return None
+  cli.check(_ACCOUNTANT.value == 'rdp', '--fixed_cohort is accounted by '
+            '--accountant=rdp only (no PLD of sampling without replacement)')
+  population = _POPULATION.value
+  if population is None and _PRESET.value is not None:
+    population = presets.get_preset(_PRESET.value).num_clients
+  cli.check(population is not None and population >= 1,
+            f'--fixed_cohort needs --population >= 1 (or --preset), got '
+            f'{population}')
+  try:
+    accounting.compute_epsilon(q, 1.0, 0, 0.5, population=population)
+  except ValueError as e:
+    raise cli.UsageError(f'--fixed_cohort: {e}') from None
+  return population
+
+
 def main(argv):
   cli.check(len(argv) <= 1,
             f'unexpected positional arguments: {" ".join(argv[1:])}')
@@ -250,18 +288,21 @@ def main(argv):
   cli.check(not given, f'--mechanism=fedhdp does not take {", ".join(given)} '
             '(they are for --mechanism=dp_sgd)')
   q, noise, epsilons, rounds, delta = _resolve()
+  population = _population(q)
   if epsilons is not None:
     # Printed z is rounded up, so that using it as printed keeps eps <= target.
     noise = [
         _round_up(
             accounting.noise_multiplier_for_epsilon(
-                eps, q, rounds, delta, accountant=_ACCOUNTANT.value))
+                eps, q, rounds, delta, accountant=_ACCOUNTANT.value,
+                population=population))
         for eps in epsilons
     ]
   names = accounting.private_group_names(len(noise))
   for name, z in zip(names, noise):
     eps = accounting.compute_epsilon(q, z, rounds, delta,
-                                     accountant=_ACCOUNTANT.value)
+                                     accountant=_ACCOUNTANT.value,
+                                     population=population)
     print(f'group={name} epsilon={eps:.4f} noise_multiplier={z:.{_DIGITS}g}')
 
 

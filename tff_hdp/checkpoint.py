@@ -230,7 +230,8 @@ def start_run(config, state, *, total_rounds: int,
               checkpoint_dir: Optional[str], checkpoint_every: int,
               store: Optional[Any] = None, progress: bool = False,
               summary_writer=None,
-              on_round: Optional[Callable[[int, dict], None]] = None) -> Run:
+              on_round: Optional[Callable[[int, dict], None]] = None,
+              ledger: Optional[accounting.PrivacyLedger] = None) -> Run:
   """Where a driver's run starts: `state` and a new ledger, or the
   checkpoint in `checkpoint_dir` of the same `config` (its state, ledger
   and history, `store` loaded); see `open_run`.
@@ -246,11 +247,14 @@ def start_run(config, state, *, total_rounds: int,
     progress: Show a progress bar (tqdm, on stderr).
     summary_writer: Optional TensorBoard writer for the entries' numbers.
     on_round: Called as on_round(round, entry) after each round.
+    ledger: The empty ledger a new run starts from (default
+      `accounting.PrivacyLedger()`).
   """
   checkpointer, restored = open_run(checkpoint_dir, config,
                                     every=checkpoint_every, state=state,
                                     store=store)
-  ledger, history, first_round = accounting.PrivacyLedger(), [], 0
+  ledger = accounting.PrivacyLedger() if ledger is None else ledger
+  history, first_round = [], 0
   if restored is not None:
     first_round, state, ledger, history = restored
   rounds = range(first_round, total_rounds)

@@ -64,12 +64,12 @@ arXiv:1905.09982, Prop. 12; also Canonne, Kamath, Steinke 2020, eq. 20):
 
 `accountant='pld'` composes the same events with `dp_accounting`'s
 privacy-loss-distribution accountant instead (`PLDAccountant`, pessimistic
-discretisation of the privacy loss at `PLD_VALUE_DISCRETIZATION`; Koskela,
-Jalko, Honkela 2020; Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022,
-"Connect the Dots"). It gives the tightest (epsilon, delta) of the composed
-mechanism, up to its discretisation (which errs on the side of a larger
-epsilon), and so at most the RDP bound; the papers use RDP, which stays the
-default.
+discretisation of the privacy loss, refined with the composition's length in
+`tff_hdp.privacy.pld`; Koskela, Jalko, Honkela 2020; Doroshenko, Ghazi,
+Kamath, Kumar, Manurangsi 2022, "Connect the Dots"). It gives the tightest
+(epsilon, delta) of the composed mechanism, up to its discretisation (which
+errs on the side of a larger epsilon), and so at most the RDP bound; the
+papers use RDP, which stays the default.
 
 `conversion='classic'` converts with the original bound of Mironov 2017
 (Prop. 3), eps = min_alpha T eps_RDP(alpha) - log(delta) / (alpha - 1), which
@@ -78,14 +78,27 @@ Older Opacus releases used it, and paper 003's Table 2 follows from it (see
 `tff_hdp.robust_hdp.noise_power`); we offer it to reproduce such numbers,
 never as the default.
 
-The neighbouring relation is add-or-remove one client (user-level DP) for
-FedHDP's groups, and one example (sample-level DP) for Robust-HDP's DP-SGD.
+How the participants are drawn fixes the event and the neighbouring relation:
 
-Cohort sampling. FedHDP's simulations draw round(q N) clients uniformly without
-replacement (as TFF simulations do), while the accountant assumes Poisson
-sampling at rate q. This is the approximation TFF's maintainers recommend and
-the one the papers use (spec section 5, which also asks the training driver to
-offer true Poisson sampling for runs whose guarantee must hold exactly).
+- *Poisson sampling* (each client, or example, independently with probability
+  q): `PoissonSampledDpEvent(q, GaussianDpEvent(z))` under add-or-remove-one
+  neighbours. FedHDP's and UDP-Alg's runs (one client), Robust-HDP's DP-SGD
+  (one example).
+- *A fixed cohort* of n out of N drawn without replacement (`population=N`,
+  n = q N): under add-or-remove neighbours such a cohort is not a subsampling
+  of the neighbouring dataset, so it is accounted under replace-one
+  neighbours (N public), with `SampledWithoutReplacementDpEvent(N, n, .)` and
+  dp_accounting's RDP of it (Wang, Balle, Kasiviswanathan 2019, "Subsampled
+  Renyi Differential Privacy and Analytical Moments Accountant", Thm. 27 of
+  arXiv:1808.00087). Replacing one client moves a clipped sum by up to 2S,
+  not S, and the centred clip count by 1, not 1/2: every sensitivity doubles,
+  so the Gaussian's multiplier under replace-one is z / 2 for the same noise
+  (z_eff / 2 for the pair of eq. (1)). PLD has no such event in
+  dp_accounting 0.4.3: a fixed cohort is accounted by RDP only.
+
+An epsilon under replace-one is not comparable to one under add/remove (for
+the same noise it is roughly twice as large, more at small q): every report
+names the relation (`PrivacyLedger.relation`).
 
 Pitfall: DP events read from TFF aggregator state carry np.float32 noise
 multipliers, and `dp_accounting` 0.4.3's RDP accountant silently keeps only the
@@ -104,6 +117,8 @@ import dp_accounting
 from dp_accounting import rdp
 from scipy import optimize
 
+from tff_hdp.privacy import pld
+
 # Relative share of the expected cohort used as the clipped-count noise stddev
 # z_b when none is given (TFF's `adaptive_clip_noise_params`).
 DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION = 0.05
@@ -113,17 +128,13 @@ DEFAULT_NOISE_TOLERANCE = 1e-6
 
 CONVERSIONS = ('improved', 'classic')
 ACCOUNTANTS = ('rdp', 'pld')
-# The PLD accountant's grid on the privacy loss. Its discretisation is
-# pessimistic (the epsilon it reports is an upper bound); 1e-3 moves epsilon
-# by under 1e-4 against 1e-4 on the presets' mechanisms and is 10x faster.
-PLD_VALUE_DISCRETIZATION = 1e-3
 # Opacus's default RDP orders (opacus.accountants.rdp.RDPAccountant), the
 # grid of the classic conversion when paper 003's numbers are reproduced.
 OPACUS_ORDERS = (tuple(1 + x / 10.0 for x in range(1, 100)) +
                  tuple(range(12, 64)))
 
 _LEDGER_FORMAT = 'tff_hdp.PrivacyLedger'
-_LEDGER_VERSION = 1
+_LEDGER_VERSION = 2
 
 
 # ----------------------------------------------------------------------------
@@ -296,15 +307,59 @@ def split_noise_multiplier(
 # ----------------------------------------------------------------------------
 
 
-def _round_event(sampling_rate: float,
-                 noise_multiplier: float) -> dp_accounting.DpEvent:
-  return dp_accounting.PoissonSampledDpEvent(
-      sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier))
+ADD_OR_REMOVE_ONE = 'add_or_remove_one'
+REPLACE_ONE = 'replace_one'
+_RELATIONS = {
+    ADD_OR_REMOVE_ONE: dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+    REPLACE_ONE: dp_accounting.NeighboringRelation.REPLACE_ONE,
+}
 
 
-def _fresh_accountant(
-    orders: Optional[Sequence[float]] = None) -> rdp.RdpAccountant:
-  return rdp.RdpAccountant(orders=None if orders is None else list(orders))
+def _check_population(population, sampling_rate: float) -> Optional[int]:
+  """N of a fixed cohort, checked: q N must be a whole cohort size n >= 1."""
+  if population is None:
+    return None
+  n = _check_count(population, 'population')
+  size = sampling_rate * n
+  if n < 1 or abs(size - round(size)) > 1e-6 * max(1.0, size) or round(
+      size) < 1:
+    raise ValueError(f'a fixed cohort needs sampling_rate x population to be '
+                     f'a cohort size >= 1, got {sampling_rate!r} x '
+                     f'{population!r}')
+  return n
+
+
+def relation_of(population: Optional[int]) -> str:
+  """The neighbouring relation a round's sampling is accounted under."""
+  return ADD_OR_REMOVE_ONE if population is None else REPLACE_ONE
+
+
+def _round_event(sampling_rate: float, noise_multiplier: float,
+                 population: Optional[int] = None) -> dp_accounting.DpEvent:
+  """One round: Poisson at q, or (population N) a fixed cohort of q N.
+
+  `noise_multiplier` is relative to one client's add/remove sensitivity;
+  under replace-one the sensitivity doubles (module docstring).
+  """
+  if population is None:
+    return dp_accounting.PoissonSampledDpEvent(
+        sampling_rate, dp_accounting.GaussianDpEvent(noise_multiplier))
+  return dp_accounting.SampledWithoutReplacementDpEvent(
+      population, int(round(sampling_rate * population)),
+      dp_accounting.GaussianDpEvent(noise_multiplier / 2.0))
+
+
+def _fresh_accountant(orders: Optional[Sequence[float]] = None,
+                      relation: str = ADD_OR_REMOVE_ONE) -> rdp.RdpAccountant:
+  return rdp.RdpAccountant(orders=None if orders is None else list(orders),
+                           neighboring_relation=_RELATIONS[relation])
+
+
+def _check_pld_relation(population: Optional[int]) -> None:
+  if population is not None:
+    raise ValueError("accountant 'pld' has no event for a fixed cohort "
+                     "(sampling without replacement); use accountant 'rdp' "
+                     'or Poisson sampling')
 
 
 def _check_accountant(accountant: str) -> str:
@@ -312,11 +367,6 @@ def _check_accountant(accountant: str) -> str:
     raise ValueError(f'unknown accountant {accountant!r}; allowed: '
                      f'{", ".join(ACCOUNTANTS)}')
   return accountant
-
-
-def _pld_accountant() -> dp_accounting.pld.PLDAccountant:
-  return dp_accounting.pld.PLDAccountant(
-      value_discretization_interval=PLD_VALUE_DISCRETIZATION)
 
 
 def _check_conversion(conversion: str) -> str:
@@ -327,7 +377,8 @@ def _check_conversion(conversion: str) -> str:
 
 
 def _classic_epsilon(q: float, z: float, t: int, d: float,
-                     orders: Optional[Tuple[float, ...]]) -> float:
+                     orders: Optional[Tuple[float, ...]],
+                     population: Optional[int] = None) -> float:
   """min_alpha T eps_RDP(alpha) - log(delta) / (alpha - 1) (Mironov 2017).
 
   `dp_accounting` converts only with the improved bound and keeps the RDP
@@ -342,9 +393,9 @@ def _classic_epsilon(q: float, z: float, t: int, d: float,
             .DEFAULT_RDP_ORDERS):
     a = float(a)
     delta_a = d / a * (1.0 - 1.0 / a)**(a - 1.0)
-    accountant = _fresh_accountant([a])
-    accountant.compose(dp_accounting.SelfComposedDpEvent(_round_event(q, z),
-                                                         t))
+    accountant = _fresh_accountant([a], relation_of(population))
+    accountant.compose(
+        dp_accounting.SelfComposedDpEvent(_round_event(q, z, population), t))
     eps = float(accountant.get_epsilon(delta_a))
     if eps == 0.0:
       # dp_accounting's KL shortcut: T eps_RDP(alpha) <= -log(1 - delta_a^2).
@@ -360,19 +411,21 @@ def compute_epsilon(sampling_rate: float,
                     *,
                     orders: Optional[Sequence[float]] = None,
                     conversion: str = 'improved',
-                    accountant: str = 'rdp') -> float:
-  """epsilon of T rounds of the Poisson-subsampled Gaussian mechanism.
+                    accountant: str = 'rdp',
+                    population: Optional[int] = None) -> float:
+  """epsilon of T rounds of the subsampled Gaussian mechanism.
 
   eps = min_alpha T log(A_alpha) / (alpha - 1) + log(1 - 1/alpha)
         - (log delta + log alpha) / (alpha - 1),
   with A_alpha as in the module docstring (Mironov 2017; Mironov, Talwar,
   Zhang 2019; conversion of Balle et al. 2020), computed by `dp_accounting`'s
   `RdpAccountant` on the `PoissonSampledDpEvent(q, GaussianDpEvent(z))`
-  self-composed `rounds` times.
+  self-composed `rounds` times. With `population`, a fixed cohort of q N
+  under replace-one neighbours instead (module docstring).
 
   Args:
     sampling_rate: q in [0, 1], Poisson probability that a client is sampled
-      (for a fixed cohort of n out of N clients, q = n / N; see module doc).
+      (for a fixed cohort of n out of N clients, q = n / N).
     noise_multiplier: z >= 0, the effective noise multiplier z_eff.
     rounds: T >= 0, number of rounds.
     delta: delta in (0, 1).
@@ -380,12 +433,15 @@ def compute_epsilon(sampling_rate: float,
       (1.1 ... 10.9, 11 ... 63, 128, 256, 512, 1024) when None.
     conversion: 'improved' (the formula above) or 'classic' (module doc).
     accountant: 'rdp' (the above) or 'pld' (module doc; `orders` and
-      `conversion` do not apply).
+      `conversion` do not apply; Poisson sampling only).
+    population: N of a fixed cohort of q N clients drawn without
+      replacement; None for Poisson sampling.
 
   Returns:
     epsilon >= 0: 0 if rounds = 0 or q = 0; inf if z = 0 with q > 0.
   """
   q = _check_sampling_rate(sampling_rate)
+  population = _check_population(population, q)
   z = _check_noise(noise_multiplier)
   t = _check_count(rounds, 'rounds')
   d = _check_delta(delta)
@@ -394,16 +450,17 @@ def compute_epsilon(sampling_rate: float,
   accountant = _check_accountant(accountant)
   if t == 0 or q == 0.0:
     return 0.0
+  if accountant == 'pld':
+    _check_pld_relation(population)
   if z == 0.0:
     return math.inf
   if accountant == 'pld':
-    pld = _pld_accountant()
-    pld.compose(_round_event(q, z), t)
-    return float(pld.get_epsilon(d))
+    return pld.epsilon([(_round_event(q, z), t)], d)
   if conversion == 'classic':
-    return _classic_epsilon(q, z, t, d, orders)
-  accountant = _fresh_accountant(orders)
-  accountant.compose(dp_accounting.SelfComposedDpEvent(_round_event(q, z), t))
+    return _classic_epsilon(q, z, t, d, orders, population)
+  accountant = _fresh_accountant(orders, relation_of(population))
+  accountant.compose(
+      dp_accounting.SelfComposedDpEvent(_round_event(q, z, population), t))
   return float(accountant.get_epsilon(d))
 
 
@@ -415,7 +472,8 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
                                  tol: float = DEFAULT_NOISE_TOLERANCE,
                                  orders: Optional[Sequence[float]] = None,
                                  conversion: str = 'improved',
-                                 accountant: str = 'rdp') -> float:
+                                 accountant: str = 'rdp',
+                                 population: Optional[int] = None) -> float:
   """Smallest noise multiplier z whose T rounds stay within (eps, delta).
 
   Inverts `compute_epsilon` in z with `dp_accounting.calibrate_dp_mechanism`
@@ -434,12 +492,14 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     orders: RDP orders, as in `compute_epsilon`.
     conversion: As in `compute_epsilon`.
     accountant: As in `compute_epsilon`.
+    population: As in `compute_epsilon` (a fixed cohort of q N).
 
   Returns:
     z >= 0. 0 when rounds = 0 or q = 0 (no release: no noise is needed).
   """
   eps = _check_epsilon(target_epsilon)
   q = _check_sampling_rate(sampling_rate)
+  population = _check_population(population, q)
   t = _check_count(rounds, 'rounds')
   d = _check_delta(delta)
   tol = _as_real(tol, 'tol')
@@ -448,12 +508,14 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
   orders = _check_orders(orders)
   conversion = _check_conversion(conversion)
   accountant = _check_accountant(accountant)
+  if accountant == 'pld':
+    _check_pld_relation(population)
   if t == 0 or q == 0.0:
     return 0.0
 
   def eps_at(z):
     return compute_epsilon(q, z, t, d, orders=orders, conversion=conversion,
-                           accountant=accountant)
+                           accountant=accountant, population=population)
 
   if conversion == 'classic':
     # No noise brings the classic epsilon below -log(delta) / (alpha - 1).
@@ -490,12 +552,15 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     while eps_at(z) > eps:
       z += tol
     return float(z)
+  if accountant == 'pld':
+    return pld.noise_multiplier_for_epsilon(
+        lambda z: _round_event(q, z), t, eps, d, bracket=(lo, hi), tol=tol)
   return float(
       dp_accounting.calibrate_dp_mechanism(
-          make_fresh_accountant=(_pld_accountant if accountant == 'pld' else
-                                 lambda: _fresh_accountant(orders)),
+          make_fresh_accountant=lambda: _fresh_accountant(
+              orders, relation_of(population)),
           make_event_from_param=lambda z: dp_accounting.SelfComposedDpEvent(
-              _round_event(q, z), t),
+              _round_event(q, z, population), t),
           target_epsilon=eps,
           target_delta=d,
           bracket_interval=dp_accounting.ExplicitBracketInterval(lo, hi),
@@ -508,14 +573,22 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
 
 
 class PrivacyLedger:
-  """Per-group RDP ledger of a FedHDP run, saved and restored with the run.
+  """Per-group RDP ledger of a run, saved and restored with the run.
 
   Each private group has its own history of rounds in which it was queried,
   kept as runs `(q, z, count)` of identical consecutive steps (500 rounds at a
-  fixed (q, z) are one entry). epsilon is always recomputed from the history
-  with a fresh `dp_accounting` `RdpAccountant`, so a ledger restored by
-  `from_json` / `load` reports bit-identical epsilons, and stepping 250 + 250
-  rounds equals stepping 500 at once.
+  fixed (q, z) are one entry), or `(q, z, count, N)` for rounds that drew a
+  fixed cohort of q N out of N (accounted under replace-one neighbours, see
+  the module docstring; one group's rounds must all share one relation).
+  epsilon is always recomputed from the history with a fresh `dp_accounting`
+  accountant, so a ledger restored by `from_json` / `load` reports
+  bit-identical epsilons, and stepping 250 + 250 rounds equals stepping 500
+  at once.
+
+  `is_bound` says whether the epsilons are bounds for what ran. A run whose
+  release the events do not describe (FedHDP's Poisson cohorts with realised
+  denominators, where the counts reveal who took part) keeps its Poisson
+  figure, but as an approximation: `is_bound=False`, and every report says so.
 
   A group that was never stepped (or the non-private group, which is never
   stepped) has epsilon = 0; a group stepped with z = 0 and q > 0 has inf.
@@ -529,14 +602,18 @@ class PrivacyLedger:
     ledger.get_epsilon('private', delta=1e-4)   # ~3.61
   """
 
-  def __init__(self, orders: Optional[Sequence[float]] = None):
+  def __init__(self, orders: Optional[Sequence[float]] = None, *,
+               is_bound: bool = True):
     """Creates an empty ledger.
 
     Args:
       orders: RDP orders of every accountant; `dp_accounting`'s default grid
         when None.
+      is_bound: False when the run's release is not what the recorded events
+        describe, so that its epsilons are approximations (see above).
     """
     self._orders = _check_orders(orders)
+    self._is_bound = bool(is_bound)
     self._history: Dict[str, List[List]] = {}
     self._cache: Dict[str, rdp.RdpAccountant] = {}
 
@@ -545,52 +622,78 @@ class PrivacyLedger:
     return self._orders
 
   @property
+  def is_bound(self) -> bool:
+    """Whether every epsilon of this ledger bounds the run that recorded it."""
+    return self._is_bound
+
+  @property
   def groups(self) -> Tuple[str, ...]:
     """Names of the groups the ledger knows, in order of first step."""
     return tuple(self._history)
 
-  def history(self, group: str) -> Tuple[Tuple[float, float, int], ...]:
-    """The runs `(sampling_rate, noise_multiplier, count)` of `group`."""
-    return tuple(tuple(run) for run in self._history.get(group, ()))
+  def history(self, group: str) -> Tuple[Tuple, ...]:
+    """The runs `(q, z, count)` (or `(q, z, count, N)`) of `group`."""
+    return tuple(
+        tuple(run[:3]) if run[3] is None else tuple(run)
+        for run in self._history.get(group, ()))
 
   def rounds(self, group: str) -> int:
     """Number of rounds recorded for `group`."""
     return sum(run[2] for run in self._history.get(group, ()))
 
+  def relation(self, group: str) -> Optional[str]:
+    """`ADD_OR_REMOVE_ONE` or `REPLACE_ONE`; None if never stepped."""
+    runs = self._history.get(group)
+    return relation_of(runs[0][3]) if runs else None
+
   def step(self,
            group: str,
            sampling_rate: float,
            noise_multiplier: float,
-           count: int = 1) -> None:
+           count: int = 1,
+           *,
+           population: Optional[int] = None) -> None:
     """Records `count` rounds in which `group` was queried at (q, z).
 
     Args:
       group: Name of the privacy group (e.g. 'private', 'private_2').
-      sampling_rate: q in [0, 1], the group's Poisson sampling rate.
-      noise_multiplier: z >= 0, the effective noise multiplier of the round.
+      sampling_rate: q in [0, 1], the group's Poisson sampling rate, or the
+        cohort's share n / N of a fixed cohort.
+      noise_multiplier: z >= 0, the effective noise multiplier of the round
+        (relative to one client's add/remove sensitivity).
       count: Number of identical rounds (>= 0).
+      population: N, when each round drew a fixed cohort of q N clients
+        without replacement (replace-one neighbours); None for Poisson.
     """
     if not isinstance(group, str) or not group:
       raise ValueError(f'group must be a non-empty string, got {group!r}')
     q = _check_sampling_rate(sampling_rate)
     z = _check_noise(noise_multiplier)
     count = _check_count(count, 'count')
+    population = _check_population(population, q)
     runs = self._history.setdefault(group, [])
     if count == 0:
       return
-    if runs and runs[-1][0] == q and runs[-1][1] == z:
+    if runs and relation_of(runs[0][3]) != relation_of(population):
+      raise ValueError(
+          f'group {group!r} is accounted under {self.relation(group)}; a '
+          f'round under {relation_of(population)} cannot compose with it')
+    if runs and runs[-1][0] == q and runs[-1][1] == z and (
+        runs[-1][3] == population):
       runs[-1][2] += count
     else:
-      runs.append([q, z, count])
+      runs.append([q, z, count, population])
     self._cache.pop(group, None)
 
   def _accountant(self, group: str) -> rdp.RdpAccountant:
     accountant = self._cache.get(group)
     if accountant is None:
-      accountant = _fresh_accountant(self._orders)
-      for q, z, count in self._history.get(group, ()):
+      accountant = _fresh_accountant(self._orders, self.relation(group) or
+                                     ADD_OR_REMOVE_ONE)
+      for q, z, count, population in self._history.get(group, ()):
         accountant.compose(
-            dp_accounting.SelfComposedDpEvent(_round_event(q, z), count))
+            dp_accounting.SelfComposedDpEvent(_round_event(q, z, population),
+                                              count))
       self._cache[group] = accountant
     return accountant
 
@@ -598,20 +701,20 @@ class PrivacyLedger:
                   accountant: str = 'rdp') -> float:
     """epsilon of `group` at `delta` in (0, 1); 0 if it was never stepped.
 
-    `accountant`: 'rdp' (this ledger's orders) or 'pld' (a fresh
-    `PLDAccountant` over the same history; see `compute_epsilon`).
+    `accountant`: 'rdp' (this ledger's orders) or 'pld' (`pld.epsilon` over
+    the same history; Poisson rounds only, see `compute_epsilon`).
     """
     d = _check_delta(delta)
     accountant = _check_accountant(accountant)
     if not self._history.get(group):
       return 0.0
     if accountant == 'pld':
-      pld = _pld_accountant()
-      for q, z, count in self._history[group]:
-        if q > 0 and z == 0:
-          return math.inf
-        pld.compose(_round_event(q, z), count)
-      return float(pld.get_epsilon(d))
+      if self.relation(group) != ADD_OR_REMOVE_ONE:
+        _check_pld_relation(self._history[group][0][3])
+      if any(q > 0 and z == 0 for q, z, _, _ in self._history[group]):
+        return math.inf
+      return pld.epsilon([(_round_event(q, z), count)
+                          for q, z, count, _ in self._history[group]], d)
     return float(self._accountant(group).get_epsilon(d))
 
   def epsilons(self, delta: float,
@@ -620,31 +723,50 @@ class PrivacyLedger:
     return {group: self.get_epsilon(group, delta, accountant)
             for group in self._history}
 
+  def guarantee(self, group: str) -> str:
+    """What `group`'s epsilon is, in words for a report."""
+    relation = self.relation(group)
+    if relation is None:
+      return 'no rounds recorded'
+    if not self._is_bound:
+      return ('Poisson approximation, not a bound (realised denominators '
+              'reveal who took part)')
+    if relation == REPLACE_ONE:
+      return 'bound, replace-one neighbours, fixed cohort'
+    return 'bound, add-or-remove-one neighbours, Poisson sampling'
+
   def to_dict(self) -> Dict:
     """A JSON-serialisable record of the ledger (floats round-trip exactly)."""
+    def run_record(q, z, count, population):
+      record = {'sampling_rate': q, 'noise_multiplier': z, 'count': count}
+      if population is not None:
+        record['population'] = population
+      return record
+
     return {
         'format': _LEDGER_FORMAT,
         'version': _LEDGER_VERSION,
         'orders': None if self._orders is None else list(self._orders),
-        'groups': {
-            group: [{
-                'sampling_rate': q,
-                'noise_multiplier': z,
-                'count': count
-            } for q, z, count in runs] for group, runs in self._history.items()
-        },
+        'is_bound': self._is_bound,
+        'groups': {group: [run_record(*run) for run in runs]
+                   for group, runs in self._history.items()},
     }
 
   @classmethod
   def from_dict(cls, record: Mapping) -> 'PrivacyLedger':
-    """Inverse of `to_dict`; raises ValueError on a malformed record."""
+    """Inverse of `to_dict`; raises ValueError on a malformed record.
+
+    Version 1 records (before fixed cohorts were accounted) hold Poisson
+    rounds only and read as bounds.
+    """
     if not isinstance(record, Mapping) or record.get(
         'format') != _LEDGER_FORMAT:
       raise ValueError(f'ledger record must have format {_LEDGER_FORMAT!r}')
-    if record.get('version') != _LEDGER_VERSION:
-      raise ValueError(f'ledger version must be {_LEDGER_VERSION}, got '
+    if record.get('version') not in (1, _LEDGER_VERSION):
+      raise ValueError(f'ledger version must be 1 or {_LEDGER_VERSION}, got '
                        f'{record.get("version")!r}')
-    ledger = cls(orders=record.get('orders'))
+    ledger = cls(orders=record.get('orders'),
+                 is_bound=record.get('is_bound', True))
     groups = record.get('groups', {})
     if not isinstance(groups, Mapping):
       raise ValueError('ledger groups must be a mapping of group to runs')
@@ -658,7 +780,7 @@ class PrivacyLedger:
           raise ValueError(
               f'ledger run of group {group!r} must have sampling_rate, '
               f'noise_multiplier and count, got {run!r}') from None
-        ledger.step(group, q, z, count)
+        ledger.step(group, q, z, count, population=run.get('population'))
     return ledger
 
   def to_json(self) -> str:
@@ -707,6 +829,8 @@ def private_group_names(num_levels: int) -> List[str]:
 
 __all__ = [
     'ACCOUNTANTS',
+    'ADD_OR_REMOVE_ONE',
+    'REPLACE_ONE',
     'DEFAULT_CLIPPED_COUNT_STDDEV_FRACTION',
     'DEFAULT_NOISE_TOLERANCE',
     'PrivacyLedger',
