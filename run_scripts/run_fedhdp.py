@@ -118,9 +118,17 @@ _OPTOUT = flags.DEFINE_float('optout_fraction', None,
                              'Fraction rho_np of clients that opt out, [0, 1).')
 _SKEWED = flags.DEFINE_bool('skewed_optout', None,
                             'Draw opt-outs among digit-7 clients (Table 9).')
-_POISSON = flags.DEFINE_bool('poisson_sampling', False,
-                             'Sample each client with probability q instead '
-                             'of a fixed cohort of round(qN).')
+_POISSON = flags.DEFINE_bool(
+    'poisson_sampling', True, 'Sample each client independently with '
+    'probability q (the default; accounted exactly under add/remove '
+    'neighbours). --nopoisson_sampling: a fixed cohort of round(qN), as paper '
+    '001\'s Algorithm 2, bounded under replace-one neighbours.')
+_DENOMINATORS = flags.DEFINE_enum(
+    'denominators', 'expected', ['expected', 'realised'],
+    'Divide each private group\'s noised sum, the combination weights and the '
+    'clip count by the expected counts q N_i (the default) or by the '
+    'realised counts N_i^t (paper 001 as printed; with Poisson cohorts its '
+    'epsilon is only the Poisson approximation, and is labelled so).')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate the global model every k rounds.')
 _RUN = cli.define_run_flags(
@@ -165,8 +173,12 @@ def _resolve_preset() -> presets.Preset:
   return presets.get_preset(name)
 
 
-def _noise_multipliers(preset, sampling_rate, rounds, delta):
-  """z_eff per private level, from --noise_multiplier or --target_epsilon."""
+def _noise_multipliers(preset, sampling_rate, rounds, delta, population):
+  """z_eff per private level, from --noise_multiplier or --target_epsilon.
+
+  `population`: N when the cohort is fixed (accounted as sampling without
+  replacement under replace-one neighbours), else None (Poisson).
+  """
   if _NOISE.value and _TARGET_EPSILON.value:
     raise cli.UsageError('give --noise_multiplier or --target_epsilon, not '
                          'both')
@@ -176,7 +188,8 @@ def _noise_multipliers(preset, sampling_rate, rounds, delta):
               f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')
     return tuple(
         accounting.noise_multiplier_for_epsilon(
-            e, sampling_rate, rounds, delta, accountant=_ACCOUNTANT.value)
+            e, sampling_rate, rounds, delta, accountant=_ACCOUNTANT.value,
+            population=population)
         for e in epsilons)
   if _NOISE.value:
     z = _floats(_NOISE.value, 'noise_multiplier')
@@ -216,8 +229,12 @@ def build_configs():
   clients_per_round = (_CLIENTS_PER_ROUND.value if _CLIENTS_PER_ROUND.present
                        else int(round(preset.sampling_rate * num_clients)))
   sampling_rate = clients_per_round / num_clients
+  cli.check(_POISSON.value or _ACCOUNTANT.value != 'pld',
+            '--accountant=pld needs --poisson_sampling: a fixed cohort is '
+            'accounted by rdp only (no PLD of sampling without replacement)')
   noise = _noise_multipliers(preset, sampling_rate, flags.FLAGS.rounds,
-                             flags.FLAGS.delta)
+                             flags.FLAGS.delta,
+                             None if _POISSON.value else num_clients)
   configs = []
   for algorithm in algorithms:
     config = config_lib.TrainingConfig(
@@ -231,6 +248,7 @@ def build_configs():
         clients_per_round=clients_per_round,
         sampling_rate=sampling_rate,
         poisson_sampling=_POISSON.value,
+        denominators=_DENOMINATORS.value,
         local_epochs=_LOCAL_EPOCHS.value,
         batch_size=_BATCH_SIZE.value,
         learning_rate=_LEARNING_RATE.value,
@@ -327,10 +345,13 @@ def main(argv):
           store_dir=_store_dir(config, data, output_dir, name)))
   rows = [table_rows.run_row(r) for r in records]
   table = tables.format_text(rows, table_rows.HEADER)
+  epsilon_line = table_rows.epsilon_line(records)
+  table += '\n' + epsilon_line if epsilon_line else ''
   table += '\n' + claims.fedhdp(
       {row[0]: r['metrics']['acc_g'] for row, r in zip(rows, records)},
       {row[0]: max(r['epsilon'].values()) if r['epsilon'] else None
-       for row, r in zip(rows, records)})
+       for row, r in zip(rows, records)},
+      is_bound=all(r['privacy']['is_bound'] for r in records))
   title = (f'dataset={data.name} clients={data.num_clients} '
            f'rounds={configs[0].rounds} clients_per_round='
            f'{configs[0].clients_per_round} delta={configs[0].delta}')

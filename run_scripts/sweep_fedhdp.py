@@ -18,8 +18,10 @@
 
 The rows of Tables 2, 3 and 8-11 are those transcribed in
 `datasets/reference/paper001_tables.csv`; each row is one run of
-`run_fedhdp.py` with the dataset's preset (Table 7) and the row's
-algorithm, r, lambda_p and lambda_np, written to
+`run_fedhdp.py` with the dataset's preset (Table 7), the row's
+algorithm, r, lambda_p and lambda_np, and the paper's sampling (a fixed
+cohort, realised denominators: `--nopoisson_sampling --denominators=realised`),
+written to
 `<results_dir>/table<N>/<row>/`. Flags after `--` go to every run (e.g. fewer
 rounds for a smoke test).
 
@@ -82,8 +84,12 @@ def row_flags(row: paper_tables.PaperRow) -> list[str]:
   # baseline has: use it for both.
   lp = row.lambda_p if row.lambda_p is not None else row.lambda_np
   lnp = row.lambda_np if row.lambda_np is not None else row.lambda_p
+  # Paper 001's Algorithm 2 as printed: a fixed cohort and realised counts.
+  # Its epsilon is then the replace-one bound (docs/privacy.md), not the
+  # Poisson figure of the paper's captions; flags after `--` may override.
   out = [f'--preset={row.dataset}', f'--algorithm={row.algorithm}',
-         f'--lambda_p={_g(lp)}', f'--lambda_np={_g(lnp)}']
+         f'--lambda_p={_g(lp)}', f'--lambda_np={_g(lnp)}',
+         '--nopoisson_sampling', '--denominators=realised']
   if row.r is not None:
     out.append(f'--r={_g(row.r)}')
   return out

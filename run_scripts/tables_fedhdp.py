@@ -70,7 +70,11 @@ _CELLS = (('acc_g', None), ('acc_g_p', 'acc_g_p_var'),
           ('acc_l_p', 'acc_l_p_var'), ('acc_l_np', 'acc_l_np_var'),
           ('delta_l', None))
 LEGEND = ('Each cell: ours / paper [ours - paper]; (x) = 100 x variance of '
-          'the per-client accuracy across clients; - = not applicable.')
+          'the per-client accuracy across clients; - = not applicable. '
+          'epsilon: the paper\'s is its Poisson approximation; ours is a '
+          'bound for our run\'s sampling, marked r1 when under replace-one '
+          'neighbours (a fixed cohort) and ~ when only the Poisson '
+          'approximation.')
 
 
 def _number(value: Optional[float]) -> str:
@@ -104,13 +108,22 @@ def _difference(ours: Optional[float], paper: Optional[float]) -> str:
   return '' if ours is None or paper is None else f' [{ours - paper:+.2f}]'
 
 
-def _epsilon_cell(comparisons: Sequence[paper_tables.Comparison]) -> str:
+def _epsilon_mark(record) -> str:
+  """'r1' for a replace-one bound, '~' for the Poisson approximation."""
+  privacy = record.get('privacy') or {}
+  if not privacy.get('is_bound', True):
+    return '~'
+  return 'r1' if privacy.get('sampling') == 'fixed cohort' else ''
+
+
+def _epsilon_cell(comparisons: Sequence[paper_tables.Comparison],
+                  mark: str = '') -> str:
   if not comparisons:
     return '-'
   if len(comparisons) == 1:
-    ours = f'{comparisons[0].ours:.2f}'
+    ours = f'{comparisons[0].ours:.2f}{mark}'
   else:
-    ours = ', '.join(f'{c.metric.split("/", 1)[1]}={c.ours:.2f}'
+    ours = ', '.join(f'{c.metric.split("/", 1)[1]}={c.ours:.2f}{mark}'
                      for c in comparisons)
   paper = comparisons[0].paper
   if paper is None:
@@ -135,7 +148,8 @@ def display_row(run: paper_tables.Run,
     else:
       cells.append(f'{ours} / {_paper(row, mean, var)}' + _difference(
           metrics.get(mean), row.values[mean]))
-  cells.append(_epsilon_cell(paper_tables.compare_epsilon(record)))
+  cells.append(_epsilon_cell(paper_tables.compare_epsilon(record),
+                            _epsilon_mark(record)))
   cells.append(str(row.table) if row else '-')
   return cells
 

@@ -40,13 +40,16 @@ def _best(accuracies: Mapping[str, float]) -> tuple[str, float]:
 
 
 def fedhdp(accuracies: Mapping[str, float],
-           epsilons: Mapping[str, Optional[float]]) -> str:
+           epsilons: Mapping[str, Optional[float]],
+           is_bound: bool = True) -> str:
   """FedHDP's claim from the global accuracies (%) and each run's epsilon.
 
   Args:
     accuracies: Global-model accuracy by table name, e.g. 'FedHDP+Ditto',
       'DP-FedAvg+Ditto', 'HDP-FedAvg+Ditto' (others are ignored).
     epsilons: The private group's epsilon by the same names (None if none).
+    is_bound: False when the epsilons are only the Poisson approximation
+      (`PrivacyLedger.is_bound`): the line then says so.
   """
   ours = {n: a for n, a in accuracies.items() if n.startswith('FedHDP')}
   rivals = {n: a for n, a in accuracies.items()
@@ -61,6 +64,9 @@ def fedhdp(accuracies: Mapping[str, float],
   eps = epsilons.get(name)
   at = f' at epsilon {eps:.2f}' if same and eps is not None else (
       '' if same else ' (epsilons differ)')
+  if same and eps is not None and not is_bound:
+    at = f' at epsilon ~{eps:.2f} (the Poisson approximation, not a bound)'
+
   return (f'FedHDP above DP-FedAvg and HDP-FedAvg at the same epsilon: '
           f'{_YES[holds]} ({acc:.2f} vs {rival_acc:.2f}, {rival}){at}')
 

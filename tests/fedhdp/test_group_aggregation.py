@@ -219,3 +219,70 @@ class TestClipNormUpdate:
     sigma = z_b / n
     assert abs(fracs.std() - sigma) < 5 * sigma / math.sqrt(2 * trials)
     assert abs(fracs.mean() - 0.5) < 5 * sigma / math.sqrt(trials)
+
+
+class TestFixedDenominators:
+  """A private group's release must not depend on who took part.
+
+  One more (or one fewer) client in a round changes the realised count
+  N_i^t. With fixed denominators (`expected_counts`) the noise on the round's
+  update is the same draw, divided by the same numbers; with the realised
+  counts of paper 001's Algorithm 2 its stddev moves with N_i^t, which an
+  observer of ~40,000 coordinates can estimate (docs/privacy.md).
+  """
+
+  _GROUPS = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[2.3],
+                            ratios=[0.1])
+  _EXPECTED = (36.0, 4.0)  # q N_i of the private and the opt-out group.
+  _Z, _S, _D = 2.3, 0.5, 40_000
+
+  def _round(self, private_count, expected_counts, key=(3, 4)):
+    """Delta^t and S^{t+1} of a round whose sums are all zero (noise only)."""
+    est = ga.clip_estimator(self._S, 0.5, 0.2)
+    sums = [[tf.zeros([self._D])], [tf.zeros([self._D])]]
+    counts = tf.constant([private_count, 4.0])
+    delta, new_clip, _, _ = ga.server_aggregate(
+        self._GROUPS, est, 2.0, tf.constant(self._S),
+        tf.constant(key, tf.int64), sums, counts, tf.constant(0.0),
+        expected_counts=expected_counts)
+    return delta[0].numpy(), float(new_clip)
+
+  def test_one_client_more_or_less_leaves_the_release_unchanged(self):
+    base, clip = self._round(36.0, self._EXPECTED)
+    for count in (35.0, 37.0):
+      other, other_clip = self._round(count, self._EXPECTED)
+      np.testing.assert_array_equal(other, base)
+      assert other_clip == clip
+
+  def test_noise_stddev_is_the_fixed_denominators_one(self):
+    # Independently: w_p = r q N_p / (r q N_p + q N_np) and the private mean's
+    # noise is N(0, (z S / (q N_p))^2); the opt-outs' sum is 0 and unnoised.
+    w_p = 0.1 * 36.0 / (0.1 * 36.0 + 4.0)
+    sigma = w_p * self._Z * self._S / 36.0
+    tolerance = 5 * sigma / math.sqrt(2 * self._D)  # 5 standard errors
+    for count in (0.0, 35.0, 36.0, 37.0):
+      draws, _ = self._round(count, self._EXPECTED, key=(5, int(count)))
+      assert abs(draws.std() - sigma) < tolerance, count
+
+  def test_realised_counts_reveal_one_more_client(self):
+    # The test's power: with paper 001's realised denominators the same
+    # noise draw is scaled by w_p / N_p^t = r / (r N_p^t + N_np^t), which
+    # moves by 1.3% from N_p^t = 36 to 37; an observer estimates the stddev
+    # of 40,000 coordinates to 1 / sqrt(2 d) = 0.35%.
+    stds = [self._round(count, None, key=(9, 9))[0].std()
+            for count in (36.0, 37.0)]
+    np.testing.assert_allclose(stds[1] / stds[0], 7.6 / 7.7, rtol=1e-5)
+    assert abs(stds[1] / stds[0] - 1) > 3 / math.sqrt(2 * self._D)
+
+  def test_non_private_group_keeps_its_realised_mean(self):
+    # No guarantee is claimed for opt-outs: their mean divides by N_np^t.
+    groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[0.0],
+                             ratios=[1.0])
+    est = ga.clip_estimator(1.0, 0.5, 0.0)
+    sums = [[tf.constant([0.0])], [tf.constant([6.0])]]
+    delta, _, _, _ = ga.server_aggregate(
+        groups, est, 0.0, tf.constant(1.0), tf.constant([1, 2], tf.int64),
+        sums, tf.constant([2.0, 3.0]), tf.constant(0.0),
+        expected_counts=(1.0, 1.0))
+    # w = (1/2, 1/2) from the expected counts; the opt-outs' mean is 6 / 3.
+    np.testing.assert_allclose(delta[0].numpy(), [0.5 * 6.0 / 3.0])

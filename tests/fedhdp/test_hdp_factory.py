@@ -13,6 +13,7 @@
 # limitations under the License.
 """The heterogeneous-DP aggregator, run through TFF."""
 
+import collections
 import math
 
 import numpy as np
@@ -51,6 +52,36 @@ def test_hand_computed_round(tff_runtime):
   # Every norm is below S = 10: unclipped fraction 1, S <- 10 e^{-0.2*0.5}.
   assert float(out.state['clip_norm']) == pytest.approx(10 * math.exp(-0.1),
                                                         rel=1e-6)
+
+
+def test_hand_computed_round_with_fixed_denominators(tff_runtime):
+  del tff_runtime
+  # Expected counts: 4 private and 2 non-private clients per round.
+  process = _factory(r=0.5, expected_counts=(4.0, 2.0)).create(
+      VALUE_TYPE, tff.TensorType(np.int32))
+  out = process.next(process.initialize(),
+                     [_value(1, 1), _value(3, 3), _value(5, 0)], [0, 0, 1])
+  # Private sum (4, 4, 4) / 4; non-private (realised) mean (5, 5, 0);
+  # w_p = 0.5 * 4 / (0.5 * 4 + 2) = 0.5 from the expected counts.
+  np.testing.assert_allclose(out.result[0], [3.0, 3.0], rtol=1e-6)
+  assert float(out.result[1]) == pytest.approx(0.5)
+  assert out.measurements['private/weight'] == pytest.approx(0.5)
+  # Clip update over the expected cohort of 6: (3 - 3 x 1/2)/6 + 1/2 below.
+  assert float(out.measurements['unclipped_fraction']) == pytest.approx(
+      3 * 0.5 / 6 + 0.5)
+
+
+def test_clipped_count_stddev_defaults_to_tff_share_of_expected_cohort():
+  groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[1.0],
+                           ratios=[0.1])
+  factory = hdp_factory.HeterogeneousDPFactory(
+      groups, initial_clip=1.0, expected_counts=(36.0, 4.0))
+  assert factory.clipped_count_stddev == pytest.approx(0.05 * 40)
+  with pytest.raises(ValueError, match='clipped_count_stddev is needed'):
+    hdp_factory.HeterogeneousDPFactory(groups, initial_clip=1.0)
+  with pytest.raises(ValueError, match='one count >= 0 per group'):
+    hdp_factory.HeterogeneousDPFactory(groups, initial_clip=1.0,
+                                       expected_counts=(1.0,))
 
 
 def test_clipping_applies_to_every_group_of_fedhdp(tff_runtime):
@@ -132,8 +163,10 @@ def test_validation_messages():
 def test_usable_inside_tff_learning(tff_runtime):
   """Composes with stock tff.learning building blocks and runs a round.
 
-  tff.learning's client works emit a float weight; with UNIFORM weighting it
-  is 1.0, which our factory reads as group index 1 (here: non-private).
+  TFF's stock client works emit a float weight (1.0 or the example count),
+  which the factory refuses (tests/test_factory_misuse.py). Here the client
+  work is the stock one with its weight replaced by the client's group
+  index, which each client's data carries.
   """
   del tff_runtime
 
@@ -151,11 +184,36 @@ def test_usable_inside_tff_learning(tff_runtime):
     return tff.learning.models.ModelWeights.from_model(model_fn())
 
   weights_type = initial_weights.type_signature.result
-  client_work = tff.learning.templates.build_model_delta_client_work(
+  stock = tff.learning.templates.build_model_delta_client_work(
       model_fn, tff.learning.optimizers.build_sgdm(0.1),
       client_weighting=tff.learning.ClientWeighting.UNIFORM)
+  state_type, model_type, data_type = stock.next.type_signature.parameter
+  group_type = tff.SequenceType(np.int32)
+
+  @tff.tensorflow.computation(stock.next.type_signature.result.result.member,
+                              group_type)
+  def weigh_by_group(result, group):
+    return tff.learning.templates.ClientResult(
+        update=result.update,
+        update_weight=group.reduce(np.int32(0), lambda _, g: g))
+
+  @tff.federated_computation(
+      state_type, model_type,
+      tff.FederatedType(
+          collections.OrderedDict(data=data_type.member, group=group_type),
+          tff.CLIENTS))
+  def next_fn(state, model, client_data):
+    out = stock.next(state, model, client_data.data)
+    return tff.templates.MeasuredProcessOutput(
+        state=out.state,
+        result=tff.federated_map(weigh_by_group,
+                                 (out.result, client_data.group)),
+        measurements=out.measurements)
+
+  client_work = tff.learning.templates.ClientWorkProcess(stock.initialize,
+                                                         next_fn)
   aggregator = _factory(z=1.0, r=0.5).create(weights_type.trainable,
-                                            tff.TensorType(np.float32))
+                                            tff.TensorType(np.int32))
   process = tff.learning.templates.compose_learning_process(
       initial_weights,
       tff.learning.templates.build_broadcast_process(weights_type),
@@ -165,7 +223,12 @@ def test_usable_inside_tff_learning(tff_runtime):
           tff.learning.optimizers.build_sgdm(1.0), weights_type))
   data = tf.data.Dataset.from_tensor_slices(
       (np.ones((4, 3), np.float32), np.array([0, 1, 0, 1], np.int32))).batch(2)
-  output = process.next(process.initialize(), [data, data])
+  clients = [
+      collections.OrderedDict(data=data,
+                              group=tf.data.Dataset.from_tensors(np.int32(g)))
+      for g in (0, 1, 1)
+  ]
+  output = process.next(process.initialize(), clients)
   aggregation = output.metrics['aggregator']
+  assert aggregation['private/count'] == 1.0
   assert aggregation['non_private/count'] == 2.0
-  assert aggregation['private/count'] == 0.0

@@ -21,6 +21,7 @@ import pytest
 import datasets
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import config
+from tff_hdp.fedhdp import table_rows
 from tff_hdp.fedhdp import training
 
 TINY = config.TrainingConfig(
@@ -113,6 +114,34 @@ def test_pld_accountant_reports_the_same_rounds_tighter(data):
   assert pld < rdp
 
 
+@pytest.mark.parametrize('poisson,denominators,relation,is_bound', [
+    (True, 'expected', accounting.ADD_OR_REMOVE_ONE, True),
+    (False, 'realised', accounting.REPLACE_ONE, True),
+    (False, 'expected', accounting.REPLACE_ONE, True),
+    (True, 'realised', accounting.ADD_OR_REMOVE_ONE, False)])
+def test_epsilon_is_accounted_for_the_runs_sampling(data, poisson,
+                                                    denominators, relation,
+                                                    is_bound):
+  run = dataclasses.replace(TINY, algorithm='dp_fedavg', ditto=False,
+                            backend='vectorized', poisson_sampling=poisson,
+                            denominators=denominators)
+  record = training.train(run, data)
+  population = None if poisson else data.num_clients
+  # 8 of 40 = 0.2 = q: the same rate, accounted for how the cohort was drawn.
+  expected = accounting.compute_epsilon(0.2, 1.0, 2, run.delta,
+                                        population=population)
+  assert record['epsilon']['private'] == pytest.approx(expected, rel=1e-9)
+  assert record['privacy']['is_bound'] is is_bound
+  assert ('replace-one' in record['privacy']['guarantee']['private']) is (
+      relation == accounting.REPLACE_ONE)
+  if not poisson:  # A fixed cohort of clients_per_round every round.
+    assert {h['num_clients'] for h in record['history']} == {8}
+  row = table_rows.run_row(record)
+  assert row[-1].startswith('~') is (not is_bound)
+  line = table_rows.epsilon_line([record])
+  assert ('NOT a bound' in line) is (not is_bound)
+
+
 def test_opt_out_set_is_shared_by_all_algorithms(data):
   setups = [config.resolve(dataclasses.replace(TINY, algorithm=a), data)
             for a in ('non_private', 'dp_fedavg', 'hdp_fedavg', 'fedhdp')]
@@ -141,7 +170,15 @@ def test_noise_split_like_tff(data):
     ('delta', 1.0, 'delta must be in'),
     ('clients_per_round', 41, 'clients_per_round must be in'),
     ('accountant', 'prv', 'accountant must be one of rdp, pld'),
+    ('denominators', 'observed', 'denominators must be one of expected, '
+     'realised'),
 ])
 def test_config_validation(data, field, value, message):
   with pytest.raises(ValueError, match=message):
     config.resolve(dataclasses.replace(TINY, **{field: value}), data)
+
+
+def test_pld_refuses_a_fixed_cohort(data):
+  run = dataclasses.replace(TINY, poisson_sampling=False, accountant='pld')
+  with pytest.raises(ValueError, match='accountant pld needs poisson_sampling'):
+    run.validate(data.num_clients)

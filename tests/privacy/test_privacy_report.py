@@ -74,6 +74,20 @@ class PrivacyReportTest(parameterized.TestCase):
                                    preset.delta),
         places=4)
 
+  def test_fixed_cohort_is_the_replace_one_bound(self):
+    # Table 7's MNIST setting as paper 001 ran it: 100 of 2,000 without
+    # replacement. The bound is far above the paper's Poisson 3.6.
+    (group, eps, z), = self.assertReport(
+        _run('--preset=mnist', '--fixed_cohort'))
+    self.assertEqual((group, z), ('private', 1.5))
+    self.assertAlmostEqual(eps, accounting.compute_epsilon(
+        0.05, 1.5, 500, 1e-4, population=2000), places=4)
+    self.assertGreater(eps, 20)
+    result = _run('--preset=mnist', '--fixed_cohort', '--accountant=pld')
+    self.assertEqual(result.returncode, 2)
+    self.assertIn('--fixed_cohort is accounted by --accountant=rdp only',
+                  result.stderr)
+
   def test_pld_accountant(self):
     rows = self.assertReport(_run('--preset=mnist', '--accountant=pld'))
     (group, eps, z), = rows

@@ -255,3 +255,30 @@ def test_private_gradient_equals_tf_privacy_on_each_example(model, shape):
                             tf.constant(c * z), key)
   for got, cn, n in zip(release, canaries, noise):
     np.testing.assert_allclose(got, cn + n, rtol=1e-4, atol=1e-6)
+
+
+def test_every_step_divides_by_b_not_the_realised_batch(monkeypatch):
+  # The fixed denominator of Poisson-sampled DP-SGD: each step's noised sum
+  # is divided by b_i whatever the batch's realised size (which would reveal
+  # who was sampled). A stand-in `private_gradient` returns its denominator
+  # and records each step's batch size; K ceil(N/b) = 5 steps of lr 1 then
+  # move every weight by -5 b.
+  seen = []
+
+  def spy(spec, weights, xb, yb, query, global_state, denominator, key):
+    del spec, xb, query, global_state, key
+    seen.append(tf.size(yb))
+    return [tf.fill(tf.shape(w), denominator) for w in weights]
+
+  monkeypatch.setattr(dp_sgd, 'private_gradient', spy)
+  spec = _spec()
+  x, y = _data(40)
+  settings = dp_sgd.DpSgdSettings(clip=1.0, learning_rate=1.0, poisson=True)
+  delta = dp_sgd.client_update(
+      spec, spec.init(0), tf.constant(x), tf.constant(y),
+      batch_size=tf.constant(8), noise_multiplier=tf.constant(1.0),
+      key=tf.constant([4, 2], tf.int32), settings=settings)
+  for d in delta:
+    np.testing.assert_allclose(d.numpy(), -5 * 8.0)
+  sizes = [int(s) for s in seen]
+  assert len(sizes) == 5 and len(set(sizes)) > 1, sizes  # Sizes varied.

@@ -82,6 +82,10 @@ def test_epsilon_is_the_accountants_and_runs_are_seeded(data):
   assert a['metrics'] == b['metrics'] and a['history'] == b['history']
   c = training.train(dataclasses.replace(TINY, seed=2), data)
   assert c['history'] != a['history']
+  # The fixed denominator q W (McMahan et al. 2018), not the realised
+  # cohort's weight: every round's noise has the same stddev, whichever
+  # users (and how many) took part.
+  assert a['setup']['denominator'] == pytest.approx(0.3 * w.sum(), rel=1e-6)
   sampled = [h['users_sampled'] for h in a['history']]
   for h in a['history']:
     if h['users_sampled']:

@@ -13,12 +13,17 @@
 # limitations under the License.
 """Which clients take part in a round.
 
-The papers give q, the expected fraction of clients per round (Table 5). As
-TFF simulations do, the default samples round(qN) clients uniformly without
-replacement; the accountant still uses Poisson sampling at rate q, the
-approximation TFF's maintainers recommend (spec section 5). True Poisson
-sampling (each client independently with probability q), for which that
-accounting is exact, is available as `poisson=True`.
+The papers give q, the expected fraction of clients per round (Table 5).
+Two ways to draw a cohort, each with its own accounting
+(`tff_hdp.privacy.accounting`):
+
+- `poisson=True`: each client independently with probability q. The runs of
+  all three systems use it (FedHDP's by default), and the Poisson-subsampled
+  Gaussian accounting under add/remove-one neighbours is exact for it.
+- `poisson=False`: round(qN) clients uniformly without replacement, as TFF
+  simulations and paper 001's Algorithm 2 do. It is accounted as sampling
+  without replacement under replace-one neighbours, a larger epsilon for the
+  same noise.
 
 Every round draws from its own generator seeded by (seed, round), so a run
 resumed at round t samples exactly what an uninterrupted run would.

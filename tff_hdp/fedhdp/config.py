@@ -21,13 +21,16 @@ written.
 """
 
 import dataclasses
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
 from tff_hdp.privacy import accounting
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import privacy_groups
+
+
+DENOMINATORS = ('expected', 'realised')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,8 +40,16 @@ class TrainingConfig:
   Attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
   `ditto`, `ratio` (r), `lambda_p`, `lambda_np`, `clients_per_round`,
   `clipped_count_stddev` (z_b; None for TFF's default 0.05 x cohort),
-  `poisson_sampling` and `seed`; `accountant` ('rdp', the papers', or
-  'pld', the tightest) computes the reported epsilon.
+  `poisson_sampling`, `denominators` and `seed`; `accountant` ('rdp', the
+  papers', or 'pld', the tightest) computes the reported epsilon.
+
+  Sampling and denominators decide what the epsilon is (`GUARANTEES`):
+  Poisson cohorts with fixed (expected) denominators, the default, are
+  accounted exactly under add/remove-one-client neighbours; a fixed cohort of
+  `clients_per_round` (paper 001's Algorithm 2, `poisson_sampling=False`,
+  with either denominators) is bounded under replace-one neighbours; Poisson
+  cohorts with realised denominators have no bound, and their epsilon is
+  reported as the Poisson approximation.
 
   Several private levels: `noise_multiplier` is a tuple with one z_eff per
   level (level 0, the default, first), `ratio` one r per level (or one for
@@ -55,7 +66,8 @@ class TrainingConfig:
   rounds: int = 500
   clients_per_round: int = 100
   sampling_rate: float = 0.05
-  poisson_sampling: bool = False
+  poisson_sampling: bool = True
+  denominators: str = 'expected'
   local_epochs: int = 25
   batch_size: int = 20
   learning_rate: float = 0.5
@@ -85,6 +97,22 @@ class TrainingConfig:
   def ratios(self) -> tuple[float, ...]:
     return tuple(np.atleast_1d(self.ratio).tolist())
 
+  @property
+  def epsilon_is_bound(self) -> bool:
+    """False for Poisson cohorts with realised denominators (no bound)."""
+    return not (self.poisson_sampling and self.denominators == 'realised')
+
+  def round_sampling(self, num_clients: int) -> dict:
+    """How the ledger accounts a round: `PrivacyLedger.step`'s keywords.
+
+    Poisson: rate q, add/remove neighbours. A fixed cohort of n out of N:
+    rate n / N with population N, replace-one neighbours.
+    """
+    if self.poisson_sampling:
+      return dict(sampling_rate=self.sampling_rate)
+    return dict(sampling_rate=self.clients_per_round / num_clients,
+                population=num_clients)
+
   def validate(self, num_clients: int) -> None:
     """Raises ValueError (one line naming the field) on a bad value."""
     privacy_groups.Algorithm.parse(self.algorithm)
@@ -110,6 +138,13 @@ class TrainingConfig:
         (self.accountant in accounting.ACCOUNTANTS,
          f'accountant must be one of {", ".join(accounting.ACCOUNTANTS)}, '
          f'got {self.accountant!r}'),
+        (self.denominators in DENOMINATORS,
+         f'denominators must be one of {", ".join(DENOMINATORS)}, got '
+         f'{self.denominators!r}'),
+        (self.poisson_sampling or self.accountant != 'pld',
+         'accountant pld needs poisson_sampling: a fixed cohort is accounted '
+         'by rdp only (dp_accounting has no PLD of sampling without '
+         'replacement)'),
         (all(z >= 0 for z in self.noise_multipliers),
          f'noise_multiplier must be >= 0, got {self.noise_multiplier}'),
         (1 <= self.clients_per_round <= num_clients, 'clients_per_round must '
@@ -152,6 +187,8 @@ class Setup:
   opted_out: np.ndarray  # The clients' own choice (True = opted out).
   value_noise_multipliers: tuple[float, ...]  # z of each private level.
   clipped_count_stddev: float
+  # Per group, E[N_i^t] (the fixed denominators); None for realised counts.
+  expected_counts: Optional[tuple[float, ...]]
 
 
 def resolve_noise(
@@ -193,8 +230,35 @@ def resolve(config: TrainingConfig,
       ratios=config.ratios,
       lambda_p=config.lambda_p,
       lambda_np=config.lambda_np)
-  return Setup(algorithm, groups,
-               privacy_groups.assign_groups(algorithm, opted_out, levels),
-               opted_out, tuple(zs), z_b)
+  client_groups = privacy_groups.assign_groups(algorithm, opted_out, levels)
+  return Setup(algorithm, groups, client_groups, opted_out, tuple(zs), z_b,
+               expected_counts(config, groups, client_groups))
+
+
+def expected_counts(config: TrainingConfig,
+                    groups: Sequence[privacy_groups.PrivacyGroup],
+                    client_groups: np.ndarray) -> Optional[tuple[float, ...]]:
+  """E[N_i^t] per group (0 for a group never communicated with), or None.
+
+  Each client takes part with probability q (Poisson) or n / N (a fixed
+  cohort), so group i's expected count is that rate times its size N_i.
+  FedHDP with r = 0 drops its private clients from every cohort
+  (`excluded_groups`): their group's expected count is 0.
+  """
+  if config.denominators == 'realised':
+    return None
+  num_clients = len(client_groups)
+  rate = config.round_sampling(num_clients)['sampling_rate']
+  excluded = excluded_groups(groups)
+  sizes = np.bincount(client_groups, minlength=len(groups))
+  return tuple(0.0 if i in excluded else float(rate * sizes[i])
+               for i in range(len(groups)))
+
+
+def excluded_groups(groups: Sequence[privacy_groups.PrivacyGroup]) -> set[int]:
+  """Groups never communicated with: ratio 0 (FedHDP r = 0's private group)."""
+  if len(groups) < 2:
+    return set()
+  return {i for i, g in enumerate(groups) if g.ratio == 0}
 
 

@@ -13,14 +13,29 @@
 # limitations under the License.
 """Server-side maths of paper 001, Algorithm 2, in plain TensorFlow.
 
-For each privacy group i with N_i^t >= 1 sampled clients:
+For each privacy group i, with n_i the group's denominator:
 
-    Delta_i = (1/N_i^t) sum_j Clip(Delta_j, S^t) + N(0, (z_i S^t / N_i^t)^2 I),
+    Delta_i = (1/n_i) sum_j Clip(Delta_j, S^t) + N(0, (z_i S^t / n_i)^2 I),
 
-then Delta^t = sum_i w_i Delta_i with w_i = r_i N_i^t / sum_k r_k N_k^t, and the
+then Delta^t = sum_i w_i Delta_i with w_i = r_i n_i / sum_k r_k n_k, and the
 clip norm moves by Andrew et al. (2019)'s geometric quantile update
 
-    S^{t+1} = S^t exp(-eta_b ((1/N^t) sum_j b_j + N(0, z_b^2 / (N^t)^2) - kappa)).
+    S^{t+1} = S^t exp(-eta_b ((1/n) sum_j b_j + N(0, z_b^2 / n^2) - kappa)).
+
+Two choices of denominators (`expected_counts`):
+
+- *Fixed* (the default of the package's runs): n_i = E[N_i^t] = q N_i, the
+  expected number of group i's clients in a round, and n = sum_i q N_i, as
+  McMahan et al. (2018) and TFF's DP aggregators do. Nothing a private group
+  releases then depends on who took part beyond their clipped contributions,
+  which is what Poisson-sampled accounting assumes. A non-private group (no
+  guarantee claimed) still divides its own mean by its realised count.
+- *Realised* (`expected_counts=None`, paper 001's Algorithm 2 as printed):
+  n_i = N_i^t and n = N^t, the counts of this round's cohort. With a fixed
+  cohort these are public (they do not depend on any client's data), and
+  the run is accounted for sampling without replacement under replace-one
+  neighbours (`tff_hdp.privacy.accounting`). With Poisson sampling they reveal
+  who took part, and no bound covers the release.
 
 The mechanisms are TF Privacy's DP queries: a private group is a
 `GaussianSumQuery(l2_norm_clip=S^t, stddev=z_i S^t)`, the non-private group of
@@ -33,8 +48,7 @@ draws its Gaussian noise from TensorFlow's stateful RNG, which TFF
 re-instantiates on every call, so a run could not be reproduced from its seed.
 We take the calibration (stddev) from the query's global state and draw the
 same Gaussian with `tf.random.stateless_normal` from a key kept in the server
-state (`noise_key`). Averages divide by the realised count N_i^t, as the paper
-does (TFF's `gaussian_adaptive` divides by the expected count instead).
+state (`noise_key`).
 """
 
 import collections
@@ -74,11 +88,12 @@ def global_norm(record: Sequence[tf.Tensor]) -> tf.Tensor:
 
 
 def combination_weights(counts: tf.Tensor, ratios: tf.Tensor) -> tf.Tensor:
-  """w_i = r_i N_i^t / sum_k r_k N_k^t; all zero if the denominator is zero.
+  """w_i = r_i n_i / sum_k r_k n_k; all zero if the denominator is zero.
 
-  A group with no sampled client gets weight 0. If every sampled client is in
-  a group of ratio 0 (e.g. FedHDP with r = 0 and no opt-out client sampled),
-  the round makes no update.
+  `counts` are the groups' denominators n_i (expected or realised, see the
+  module docstring). With realised counts a group with no sampled client gets
+  weight 0, and if every sampled client is in a group of ratio 0 (e.g. FedHDP
+  with r = 0 and no opt-out client sampled), the round makes no update.
   """
   counts = tf.cast(counts, tf.float32)
   scores = tf.cast(ratios, tf.float32) * counts
@@ -107,14 +122,14 @@ def noised_group_sum(clipped_sum: Sequence[tf.Tensor], stddev: tf.Tensor,
 
 def group_mean(release: Sequence[tf.Tensor],
                count: tf.Tensor) -> list[tf.Tensor]:
-  """The noised sum over N_i^t; zeros if the group has no client."""
+  """The noised sum over the group's denominator n_i; zeros if n_i = 0."""
   denominator = tf.cast(count, tf.float32)
   return [tf.math.divide_no_nan(s, denominator) for s in release]
 
 
 def noised_group_mean(clipped_sum: Sequence[tf.Tensor], count: tf.Tensor,
                       stddev: tf.Tensor, key: tf.Tensor) -> list[tf.Tensor]:
-  """(sum + N(0, stddev^2 I)) / N_i^t, as `server_aggregate` computes it."""
+  """(sum + N(0, stddev^2 I)) / n_i, as `server_aggregate` computes it."""
   return group_mean(noised_group_sum(clipped_sum, stddev, key), count)
 
 
@@ -162,13 +177,14 @@ def update_clip_norm(estimator: tfp.QuantileEstimatorQuery,
                      clip_norm: tf.Tensor, below_sum: tf.Tensor,
                      count: tf.Tensor, clipped_count_stddev: tf.Tensor,
                      key: tf.Tensor):
-  """S^{t+1} from the summed centred counts sum_j (b_j - 1/2) of N^t clients.
+  """S^{t+1} from the summed centred counts sum_j (b_j - 1/2) of the cohort.
 
   Args:
     estimator: From `clip_estimator` (holds kappa and eta_b).
     clip_norm: S^t.
     below_sum: Sum over the sampled clients of `below_record`.
-    count: N^t, the number of sampled clients (the paper's denominator).
+    count: The denominator n: the expected cohort sum_i q N_i (fixed
+      denominators) or the realised N^t (the paper's).
     clipped_count_stddev: z_b, stddev of the noise on the count sum.
     key: Stateless RNG key of this draw.
 
@@ -181,8 +197,8 @@ def update_clip_norm(estimator: tfp.QuantileEstimatorQuery,
   noised_sum = tf.cast(below_sum, tf.float32) + noise
   count = tf.cast(count, tf.float32)
   state = _estimator_state(estimator, clip_norm)
-  # Divide by the realised N^t: the estimator's below-estimate query is a
-  # NormalizedQuery whose denominator lives in its global state.
+  # Divide by n: the estimator's below-estimate query is a NormalizedQuery
+  # whose denominator lives in its global state.
   state = state._replace(
       below_estimate_state=state.below_estimate_state._replace(
           denominator=tf.maximum(count, 1.0)))
@@ -220,11 +236,28 @@ def client_record(groups: Sequence[privacy_groups.PrivacyGroup],
   return sums, tf.stack(counts), below
 
 
+def denominators(groups: Sequence[privacy_groups.PrivacyGroup],
+                 counts: tf.Tensor, expected_counts=None):
+  """(n_i per group, n for the clip count) of one round.
+
+  Realised counts when `expected_counts` is None; otherwise each private
+  group's expected count, each non-private group's realised count (for its
+  own mean only), and expected counts for the clip count.
+  """
+  counts = tf.cast(counts, tf.float32)
+  if expected_counts is None:
+    return counts, tf.reduce_sum(counts)
+  expected = tf.constant(expected_counts, tf.float32)
+  private = tf.constant([g.is_private for g in groups])
+  return tf.where(private, expected, counts), tf.reduce_sum(expected)
+
+
 def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
                      estimator: tfp.QuantileEstimatorQuery,
                      clipped_count_stddev: float, clip_norm: tf.Tensor,
                      noise_key: tf.Tensor, sums, counts: tf.Tensor,
-                     below_sum: tf.Tensor, *, return_releases: bool = False):
+                     below_sum: tf.Tensor, *, expected_counts=None,
+                     return_releases: bool = False):
   """Algorithm 2's server step on the summed client records.
 
   Noise keys: `stateless_split(noise_key, l + 2)`; group i's noise comes from
@@ -239,6 +272,8 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
     sums: Per group, the summed clipped updates (lists of tensors).
     counts: [l] clients per group, N_i^t.
     below_sum: Summed centred clip-count records.
+    expected_counts: [l] expected clients per group per round (q N_i): the
+      fixed denominators of the module docstring. None: the realised counts.
     return_releases: Also return each group's noised sum (a privacy audit's
       observation, `tff_hdp.fedhdp.audit`).
 
@@ -254,12 +289,15 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
     query = value_query(g, clip_norm)
     stddev = noise_stddev(query, query.initial_global_state())
     releases.append(noised_group_sum(list(sums[i]), stddev, keys[i]))
-  means = [group_mean(release, counts[i])
+  group_denominators, count_denominator = denominators(groups, counts,
+                                                      expected_counts)
+  means = [group_mean(release, group_denominators[i])
            for i, release in enumerate(releases)]
-  weights = combination_weights(counts, ratios)
+  weights = combination_weights(
+      counts if expected_counts is None else expected_counts, ratios)
   delta = combine(means, weights)
   new_clip, unclipped_fraction = update_clip_norm(
-      estimator, clip_norm, below_sum, tf.reduce_sum(counts),
+      estimator, clip_norm, below_sum, count_denominator,
       clipped_count_stddev, keys[num_groups])
   measurements = collections.OrderedDict(clip_norm=clip_norm)
   measurements['unclipped_fraction'] = unclipped_fraction

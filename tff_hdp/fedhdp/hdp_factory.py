@@ -18,10 +18,14 @@ its own privacy mechanism (TF Privacy queries, see `group_aggregation`), then
 combines the group averages with the ratios r_i and adapts one clip norm S^t
 shared by all groups (Algorithm 2):
 
-    Delta_i = (1/N_i^t) sum_{j in C_i^t} Clip(Delta_j, S^t)
-              + N(0, (z_i S^t / N_i^t)^2 I)
-    Delta^t = sum_i w_i Delta_i,   w_i = r_i N_i^t / sum_k r_k N_k^t
-    S^{t+1} = S^t exp(-eta_b ((1/N^t) sum_j b_j + N(0, z_b^2/(N^t)^2) - kappa))
+    Delta_i = (1/n_i) sum_{j in C_i^t} Clip(Delta_j, S^t)
+              + N(0, (z_i S^t / n_i)^2 I)
+    Delta^t = sum_i w_i Delta_i,   w_i = r_i n_i / sum_k r_k n_k
+    S^{t+1} = S^t exp(-eta_b ((1/n) sum_j b_j + N(0, z_b^2/n^2) - kappa))
+
+with fixed denominators n_i = q N_i, n = sum_i q N_i when `expected_counts`
+is given (what the package's runs use), else the realised N_i^t and N^t
+(paper 001's Algorithm 2; see `group_aggregation`).
 
 It is a `WeightedAggregationFactory` whose per-client *weight* carries the
 client's privacy-group index g(j) in {0, ..., l-1}: TFF gives one
@@ -38,18 +42,21 @@ Privacy: each private group's sum has L2 sensitivity S^t (add/remove one
 client) and gets Gaussian noise of stddev z_i S^t; the clip count of all
 sampled clients has sensitivity 1/2 per client (TF Privacy centres it) and
 noise stddev z_b. A private group's accountant therefore uses the effective
-noise multiplier z_eff = (z_i^-2 + (2 z_b)^-2)^-1/2 (see `accounting`). Group
-counts N_i^t are treated as public, as in the paper.
+noise multiplier z_eff = (z_i^-2 + (2 z_b)^-2)^-1/2 (see `accounting`). With
+fixed denominators that is the whole release of a Poisson-sampled round; with
+realised ones the counts must be public, which holds for a fixed cohort
+(accounted under replace-one neighbours, where both sensitivities double).
 """
 
 import collections
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp.fedhdp import group_aggregation
+from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import privacy_groups
 
 
@@ -76,7 +83,8 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
                initial_clip: float,
                target_quantile: float = 0.5,
                clip_learning_rate: float = 0.2,
-               clipped_count_stddev: float = 0.0,
+               expected_counts: Optional[Sequence[float]] = None,
+               clipped_count_stddev: Optional[float] = None,
                seed: int = 0):
     """Initializes the factory.
 
@@ -85,8 +93,17 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
       initial_clip: S^0 > 0.
       target_quantile: kappa in [0, 1] (Table 7: 0.5).
       clip_learning_rate: eta_b >= 0 (Table 7: 0.2); 0 keeps S fixed.
+      expected_counts: Expected clients of each group per round, q N_i (>= 0,
+        one per group): the private groups' means, the combination weights
+        and the clip update divide by these fixed denominators
+        (`group_aggregation`), which Poisson-sampled accounting needs. None:
+        the realised counts of each round (paper 001's Algorithm 2; a bound
+        then needs a fixed cohort, see `tff_hdp.privacy.accounting`).
       clipped_count_stddev: z_b >= 0, stddev of the noise on the clip count
-        sum. Must be > 0 when a group adds noise and the clip adapts.
+        sum. Default (None): TFF's 0.05 x the expected cohort,
+        sum(expected_counts) (`accounting.default_clipped_count_stddev`);
+        without `expected_counts` it must then be given when a group adds
+        noise and the clip adapts. Must be > 0 in that case.
       seed: Seed of every noise draw (the same seed gives the same noise).
     """
     if not groups:
@@ -99,11 +116,27 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     if not clip_learning_rate >= 0:
       raise ValueError(
           f'clip_learning_rate must be >= 0, got {clip_learning_rate}')
+    if expected_counts is not None:
+      expected_counts = tuple(float(c) for c in expected_counts)
+      if len(expected_counts) != len(groups) or not all(
+          c >= 0 for c in expected_counts):
+        raise ValueError(f'expected_counts must give one count >= 0 per '
+                         f'group ({len(groups)}), got {expected_counts}')
+    noised = any(g.noise_multiplier for g in groups)
+    if clipped_count_stddev is None:
+      if expected_counts is not None and sum(expected_counts) > 0:
+        clipped_count_stddev = accounting.default_clipped_count_stddev(
+            sum(expected_counts))
+      elif noised and clip_learning_rate > 0:
+        raise ValueError('clipped_count_stddev is needed when a group adds '
+                         'noise, the clip norm adapts and no expected_counts '
+                         'give its default (0.05 x expected cohort)')
+      else:
+        clipped_count_stddev = 0.0
     if not clipped_count_stddev >= 0:
       raise ValueError(
           f'clipped_count_stddev must be >= 0, got {clipped_count_stddev}')
-    if (any(g.noise_multiplier for g in groups) and clip_learning_rate > 0 and
-        clipped_count_stddev == 0):
+    if noised and clip_learning_rate > 0 and clipped_count_stddev == 0:
       raise ValueError('clipped_count_stddev must be > 0 when a group adds '
                        'noise and the clip norm adapts (it privatises the '
                        'clip count)')
@@ -112,6 +145,7 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     self._target_quantile = float(target_quantile)
     self._clip_learning_rate = float(clip_learning_rate)
     self._clipped_count_stddev = float(clipped_count_stddev)
+    self._expected_counts = expected_counts
     self._seed = int(seed)
 
   @property
@@ -129,6 +163,11 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
   @property
   def clip_learning_rate(self) -> float:
     return self._clip_learning_rate
+
+  @property
+  def expected_counts(self) -> Optional[tuple[float, ...]]:
+    """Per group, the fixed denominator q N_i; None for realised counts."""
+    return self._expected_counts
 
   @property
   def clipped_count_stddev(self) -> float:
@@ -149,7 +188,12 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     `create` composes them into an `AggregationProcess`; a runtime that splits
     a round differently (e.g. `distributed`, which merges partial sums of
     several workers before the server update) composes them itself.
+
+    Raises:
+      TypeError: if `weight_type` is not a scalar integer (the client's
+        privacy-group index), e.g. the float weight of TFF's stock builders.
     """
+    weight_type = check_group_weight_type(weight_type, len(self._groups))
     value_type = tff.types.to_type(value_type)
     groups = self._groups
     estimator = self._estimator()
@@ -165,6 +209,7 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
 
     @tff.tensorflow.computation(value_type, weight_type, np.float32)
     def client_records(value, group, clip_norm):
+      group = checked_group_index(group, len(groups))
       sums, counts, below = group_aggregation.client_record(
           groups, estimator, clip_norm, tf.nest.flatten(value), group)
       return collections.OrderedDict(
@@ -179,7 +224,7 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
               groups, estimator, count_stddev, state['clip_norm'],
               state['noise_key'],
               [tf.nest.flatten(s) for s in totals['sums']], totals['counts'],
-              totals['below']))
+              totals['below'], expected_counts=self._expected_counts))
       new_state = collections.OrderedDict(clip_norm=new_clip,
                                           noise_key=new_key)
       result = tf.nest.pack_sequence_as(totals['sums'][0], delta)
@@ -220,4 +265,51 @@ def select_clip_norm(state_type):
     return state['clip_norm']
 
   return select
+
+
+def is_integer_index_type(weight_type) -> bool:
+  """Whether `weight_type` is a scalar int32/int64 tensor type."""
+  try:
+    weight_type = tff.types.to_type(weight_type)
+  except (TypeError, ValueError):
+    return False
+  return (isinstance(weight_type, tff.TensorType) and
+          weight_type.dtype in (np.int32, np.int64) and weight_type.shape == ())
+
+
+def check_group_weight_type(weight_type, num_groups: int):
+  """`weight_type` as a TFF type if it can carry a group index; else raises.
+
+  TFF's stock builders (`tff.learning.algorithms.build_weighted_fed_avg`,
+  `build_unweighted_fed_avg`) create the aggregator with a float32 weight,
+  1.0 or the example count, that would be read as a group index: every client
+  in group 1 or dropped, and no private group's noise.
+  """
+  if not is_integer_index_type(weight_type):
+    raise TypeError(
+        'HeterogeneousDPFactory needs each client\'s weight to be its '
+        f'privacy-group index, an integer in [0, {num_groups}) (a scalar '
+        f'int32 or int64), got weight type {weight_type}; build the round '
+        'with tff_hdp.fedhdp.hdp_process.build_hdp_process, which passes it: '
+        'TFF\'s stock build_weighted_fed_avg / build_unweighted_fed_avg pass '
+        'a float weight (1.0 or the example count) and cannot carry it')
+  return tff.types.to_type(weight_type)
+
+
+def checked_group_index(group: tf.Tensor, num_groups: int) -> tf.Tensor:
+  """`group` once asserted to be in [0, num_groups) (the round fails if not).
+
+  The assertions are control dependencies of the returned tensor, so they run
+  inside a TFF tensorflow computation (a graph), where an unused assertion
+  would be pruned.
+  """
+  message = ('HeterogeneousDPFactory: the weight of each client must be its '
+             f'privacy-group index, an integer in [0, {num_groups})')
+  checks = [
+      tf.debugging.assert_non_negative(group, message=message),
+      tf.debugging.assert_less(group, tf.cast(num_groups, group.dtype),
+                               message=message),
+  ]
+  with tf.control_dependencies([c for c in checks if c is not None]):
+    return tf.identity(group)
 

@@ -20,7 +20,7 @@ where a column does not apply. Format them with `tff_hdp.tables`.
 TensorFlow-free.
 """
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 HEADER = ('Algorithm', 'hyperparam.', 'Acc_g%', 'Acc_g,p%', 'Acc_g,np%',
           'Delta_g%', 'Acc_l,p%', 'Acc_l,np%', 'Delta_l%', 'epsilon')
@@ -51,6 +51,7 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   if config.get('ditto'):
     hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
   eps = record.get('epsilon') or {}
+  mark = '' if record.get('privacy', {}).get('is_bound', True) else '~'
   return [
       name, ' '.join(hyper) or '-',
       _cell(m['acc_g']),
@@ -60,5 +61,29 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
       _cell(m['acc_l_p'], m['acc_l_p_var']),
       _cell(m['acc_l_np'], m['acc_l_np_var']),
       _cell(m['delta_l']),
-      ','.join(f'{v:.2f}' for v in eps.values()) or '-',
+      ','.join(f'{mark}{v:.2f}' for v in eps.values()) or '-',
   ]
+
+
+def epsilon_line(records: Sequence[Mapping[str, Any]]) -> str:
+  """One line saying what the table's epsilons are ('' if none has one).
+
+  The runs of one table share their sampling, denominators and accountant;
+  the line is read off the first record with an epsilon.
+  """
+  private = [r for r in records if r.get('epsilon')]
+  if not private:
+    return ''
+  privacy, config = private[0]['privacy'], private[0]['config']
+  at = f"delta={config['delta']:g}, accountant {config['accountant']}"
+  if not privacy['is_bound']:
+    return (f'~epsilon: the Poisson approximation ({at}), NOT a bound: with '
+            'Poisson cohorts the realised denominators reveal who took part '
+            '(--denominators=expected gives a bound)')
+  if privacy['sampling'] == 'fixed cohort':
+    return (f"epsilon: a bound under replace-one neighbours ({at}): a fixed "
+            f"cohort of {config['clients_per_round']} drawn without "
+            'replacement (not comparable to add/remove-one epsilons)')
+  return (f"epsilon: a bound under add/remove-one-client neighbours ({at}): "
+          f"Poisson cohorts at q={config['sampling_rate']:g}, "
+          f"{privacy['denominators']} denominators")

@@ -38,6 +38,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
+from tff_hdp.privacy import accounting
 from tff_hdp.privacy import canary_audit
 from tff_hdp import checkpoint
 from tff_hdp.fedhdp import config as config_lib
@@ -76,11 +77,18 @@ def build_backend(name: str, spec, initial_weights, factory, settings,
   raise ValueError(f"unknown backend {name!r}; allowed: 'tff', 'vectorized'")
 
 
-def _excluded_groups(setup: config_lib.Setup) -> set[int]:
-  """Groups never communicated with: ratio 0 (FedHDP r = 0's private group)."""
-  if len(setup.groups) < 2:
-    return set()
-  return {i for i, g in enumerate(setup.groups) if g.ratio == 0}
+def privacy_record(ledger: accounting.PrivacyLedger,
+                   epsilon: dict[str, float],
+                   config: config_lib.TrainingConfig) -> dict[str, Any]:
+  """What the run's epsilons are: a bound (under which neighbours) or not."""
+  return {
+      'is_bound': ledger.is_bound,
+      'accountant': config.accountant,
+      'delta': config.delta,
+      'sampling': 'poisson' if config.poisson_sampling else 'fixed cohort',
+      'denominators': config.denominators,
+      'guarantee': {g: ledger.guarantee(g) for g in epsilon},
+  }
 
 
 def train(config: config_lib.TrainingConfig,
@@ -139,6 +147,7 @@ def train(config: config_lib.TrainingConfig,
       initial_clip=config.initial_clip,
       target_quantile=config.target_quantile,
       clip_learning_rate=config.clip_learning_rate,
+      expected_counts=setup.expected_counts,
       clipped_count_stddev=setup.clipped_count_stddev,
       seed=config.seed)
   settings = tff_backend.ClientSettings(
@@ -156,12 +165,14 @@ def train(config: config_lib.TrainingConfig,
   store = (personal_store.PersonalModelStore(
       data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)
-  excluded = _excluded_groups(setup)
+  excluded = config_lib.excluded_groups(setup.groups)
+  round_sampling = config.round_sampling(data.num_clients)
   run = checkpoint.start_run(
       config, backend.initialize(), total_rounds=config.rounds,
       checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
       store=store, progress=progress, summary_writer=summary_writer,
-      on_round=on_round)
+      on_round=on_round,
+      ledger=accounting.PrivacyLedger(is_bound=config.epsilon_is_bound))
   state = tff_backend.to_numpy(run.state)
   ledger = run.ledger
   for round_num in run.rounds:
@@ -210,8 +221,9 @@ def train(config: config_lib.TrainingConfig,
           'work': dict(getattr(backend, 'last_round_work', {}))})
     for i, group in enumerate(setup.groups):
       if group.is_private and i not in excluded:
-        ledger.step(group.name, config.sampling_rate,
-                    group.effective_noise_multiplier)
+        ledger.step(group.name,
+                    noise_multiplier=group.effective_noise_multiplier,
+                    **round_sampling)
     entry = {'round': round_num + 1, 'num_clients': int(len(cohort))}
     if 'extra_updates' in extra:
       entry['num_canaries'] = int(len(extra['extra_updates'][1]))
@@ -251,6 +263,7 @@ def train(config: config_lib.TrainingConfig,
       },
       'metrics': metrics,
       'epsilon': epsilon,
+      'privacy': privacy_record(ledger, epsilon, config),
       'history': run.history,
       'wall_clock_seconds': time.time() - start,
   }

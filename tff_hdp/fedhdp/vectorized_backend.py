@@ -75,7 +75,6 @@ from tff_hdp.fedhdp import batched_models
 from tff_hdp.fedhdp import group_aggregation
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
-from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.fedhdp import tff_backend
 
 
@@ -315,9 +314,7 @@ def _client_work_fn(model: batched_models.BatchedModel, batch: int,
 
 @functools.lru_cache(maxsize=32)
 def _aggregation_fn(spec: models.ModelSpec,
-                    groups: tuple[privacy_groups.PrivacyGroup, ...],
-                    initial_clip: float, target_quantile: float,
-                    clip_learning_rate: float, count_stddev: float,
+                    factory: hdp_factory.HeterogeneousDPFactory,
                     with_releases: bool = False):
   """`HeterogeneousDPFactory`'s round over the stacked deltas, in plain TF.
 
@@ -329,9 +326,11 @@ def _aggregation_fn(spec: models.ModelSpec,
   clients) and 0.0 for the canaries, and returns one more output: per group,
   its noised sum minus the known records' clipped sum (`tff_hdp.fedhdp.audit`).
   """
+  groups = tuple(factory.groups)
   num_groups = len(groups)
-  estimator = group_aggregation.clip_estimator(initial_clip, target_quantile,
-                                               clip_learning_rate)
+  estimator = group_aggregation.clip_estimator(factory.initial_clip,
+                                               factory.target_quantile,
+                                               factory.clip_learning_rate)
   signature = [
       batched_models.weights_spec(spec, ()),  # theta^t
       batched_models.weights_spec(spec, (None,)),  # deltas
@@ -364,8 +363,9 @@ def _aggregation_fn(spec: models.ModelSpec,
     below = tf.reduce_sum(below, 0)
 
     out = group_aggregation.server_aggregate(
-        groups, estimator, count_stddev, clip_norm, noise_key, sums, counts,
-        below, return_releases=with_releases)
+        groups, estimator, factory.clipped_count_stddev, clip_norm, noise_key,
+        sums, counts, below, expected_counts=factory.expected_counts,
+        return_releases=with_releases)
     delta, new_clip, new_key, measurements = out[:4]
     new_global = [w + d for w, d in zip(global_weights, delta)]
     result = (new_global, round_num + 1, new_clip, new_key, measurements)
@@ -470,9 +470,7 @@ class VectorizedBackend:
     self._client_work = _client_work_fn(self._model, settings.batch_size,
                                         settings.ditto, parallel_parts)
     self._aggregate, self._aggregate_releases = (
-        _aggregation_fn(spec, tuple(factory.groups), factory.initial_clip,
-                        factory.target_quantile, factory.clip_learning_rate,
-                        factory.clipped_count_stddev, with_releases)
+        _aggregation_fn(spec, factory, with_releases)
         for with_releases in (False, True))
     # Per group, the last round's noised sum minus the trained clients'
     # clipped sum, when `next` was asked for it (a privacy audit).
