@@ -24,7 +24,9 @@ p numbers instead of p, an n-fold traffic in a real deployment (fine in
 simulation; a deployment would use a secure channel per client or an
 aggregation service that keeps the rows apart). Like FedHDP's factory, it is a
 `WeightedAggregationFactory` whose per-client "weight" carries the client's
-row index.
+row index: `create` refuses any weight type but a scalar integer (TFF's stock
+FedAvg builders pass a float, 1.0 or the example count), and a round fails if
+an index is outside [0, n) or two clients send the same one.
 
 What the server is told is fixed by the rule, not the other way round: the
 Robust-HDP server computation receives M alone; WeiAvg, DPFedAvg, minimum
@@ -165,6 +167,17 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
     return new_state, self.aggregate(updates, weights), measurements
 
   def create(self, value_type, weight_type) -> tff.templates.AggregationProcess:
+    """The aggregation process; a client's weight is its row index.
+
+    Each client sends its row of the n x p matrix and a one-hot count of its
+    row; a round fails if a row index is outside [0, n) or two clients send
+    the same one.
+
+    Raises:
+      TypeError: if `weight_type` is not a scalar integer (the row index),
+        e.g. the float weight of TFF's stock builders.
+    """
+    weight_type = check_row_weight_type(weight_type, self._n)
     value_type = tff.types.to_type(value_type)
     specs = tff.types.type_to_tf_tensor_specs(value_type)
     n = self._n
@@ -177,11 +190,15 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
 
     @tff.tensorflow.computation(value_type, weight_type)
     def client_row(value, index):
-      return tf.one_hot(index, n, dtype=tf.float32)[:, tf.newaxis] * flatten(
-          value)
+      index = checked_row_index(index, n)
+      return collections.OrderedDict(
+          rows=tf.one_hot(index, n, dtype=tf.float32)[:, tf.newaxis] *
+          flatten(value),
+          clients=tf.one_hot(index, n, dtype=tf.int32))
 
     @tff.tensorflow.computation(state_type, client_row.type_signature.result)
-    def server_update(state, updates):
+    def server_update(state, stacked):
+      updates = checked_unique_rows(stacked['rows'], stacked['clients'])
       new_state, flat, measurements = self.server_step(state, updates)
       return new_state, unflatten(flat, specs), measurements
 
@@ -217,3 +234,59 @@ def unflatten(flat: tf.Tensor, specs):
     pieces.append(tf.reshape(flat[start:start + size], spec.shape))
     start += size
   return tf.nest.pack_sequence_as(specs, pieces)
+
+
+def check_row_weight_type(weight_type, num_clients: int):
+  """`weight_type` as a TFF type if it can carry a row index; else raises.
+
+  TFF's stock builders (`tff.learning.algorithms.build_weighted_fed_avg`,
+  `build_unweighted_fed_avg`) create the aggregator with a float32 weight,
+  1.0 or the example count, which is no row index.
+  """
+  try:
+    as_type = tff.types.to_type(weight_type)
+  except (TypeError, ValueError):
+    as_type = None
+  if not (isinstance(as_type, tff.TensorType) and
+          as_type.dtype in (np.int32, np.int64) and as_type.shape == ()):
+    raise TypeError(
+        'NoiseAwareAggregationFactory needs each client\'s weight to be its '
+        f'row index, an integer in [0, {num_clients}) unique per client (a '
+        f'scalar int32 or int64), got weight type {weight_type}; build the '
+        'round with tff_hdp.robust_hdp.process.build_process, which passes '
+        'it: TFF\'s stock build_weighted_fed_avg / build_unweighted_fed_avg '
+        'pass a float weight (1.0 or the example count) and cannot carry it')
+  return as_type
+
+
+def _with_checks(checks, value: tf.Tensor) -> tf.Tensor:
+  """`value` with `checks` as control dependencies: inside a TFF tensorflow
+  computation (a graph) an assertion nothing depends on would not run."""
+  with tf.control_dependencies([c for c in checks if c is not None]):
+    return tf.identity(value)
+
+
+def checked_row_index(index: tf.Tensor, num_clients: int) -> tf.Tensor:
+  """`index` once asserted to be in [0, n) (the round fails if not)."""
+  message = ('NoiseAwareAggregationFactory: the weight of each client must '
+             f'be its row index, an integer in [0, {num_clients})')
+  return _with_checks([
+      tf.debugging.assert_non_negative(index, message=message),
+      tf.debugging.assert_less(index, tf.cast(num_clients, index.dtype),
+                               message=message)
+  ], index)
+
+
+def checked_unique_rows(rows: tf.Tensor, clients: tf.Tensor) -> tf.Tensor:
+  """`rows` once asserted that no row has more than one client.
+
+  Args:
+    rows: [n, p] the summed client rows.
+    clients: [n] the summed one-hot row counts.
+  """
+  message = ('NoiseAwareAggregationFactory: two or more clients sent the '
+             'same row index (the weight of each client must be its own row '
+             'index, unique per client)')
+  return _with_checks(
+      [tf.debugging.assert_less_equal(clients, tf.ones_like(clients),
+                                      message=message)], rows)
