@@ -23,6 +23,13 @@ does not set. `--algorithm=all` runs Non-Private, DP-FedAvg, HDP-FedAvg and
 FedHDP one after the other on the same clients and opt-out set and prints them
 in the papers' table layout.
 
+Each client takes part in a round with probability q, and each private
+group's mean divides by its expected count, so the printed epsilon is a
+bound for the run (add/remove one client). Paper 001's Algorithm 2 as printed
+is `--nopoisson_sampling --denominators=realised`, bounded under replace-one
+neighbours (docs/privacy.md); Poisson cohorts with realised denominators
+print `~epsilon`, the Poisson approximation, which is not a bound.
+
 Each run checkpoints every --checkpoint_every rounds under
 `<output_dir>/checkpoints/<run>/`; the same command run again resumes from the
 last checkpoint and ends with exactly the results of an uninterrupted run.
@@ -352,9 +359,12 @@ def main(argv):
       {row[0]: max(r['epsilon'].values()) if r['epsilon'] else None
        for row, r in zip(rows, records)},
       is_bound=all(r['privacy']['is_bound'] for r in records))
+  cohort = (f'q={configs[0].sampling_rate:g} (Poisson)'
+            if configs[0].poisson_sampling else
+            f'clients_per_round={configs[0].clients_per_round} (fixed)')
   title = (f'dataset={data.name} clients={data.num_clients} '
-           f'rounds={configs[0].rounds} clients_per_round='
-           f'{configs[0].clients_per_round} delta={configs[0].delta}')
+           f'rounds={configs[0].rounds} {cohort} '
+           f'denominators={configs[0].denominators} delta={configs[0].delta}')
   cli.write_results(output_dir, title, table, records,
                     preset=dataclasses.asdict(preset))
 
