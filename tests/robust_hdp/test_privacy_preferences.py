@@ -13,7 +13,12 @@
 # limitations under the License.
 """Tests of tff_hdp/robust_hdp/privacy_preferences.py: Dist1-9 and calibration."""
 
+import ast
 import csv
+import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -94,3 +99,31 @@ def test_epsilon_floor_is_the_minimum_epsilon_baseline():
                             local_epochs=1, delta=1e-4, epsilon_floor=0.5)
   assert clients[0].noise_multiplier == clients[1].noise_multiplier
   assert clients[1].epsilon == 0.5
+
+
+def test_calibrate_runs_from_a_script_without_a_main_guard(tmp_path):
+  # The parallel calibration must not re-run the caller's script (as
+  # multiprocessing's spawn did, ending in BrokenProcessPool). The script
+  # prints its z's; a line per run of its top level shows it ran once.
+  script = tmp_path / 'no_guard.py'
+  script.write_text(textwrap.dedent("""
+      from tff_hdp.robust_hdp import privacy_preferences as prefs
+      print('top level ran')
+      clients = prefs.calibrate([1.0, 2.0, 3.0], [16, 32, 64], [250] * 3,
+                                rounds=5, local_epochs=1, delta=1e-4)
+      print(repr([c.noise_multiplier for c in clients]))
+      """))
+  repo = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  result = subprocess.run(
+      [sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+      text=True, timeout=300, check=False,
+      env=dict(os.environ, PYTHONPATH=repo))
+  assert result.returncode == 0, result.stderr[-2000:]
+  lines = result.stdout.splitlines()
+  assert lines.count('top level ran') == 1
+  # The same z's as one calibration after another in this process.
+  serial = [prefs._calibrate((eps, b / 250, 5 * -(-250 // b), 1e-4,
+                              'improved', 'rdp'))
+            for eps, b in ((1.0, 16), (2.0, 32), (3.0, 64))]
+  assert ast.literal_eval(lines[-1]) == serial

@@ -30,9 +30,11 @@ import concurrent.futures
 import csv
 import dataclasses
 import functools
+import json
 import math
-import multiprocessing
 import os
+import subprocess
+import sys
 from typing import Optional, Sequence
 
 from tff_hdp.privacy import accounting
@@ -169,19 +171,57 @@ def noise_multipliers(calibrations) -> list[float]:
 
   A calibration takes about a second (`dp_accounting`'s RDP, in Python, at
   each of ~80 orders, ~12 times), so the ones not yet known run in parallel,
-  one process per core (spawned: they import only the accountant), and
-  every result is remembered for this process.
+  one Python process per core (`_calibrate_elsewhere`), and every result is
+  remembered for this process.
   """
   calibrations = [tuple(c) for c in calibrations]
   todo = [c for c in dict.fromkeys(calibrations) if c not in _NOISE_MULTIPLIERS]
   workers = min(len(todo), os.cpu_count() or 1)
   if workers > 1:
-    with concurrent.futures.ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context('spawn')) as pool:
-      _NOISE_MULTIPLIERS.update(zip(todo, pool.map(_calibrate, todo)))
+    _NOISE_MULTIPLIERS.update(zip(todo, _calibrate_elsewhere(todo, workers)))
   else:
     _NOISE_MULTIPLIERS.update((c, _calibrate(c)) for c in todo)
   return [_NOISE_MULTIPLIERS[c] for c in calibrations]
+
+
+# What each worker process runs: the calibrations as JSON on stdin, the z's
+# as JSON on stdout (floats round-trip exactly through JSON).
+_WORKER = ('import json, sys; '
+           'from tff_hdp.robust_hdp import privacy_preferences as p; '
+           'print(json.dumps([p._calibrate(tuple(c)) '
+           'for c in json.load(sys.stdin)]))')
+
+
+def _calibrate_elsewhere(todo, workers: int) -> list[float]:
+  """`_calibrate` of each of `todo`, shared among `workers` new Pythons.
+
+  Not `multiprocessing`: its start methods that are safe beside TensorFlow's
+  threads (spawn, forkserver) re-import the caller's `__main__` in every
+  child, so a script without an `if __name__ == '__main__':` guard re-runs
+  itself there and the pool breaks (`BrokenProcessPool`). A fresh
+  interpreter that runs only `_WORKER` imports nothing of the caller's.
+  """
+  chunks = [todo[i::workers] for i in range(workers)]
+  package_root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+      p for p in (package_root, os.environ.get('PYTHONPATH')) if p))
+
+  def run(chunk):
+    result = subprocess.run([sys.executable, '-c', _WORKER],
+                            input=json.dumps(chunk), capture_output=True,
+                            text=True, env=env, check=False)
+    if result.returncode != 0:
+      last = (result.stderr.strip().splitlines() or ['no output'])[-1]
+      raise RuntimeError(f'a calibration worker failed: {last}')
+    return json.loads(result.stdout)
+
+  with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+    done = list(pool.map(run, chunks))
+  by_calibration = {}
+  for chunk, zs in zip(chunks, done):
+    by_calibration.update(zip(chunk, zs))
+  return [float(by_calibration[c]) for c in todo]
 
 
 def _calibrate(calibration) -> float:
