@@ -11,7 +11,8 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""tff_hdp.runtime: our worker ends with its parent, even after SIGKILL."""
+"""tff_hdp.runtime: our worker ends with its parent, even after SIGKILL; the
+async context of TFF's programs runs on it."""
 
 import os
 import signal
@@ -60,3 +61,33 @@ def test_worker_ends_when_its_parent_is_killed():
   if outlived:  # Ours: end it before failing.
     os.kill(worker_pid, signal.SIGKILL)
   assert not outlived, f'worker {worker_pid} outlived its parent'
+
+
+def test_async_context_is_a_federated_context_for_tffs_programs(tff_runtime):
+  # TFF's program logic (`tff.learning.programs`) needs the current context
+  # to be a `tff.program.FederatedContext` whose calls it awaits; ours runs
+  # them on our worker, and the sync context comes back on the same worker.
+  import asyncio  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+
+  @tff.tensorflow.computation(np.float32)
+  def double(x):
+    return x * 2.0
+
+  @tff.federated_computation(tff.FederatedType(np.float32, tff.SERVER))
+  def on_server(x):
+    return tff.federated_map(double, x)
+
+  worker = tff_runtime.install_local_cpp_context(asynchronous=True)
+  try:
+    context = tff.framework.get_context_stack().current
+    assert isinstance(context, tff.program.FederatedContext)
+
+    async def run():
+      return await tff.program.materialize_value(on_server(3.0))
+
+    assert asyncio.run(run()) == 6.0
+  finally:
+    assert tff_runtime.install_local_cpp_context() is worker  # Sync again.
+  assert on_server(4.0) == 8.0

@@ -31,7 +31,9 @@ Use:
     with runtime.local_cpp_context():
       ...  # call TFF computations
 
-or `runtime.install_local_cpp_context()` once per process.
+or `runtime.install_local_cpp_context()` once per process; with
+`asynchronous=True` either gives the async context that TFF's program logic
+(`tff.learning.programs`) awaits.
 """
 
 import atexit
@@ -135,16 +137,35 @@ def executor_factory(stub, default_num_clients: int = 0):
       executor_stack_fn=stack_fn)
 
 
-def create_local_cpp_context(default_num_clients: int = 0):
-  """Returns (context, worker): a sync TFF context backed by our own worker."""
-  worker = Worker()
-  worker.wait_ready()
-  context = tff.framework.SyncExecutionContext(
-      executor_fn=executor_factory(worker.stub, default_num_clients),
+def _context(stub, default_num_clients: int = 0, asynchronous: bool = False):
+  """A TFF execution context on the worker behind `stub`.
+
+  Sync: calling a computation returns its value. Async: the federated
+  context of TFF's program logic (`tff.program.NativeFederatedContext` over
+  an async context: `tff.learning.programs` awaits its processes' calls and
+  materializes their values); the executors below are the same.
+  """
+  context_class = (tff.framework.AsyncExecutionContext if asynchronous else
+                   tff.framework.SyncExecutionContext)
+  context = context_class(
+      executor_fn=executor_factory(stub, default_num_clients),
       compiler_fn=tff.backends.native.desugar_and_transform_to_native,
       transform_args=tff.tensorflow.transform_args,
       transform_result=tff.tensorflow.transform_result)
-  return context, worker
+  return tff.program.NativeFederatedContext(context) if asynchronous else (
+      context)
+
+
+def create_local_cpp_context(default_num_clients: int = 0, *,
+                             asynchronous: bool = False):
+  """Returns (context, worker): a TFF context backed by our own worker.
+
+  `asynchronous`: an async context, for TFF's program logic (see
+  `_context`).
+  """
+  worker = Worker()
+  worker.wait_ready()
+  return _context(worker.stub, default_num_clients, asynchronous), worker
 
 
 class _NoContext(tff.framework.SyncContext):
@@ -164,30 +185,48 @@ class _NoContext(tff.framework.SyncContext):
 tff.framework.set_default_context(_NoContext())
 
 _installed: Optional[Worker] = None
+_installed_asynchronous: Optional[bool] = None
 
 
-def install_local_cpp_context() -> Worker:
-  """Makes our context TFF's default for this process (idempotent)."""
-  global _installed
+def install_local_cpp_context(*, asynchronous: bool = False) -> Worker:
+  """Makes our context TFF's default for this process (idempotent).
+
+  `asynchronous=True` installs the async context that TFF's program logic
+  (`tff.learning.programs.train_model`, evaluation and checkpointing
+  programs) needs; switching between the two keeps the same worker.
+  """
+  global _installed, _installed_asynchronous
   if _installed is None or _installed.process.poll() is not None:
-    context, _installed = create_local_cpp_context()
-    tff.framework.set_default_context(context)
+    _installed = Worker()
+    _installed.wait_ready()
+    _installed_asynchronous = None
+  if _installed_asynchronous is not asynchronous:
+    tff.framework.set_default_context(
+        _context(_installed.stub, asynchronous=asynchronous))
+    _installed_asynchronous = asynchronous
   return _installed
 
 
 def shutdown() -> None:
   """Ends the worker installed by `install_local_cpp_context`, if any."""
-  global _installed
+  global _installed, _installed_asynchronous
   if _installed is not None:
     tff.framework.set_default_context(_NoContext())
     _installed.stop()
     _installed = None
+    _installed_asynchronous = None
 
 
 @contextlib.contextmanager
-def local_cpp_context():
-  """Installs our context for the `with` block and ends its worker after."""
-  install_local_cpp_context()
+def local_cpp_context(*, asynchronous: bool = False):
+  """Installs our context for the `with` block and ends its worker after.
+
+  `asynchronous=True`: the async context of TFF's program logic, e.g.
+
+      with runtime.local_cpp_context(asynchronous=True):
+        asyncio.run(tff.learning.programs.train_model(...))
+  """
+  install_local_cpp_context(asynchronous=asynchronous)
   try:
     yield
   finally:
