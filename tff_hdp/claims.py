@@ -66,7 +66,6 @@ def fedhdp(accuracies: Mapping[str, float],
       '' if same else ' (epsilons differ)')
   if same and eps is not None and not is_bound:
     at = f' at epsilon ~{eps:.2f} (the Poisson approximation, not a bound)'
-
   return (f'FedHDP above DP-FedAvg and HDP-FedAvg at the same epsilon: '
           f'{_YES[holds]} ({acc:.2f} vs {rival_acc:.2f}, {rival}){at}')
 

@@ -43,7 +43,7 @@ class TrainingConfig:
   `poisson_sampling`, `denominators` and `seed`; `accountant` ('rdp', the
   papers', or 'pld', the tightest) computes the reported epsilon.
 
-  Sampling and denominators decide what the epsilon is (`GUARANTEES`):
+  Sampling and denominators decide what the epsilon is:
   Poisson cohorts with fixed (expected) denominators, the default, are
   accounted exactly under add/remove-one-client neighbours; a fixed cohort of
   `clients_per_round` (paper 001's Algorithm 2, `poisson_sampling=False`,

@@ -35,8 +35,8 @@ cardinalities"), so every client submits its update masked into its group's
 slot. Inside `tff.learning` it is a `model_update_aggregator` of
 `tff.learning.templates.compose_learning_process`; the client work must then
 emit each client's group index as its update weight (TFF 0.87's stock client
-works emit 1.0 or the example count; tests/test_hdp_factory.py shows the
-composition).
+works emit 1.0 or the example count, which `create` refuses;
+tests/fedhdp/test_hdp_factory.py shows the composition).
 
 Privacy: each private group's sum has L2 sensitivity S^t (add/remove one
 client) and gets Gaussian noise of stddev z_i S^t; the clip count of all
