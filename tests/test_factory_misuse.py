@@ -138,24 +138,18 @@ def _value(a):
   return [np.full(2, a, np.float32)]
 
 
-@pytest.mark.parametrize('groups', [[0, 2], [-1, 0]])
-def test_group_index_out_of_range_fails_the_round(tff_runtime, groups):
+@pytest.mark.parametrize('indices', [[0, 2], [-1, 0]])
+@pytest.mark.parametrize('factory,message', [
+    (_hdp_factory, r'HeterogeneousDPFactory: the weight of each client must '
+     r'be its privacy-group index, an integer in \[0, 2\)'),
+    (_robust_factory, r'NoiseAwareAggregationFactory: the weight of each '
+     r'client must be its row index, an integer in \[0, 2\)')])
+def test_index_out_of_range_fails_the_round(tff_runtime, factory, message,
+                                            indices):
   del tff_runtime
-  process = _hdp_factory().create(VALUE_TYPE, tff.TensorType(np.int32))
-  with pytest.raises(Exception, match=(
-      r'HeterogeneousDPFactory: the weight of each client must be its '
-      r'privacy-group index, an integer in \[0, 2\)')):
-    process.next(process.initialize(), [_value(1), _value(2)], groups)
-
-
-@pytest.mark.parametrize('rows', [[0, 2], [-1, 1]])
-def test_row_index_out_of_range_fails_the_round(tff_runtime, rows):
-  del tff_runtime
-  process = _robust_factory().create(VALUE_TYPE, tff.TensorType(np.int32))
-  with pytest.raises(Exception, match=(
-      r'NoiseAwareAggregationFactory: the weight of each client must be its '
-      r'row index, an integer in \[0, 2\)')):
-    process.next(process.initialize(), [_value(1), _value(2)], rows)
+  process = factory().create(VALUE_TYPE, tff.TensorType(np.int32))
+  with pytest.raises(Exception, match=message):
+    process.next(process.initialize(), [_value(1), _value(2)], indices)
 
 
 def _robust_round(aggregator, indices):

@@ -109,7 +109,6 @@ with `float()`; give it z_eff rather than TFF's events.
 
 import json
 import math
-import numbers
 import os
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -117,6 +116,7 @@ import dp_accounting
 from dp_accounting import rdp
 from scipy import optimize
 
+from tff_hdp.privacy import arguments
 from tff_hdp.privacy import pld
 
 # Relative share of the expected cohort used as the clipped-count noise stddev
@@ -142,62 +142,11 @@ _LEDGER_VERSION = 2
 # ----------------------------------------------------------------------------
 
 
-def _as_real(value, name: str) -> float:
-  if isinstance(value, bool) or not isinstance(value, numbers.Real):
-    raise ValueError(f'{name} must be a real number, got {value!r}')
-  value = float(value)
-  if math.isnan(value):
-    raise ValueError(f'{name} must be a real number, got nan')
-  return value
-
-
-def _check_delta(delta, name: str = 'delta') -> float:
-  delta = _as_real(delta, name)
-  if not 0.0 < delta < 1.0:
-    raise ValueError(f'{name} must be in (0, 1), got {delta!r}')
-  return delta
-
-
-def _check_epsilon(epsilon, name: str = 'target_epsilon') -> float:
-  epsilon = _as_real(epsilon, name)
-  if not 0.0 < epsilon < math.inf:
-    raise ValueError(f'{name} must be > 0 and finite, got {epsilon!r}')
-  return epsilon
-
-
-def _check_sampling_rate(q, name: str = 'sampling_rate') -> float:
-  q = _as_real(q, name)
-  if not 0.0 <= q <= 1.0:
-    raise ValueError(f'{name} must be in [0, 1], got {q!r}')
-  return q
-
-
-def _check_noise(z, name: str = 'noise_multiplier') -> float:
-  z = _as_real(z, name)
-  if not 0.0 <= z < math.inf:
-    raise ValueError(f'{name} must be >= 0 and finite, got {z!r}')
-  return z
-
-
-def _check_count(n, name: str = 'rounds') -> int:
-  if isinstance(n, bool):
-    raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
-  if not isinstance(n, numbers.Integral):
-    if isinstance(n, numbers.Real) and float(n).is_integer():
-      n = int(n)
-    else:
-      raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
-  n = int(n)
-  if n < 0:
-    raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
-  return n
-
-
 def _check_orders(orders: Optional[Sequence[float]]) -> Optional[Tuple[float,
                                                                         ...]]:
   if orders is None:
     return None
-  orders = tuple(_as_real(a, 'orders') for a in orders)
+  orders = tuple(arguments.as_real(a, 'orders') for a in orders)
   if not orders or any(not 1.0 < a < math.inf for a in orders):
     raise ValueError(
         f'orders must be a non-empty list of finite numbers > 1, got {orders}')
@@ -222,7 +171,7 @@ def default_clipped_count_stddev(clients_per_round: float) -> float:
   Returns:
     The stddev of the Gaussian noise added to the clipped count.
   """
-  n = _as_real(clients_per_round, 'clients_per_round')
+  n = arguments.as_real(clients_per_round, 'clients_per_round')
   if not 0.0 < n < math.inf:
     raise ValueError(
         f'clients_per_round must be > 0 and finite, got {clients_per_round!r}')
@@ -245,8 +194,8 @@ def effective_noise_multiplier(value_noise_multiplier: float,
   Returns:
     The effective noise multiplier z_eff the accountant uses.
   """
-  z = _check_noise(value_noise_multiplier, 'value_noise_multiplier')
-  zb = _check_noise(clipped_count_stddev, 'clipped_count_stddev')
+  z = arguments.check_noise(value_noise_multiplier, 'value_noise_multiplier')
+  zb = arguments.check_noise(clipped_count_stddev, 'clipped_count_stddev')
   if z == 0.0 or zb == 0.0:
     return 0.0
   return (z**-2 + (2.0 * zb)**-2)**-0.5
@@ -281,10 +230,10 @@ def split_noise_multiplier(
     ValueError: If z_eff >= 2 z_b (the count alone would spend more than the
       whole budget), or an argument is out of range.
   """
-  z_eff = _check_noise(effective_noise_multiplier,
+  z_eff = arguments.check_noise(effective_noise_multiplier,
                        'effective_noise_multiplier')
   if clipped_count_stddev is not None:
-    clipped_count_stddev = _check_noise(clipped_count_stddev,
+    clipped_count_stddev = arguments.check_noise(clipped_count_stddev,
                                         'clipped_count_stddev')
   if z_eff == 0.0:
     return 0.0, (0.0 if clipped_count_stddev is None else clipped_count_stddev)
@@ -319,7 +268,7 @@ def _check_population(population, sampling_rate: float) -> Optional[int]:
   """N of a fixed cohort, checked: q N must be a whole cohort size n >= 1."""
   if population is None:
     return None
-  n = _check_count(population, 'population')
+  n = arguments.check_count(population, 'population')
   size = sampling_rate * n
   if n < 1 or abs(size - round(size)) > 1e-6 * max(1.0, size) or round(
       size) < 1:
@@ -440,11 +389,11 @@ def compute_epsilon(sampling_rate: float,
   Returns:
     epsilon >= 0: 0 if rounds = 0 or q = 0; inf if z = 0 with q > 0.
   """
-  q = _check_sampling_rate(sampling_rate)
+  q = arguments.check_sampling_rate(sampling_rate)
   population = _check_population(population, q)
-  z = _check_noise(noise_multiplier)
-  t = _check_count(rounds, 'rounds')
-  d = _check_delta(delta)
+  z = arguments.check_noise(noise_multiplier)
+  t = arguments.check_count(rounds, 'rounds')
+  d = arguments.check_delta(delta)
   orders = _check_orders(orders)
   conversion = _check_conversion(conversion)
   accountant = _check_accountant(accountant)
@@ -497,12 +446,12 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
   Returns:
     z >= 0. 0 when rounds = 0 or q = 0 (no release: no noise is needed).
   """
-  eps = _check_epsilon(target_epsilon)
-  q = _check_sampling_rate(sampling_rate)
+  eps = arguments.check_positive(target_epsilon, 'target_epsilon')
+  q = arguments.check_sampling_rate(sampling_rate)
   population = _check_population(population, q)
-  t = _check_count(rounds, 'rounds')
-  d = _check_delta(delta)
-  tol = _as_real(tol, 'tol')
+  t = arguments.check_count(rounds, 'rounds')
+  d = arguments.check_delta(delta)
+  tol = arguments.as_real(tol, 'tol')
   if not 0.0 < tol < math.inf:
     raise ValueError(f'tol must be > 0 and finite, got {tol!r}')
   orders = _check_orders(orders)
@@ -667,9 +616,9 @@ class PrivacyLedger:
     """
     if not isinstance(group, str) or not group:
       raise ValueError(f'group must be a non-empty string, got {group!r}')
-    q = _check_sampling_rate(sampling_rate)
-    z = _check_noise(noise_multiplier)
-    count = _check_count(count, 'count')
+    q = arguments.check_sampling_rate(sampling_rate)
+    z = arguments.check_noise(noise_multiplier)
+    count = arguments.check_count(count, 'count')
     population = _check_population(population, q)
     runs = self._history.setdefault(group, [])
     if count == 0:
@@ -704,7 +653,7 @@ class PrivacyLedger:
     `accountant`: 'rdp' (this ledger's orders) or 'pld' (`pld.epsilon` over
     the same history; Poisson rounds only, see `compute_epsilon`).
     """
-    d = _check_delta(delta)
+    d = arguments.check_delta(delta)
     accountant = _check_accountant(accountant)
     if not self._history.get(group):
       return 0.0
@@ -821,7 +770,7 @@ class PrivacyLedger:
 
 def private_group_names(num_levels: int) -> List[str]:
   """'private' for one privacy level, else 'private_1', ..., 'private_l'."""
-  n = _check_count(num_levels, 'num_levels')
+  n = arguments.check_count(num_levels, 'num_levels')
   if n == 1:
     return ['private']
   return [f'private_{i}' for i in range(1, n + 1)]

@@ -74,11 +74,12 @@ agree.
 """
 
 import math
-import numbers
 from typing import Callable, List, Sequence, Tuple
 
 import dp_accounting
 from scipy import optimize
+
+from tff_hdp.privacy import arguments
 
 # Start-interval rule (1) of the module docstring.
 START_INTERVAL_CAP = 1e-3
@@ -95,38 +96,6 @@ Composition = Tuple[dp_accounting.DpEvent, int]
 # ----------------------------------------------------------------------------
 # Argument checks: one-line ValueErrors naming the argument and allowed range.
 # ----------------------------------------------------------------------------
-
-
-def _as_real(value, name: str) -> float:
-  if isinstance(value, bool) or not isinstance(value, numbers.Real):
-    raise ValueError(f'{name} must be a real number, got {value!r}')
-  value = float(value)
-  if math.isnan(value):
-    raise ValueError(f'{name} must be a real number, got nan')
-  return value
-
-
-def _check_positive(value, name: str) -> float:
-  value = _as_real(value, name)
-  if not 0.0 < value < math.inf:
-    raise ValueError(f'{name} must be > 0 and finite, got {value!r}')
-  return value
-
-
-def _check_delta(delta) -> float:
-  delta = _as_real(delta, 'delta')
-  if not 0.0 < delta < 1.0:
-    raise ValueError(f'delta must be in (0, 1), got {delta!r}')
-  return delta
-
-
-def _check_count(n, name: str = 'count') -> int:
-  if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-    raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
-  n = int(n)
-  if n < 0:
-    raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
-  return n
 
 
 def _check_event(event, name: str = 'event') -> dp_accounting.DpEvent:
@@ -155,7 +124,7 @@ def _check_compositions(compositions) -> List[Composition]:
       raise ValueError(f'compositions[{i}] must be an (event, count) pair, '
                        f'got {pair!r}')
     event = _check_event(pair[0], f'compositions[{i}] event')
-    count = _check_count(pair[1], f'compositions[{i}] count')
+    count = arguments.check_count(pair[1], f'compositions[{i}] count')
     if count == 0 or isinstance(event, dp_accounting.NoOpDpEvent):
       continue
     for j, (other, other_count) in enumerate(merged):
@@ -175,7 +144,7 @@ def _check_compositions(compositions) -> List[Composition]:
 def make_accountant(
     value_discretization_interval: float) -> dp_accounting.pld.PLDAccountant:
   """An empty add-or-remove-one `PLDAccountant` at the given interval (> 0)."""
-  interval = _check_positive(value_discretization_interval,
+  interval = arguments.check_positive(value_discretization_interval,
                              'value_discretization_interval')
   return dp_accounting.pld.PLDAccountant(
       neighboring_relation=_ADD_OR_REMOVE_ONE,
@@ -274,8 +243,8 @@ def epsilon(compositions: Sequence[Composition],
       tolerance that is not > 0.
   """
   compositions = _check_compositions(compositions)
-  delta = _check_delta(delta)
-  relative_tolerance = _check_positive(relative_tolerance,
+  delta = arguments.check_delta(delta)
+  relative_tolerance = arguments.check_positive(relative_tolerance,
                                        'relative_tolerance')
   if not compositions:
     return 0.0
@@ -327,15 +296,15 @@ def noise_multiplier_for_epsilon(make_event: Callable[[float],
   """
   if not callable(make_event):
     raise ValueError(f'make_event must be callable, got {make_event!r}')
-  count = _check_count(count)
-  target = _check_positive(target_epsilon, 'target_epsilon')
-  delta = _check_delta(delta)
-  tol = _check_positive(tol, 'tol')
+  count = arguments.check_count(count, 'count')
+  target = arguments.check_positive(target_epsilon, 'target_epsilon')
+  delta = arguments.check_delta(delta)
+  tol = arguments.check_positive(tol, 'tol')
   if (isinstance(bracket, (str, bytes)) or not isinstance(bracket, Sequence)
       or len(bracket) != 2):
     raise ValueError(f'bracket must be a pair (lo, hi), got {bracket!r}')
-  lo = _check_positive(bracket[0], 'bracket[0]')
-  hi = _check_positive(bracket[1], 'bracket[1]')
+  lo = arguments.check_positive(bracket[0], 'bracket[0]')
+  hi = arguments.check_positive(bracket[1], 'bracket[1]')
   if not lo < hi:
     raise ValueError(f'bracket must have lo < hi, got {bracket!r}')
   if count == 0:
