@@ -13,6 +13,8 @@
 # limitations under the License.
 """Tests of tff_hdp/per_example.py against TF's own per-example gradients."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -20,6 +22,7 @@ import tensorflow as tf
 from tff_hdp import layers
 from tff_hdp import models
 from tff_hdp import per_example
+from tff_hdp.robust_hdp import dp_sgd
 
 # (model, input shape, classes): every model and padding the package uses;
 # ResNet-18 on 9 x 9 for its stride-2 SAME convolutions of odd and even
@@ -157,15 +160,183 @@ def test_layers_record_exactly_the_forward():
   assert not outer
 
 
-def test_weight_outside_any_layer_is_named():
+def test_weight_outside_any_layer_takes_the_general_path():
+  # A weight no recorded layer uses (w[4]), or one two layers use (w[0]):
+  # `recorded_gradients` refuses them by name, `batch_gradients` forms the
+  # per-example gradients by `vectorized_map` instead.
   spec = models.fc_model((3,), 2)
-  weights = [tf.constant(w) for w in spec.init(0)]
-  extra = tf.constant(1.0)
+  weights = [tf.constant(w + 0.1) for w in spec.init(0)]
+  x, y = tf.constant([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0]]), tf.constant([0, 1])
 
-  class Spec:
+  class Scaled:
     def apply(self, w, x):
       return spec.apply(w[:4], x) * w[4]
 
-  with pytest.raises(ValueError, match=r'weights \[4\] are not'):
-    per_example.batch_gradients(Spec(), weights + [extra],
-                                tf.ones([2, 3]), tf.constant([0, 1]))
+  class Twice:
+    def apply(self, w, x):
+      return spec.apply(w, spec.apply(w, x) @ tf.ones([2, 3]))
+
+  for model, w, message in [
+      (Scaled(), weights + [tf.constant(1.5)], r'weights \[4\] are not'),
+      (Twice(), weights, r'weights \[0, 1, 2, 3\] are used twice')]:
+    with pytest.raises(ValueError, match=message):
+      per_example.recorded_gradients(
+          lambda v, model=model: tf.reduce_sum(model.apply(v, x)), w)
+    grads = per_example.batch_gradients(model, w, x, y)
+    assert isinstance(grads, per_example.MaterializedGradients)
+    _close(grads.materialize(), _reference(model, w, x, y))
+
+
+# Models of plain TF ops (no tff_hdp.layers), as one adapted from Keras.
+
+
+def _plain_fc_forward(weights, x, training, seed):
+  """`models._fc_forward` with `tf.matmul` for `layers.dense`."""
+  del training, seed
+  w1, b1, w2, b2 = weights
+  x = tf.reshape(tf.cast(x, tf.float32), [tf.shape(x)[0], w1.shape[0]])
+  return tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+
+
+def _plain_cnn5_forward(weights, x, training, seed):
+  """`models._cnn5_forward` with `tf.nn.conv2d` and `tf.matmul`."""
+  del training, seed
+  c1, cb1, c2, cb2, w, b = weights
+  x = tf.cast(x, tf.float32)
+  if x.shape.rank == 3:
+    x = x[..., tf.newaxis]
+  for kernel, bias in ((c1, cb1), (c2, cb2)):
+    x = tf.nn.relu(tf.nn.conv2d(x, kernel, 1, 'SAME') + bias)
+    x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  return tf.matmul(tf.reshape(x, [tf.shape(x)[0], w.shape[0]]), w) + b
+
+
+PLAIN = {'fc': _plain_fc_forward, 'cnn5': _plain_cnn5_forward}
+
+
+def _plain_copy(spec):
+  """`spec` with its forward in plain TF: the same numbers, no layers."""
+  return dataclasses.replace(spec, forward=PLAIN[spec.name])
+
+
+def _strided_forward(weights, x, training, seed):
+  """A stride-2 VALID convolution, tanh, a dense layer and a temperature."""
+  del training, seed
+  kernel, bias, w, b, temperature = weights
+  x = tf.tanh(tf.nn.conv2d(x[..., tf.newaxis], kernel, 2, 'VALID') + bias)
+  x = tf.reshape(x, [tf.shape(x)[0], w.shape[0]])
+  return (tf.matmul(x, w) + b) * temperature
+
+
+def _strided_model():
+  return models.ModelSpec(
+      name='strided', input_shape=(9, 9), num_classes=3,
+      shapes=((3, 3, 1, 4), (4,), (64, 3), (3,), ()),
+      forward=_strided_forward, ones=frozenset({4}))
+
+
+def _plain_problem(batch, seed=0):
+  spec = _strided_model()
+  rng = np.random.default_rng(seed)
+  weights = [tf.constant(w + rng.normal(scale=0.05, size=np.shape(w))
+                         .astype(np.float32)) for w in spec.init(seed)]
+  x = tf.constant(rng.random((batch, 9, 9), np.float32))
+  y = tf.constant(rng.integers(0, 3, batch).astype(np.int32))
+  return spec, weights, x, y
+
+
+def _check_against_reference(grads, ref, batch):
+  ref_norms = np.sqrt(sum(np.sum(np.reshape(g, (batch, -1))**2, 1)
+                          for g in ref))
+  np.testing.assert_allclose(np.sqrt(grads.squared_norms()), ref_norms,
+                             rtol=1e-5)
+  scale = tf.constant(np.linspace(-1.0, 2.0, batch), tf.float32)
+  _close(grads.weighted_sum(scale),
+         [np.tensordot(scale, g, axes=1) for g in ref])
+  _close(grads.materialize(), ref)
+
+
+@pytest.mark.parametrize('batch', [1, 3])
+def test_plain_tf_model_matches_each_examples_own_gradient(batch):
+  spec, weights, x, y = _plain_problem(batch)
+  grads = per_example.batch_gradients(spec, weights, x, y)
+  assert isinstance(grads, per_example.MaterializedGradients)
+  ref = _reference(spec, weights, x, y)
+  _check_against_reference(grads, ref, batch)
+  _close(per_example.per_example_gradients(spec, weights, x, y), ref)
+
+
+def test_plain_tf_model_in_a_tf_function_without_autograph():
+  # As DP-SGD runs it (`process._client_function`, and TFF's tracing).
+  spec, weights, x, y = _plain_problem(4, seed=2)
+
+  @tf.function(autograph=False)
+  def everything(w, x, y):
+    grads = per_example.batch_gradients(spec, w, x, y)
+    return (grads.squared_norms(), grads.weighted_sum(tf.ones([4])),
+            grads.materialize())
+
+  norms, summed, materialized = everything(weights, x, y)
+  ref = _reference(spec, weights, x, y)
+  _check_against_reference(
+      per_example.MaterializedGradients(materialized), ref, 4)
+  _close(summed, [np.sum(g, 0) for g in ref])
+  np.testing.assert_allclose(
+      norms, per_example.MaterializedGradients(ref).squared_norms(),
+      rtol=1e-5)
+
+
+@pytest.mark.parametrize('name,shape,classes',
+                         [('fc', (6, 5), 3), ('cnn5', (12, 12), 5)])
+def test_factored_path_equals_the_general_one(name, shape, classes):
+  spec, weights, x, y = _problem(name, shape, classes, 4, seed=3)
+  plain = _plain_copy(spec)
+  fast = per_example.batch_gradients(spec, weights, x, y)
+  general = per_example.batch_gradients(plain, weights, x, y)
+  assert isinstance(fast, per_example.BatchGradients)
+  assert isinstance(general, per_example.MaterializedGradients)
+  np.testing.assert_allclose(fast.squared_norms(), general.squared_norms(),
+                             rtol=1e-5)
+  scale = tf.constant([0.5, -1.0, 2.0, 0.0])
+  _close(fast.weighted_sum(scale), general.weighted_sum(scale))
+  _close(fast.materialize(), general.materialize())
+  _close(per_example.vectorized_gradients(spec, weights, x, y),
+         general.materialize())
+
+
+def _client_update(spec, w, x, y):
+  return dp_sgd.client_update(
+      spec, w, x, y, batch_size=tf.constant(4),
+      noise_multiplier=tf.constant(1.0), key=tf.constant([1, 2]),
+      settings=dp_sgd.DpSgdSettings(clip=0.1, learning_rate=0.5,
+                                    local_epochs=2))
+
+
+def test_dp_sgd_with_a_plain_tf_model_in_a_tf_function():
+  # Poisson batches, clipping binding, the noise: the plain copy's DP-SGD
+  # round equals the package model's, step for step.
+  spec, weights, x, y = _problem('cnn5', (12, 12), 5, 10, seed=4)
+  run = tf.function(_client_update, autograph=False)
+  fast = run(spec, weights, x, y)
+  assert np.abs(np.asarray(fast[0])).max() > 0
+  _close(run(_plain_copy(spec), weights, x, y), fast)
+
+
+def test_dp_sgd_with_a_plain_tf_model_in_tff(tff_runtime):
+  del tff_runtime  # Installs the context that runs the computations.
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  spec, weights, x, y = _problem('fc', (6, 5), 3, 10, seed=5)
+
+  def computation(model):
+    @tff.tensorflow.computation(
+        tff.types.to_type([(np.float32, s) for s in spec.shapes]),
+        tff.TensorType(np.float32, x.shape), tff.TensorType(np.int32, y.shape))
+    def update(w, x, y):
+      return _client_update(model, w, x, y)
+    return update
+
+  args = ([w.numpy() for w in weights], x.numpy(), y.numpy())
+  plain = computation(_plain_copy(spec))(*args)
+  fast = computation(spec)(*args)
+  assert np.abs(np.asarray(fast[0])).max() > 0
+  _close(plain, fast)

@@ -11,20 +11,36 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Per-example weight gradients from one batched pass (shared).
+"""Per-example weight gradients, from one batched pass where possible (shared).
 
 DP-SGD (Robust-HDP's clients) clips each example's gradient; UDP-Alg clips
 each user's hypernetwork gradient, a per-example gradient with the users as
 the examples (`recorded_gradients`, `tff_hdp.udp.hypernetwork`).
-`tf.vectorized_map` of a `GradientTape` computes them, but repeats the
-forward and backward pass per example in vectorised form and runs each
-convolution's filter gradient (`Conv2DBackpropFilter`) as a `while_loop`
-over the examples. Here the
-batched forward is recorded layer by layer (`tff_hdp.layers`), one backward
-pass gives every layer's output gradients dz, and each example's weight
-gradient comes from its own rows (Goodfellow, 2015, "Efficient per-example
-gradient computations"; Rochette, Manoel and Tramel, 2019, for
-convolutions):
+
+Two paths; `batch_gradients` takes one per model, when the graph is traced:
+
+1. Factored (`BatchGradients`), for a model whose forward uses every weight
+   in exactly one recorded layer (`tff_hdp.layers`): every model of
+   `tff_hdp.models`. The batched forward is recorded layer by layer, one
+   backward pass gives every layer's output gradients dz, and each
+   example's weight gradient comes from its own rows.
+2. Materialised (`MaterializedGradients`), for any other model (e.g. a
+   forward of plain `tf` ops, or one adapted from a Keras model):
+   `tf.vectorized_map` over the examples of a `GradientTape` of that
+   example's loss. It repeats the forward and backward pass per example in
+   vectorised form and runs each convolution's filter gradient
+   (`Conv2DBackpropFilter`) as a `while_loop` over the examples: correct for
+   any forward, but slower (run_scripts/benchmark_per_example.py times
+   both).
+
+`batch_gradients` records the batched forward once and takes path 1 if the
+recorded layers cover every weight exactly once, else path 2. A forward
+that also uses a weight outside the recorded layers, besides its own layer,
+is not detected (its gradient would miss that use): the package's models
+never do.
+
+Path 1 (Goodfellow, 2015, "Efficient per-example gradient computations";
+Rochette, Manoel and Tramel, 2019, for convolutions):
 
 - dense z = a W + b: G_j = a_j (x) dz_j, whose norm is ||a_j|| ||dz_j||
   ("ghost norm", Li et al., 2021; Bu et al., 2022), never formed;
@@ -39,11 +55,12 @@ convolution whose G_j the norms formed, their contraction with s; for every
 other layer its ordinary batched weight gradient of the rescaled s_j dz_j,
 one matmul or one `Conv2DBackpropFilter`.
 
-tests/test_per_example.py checks it against TF's gradient of each
-example's loss alone, on every model, padding, stride and batch size used.
+tests/test_per_example.py checks both paths against TF's gradient of each
+example's loss alone, on every model, padding, stride and batch size used,
+and the two paths against each other.
 """
 
-from typing import Callable, Sequence
+from typing import Callable, Sequence, Union
 
 import tensorflow as tf
 
@@ -120,6 +137,24 @@ def _conv_per_example(layer: layers.Layer, dz: tf.Tensor) -> tf.Tensor:
       [tf.shape(dz)[:1], layer.params[0].shape], 0))
 
 
+def _weight_slots(recorded: Sequence[layers.Layer],
+                  weights: Sequence[tf.Tensor]) -> list[tuple]:
+  """Per recorded layer, the positions in `weights` of its params (None for
+  a param that is not among them)."""
+  index = layers.weight_index(weights)
+  return [tuple(None if p is None else index.get(id(p)) for p in l.params)
+          for l in recorded]
+
+
+def _coverage_gaps(slots: Sequence[tuple],
+                   num_weights: int) -> tuple[list[int], list[int]]:
+  """(weights no recorded layer uses, weights more than one uses)."""
+  covered = [s for layer_slots in slots for s in layer_slots if s is not None]
+  twice = sorted({s for s in covered if covered.count(s) > 1})
+  missing = sorted(set(range(num_weights)) - set(covered))
+  return missing, twice
+
+
 class BatchGradients:
   """The per-example weight gradients of one batch, in factored form.
 
@@ -130,28 +165,23 @@ class BatchGradients:
   def __init__(self, recorded: Sequence[layers.Layer],
                output_gradients: Sequence[tf.Tensor],
                weights: Sequence[tf.Tensor]):
-    index = layers.weight_index(weights)
     self._shapes = [w.shape for w in weights]
-    self._layers = []  # (layer, positions of its params, dz)
-    # Per-example filter gradients formed by `squared_norms`, by layer
-    # position: `weighted_sum` contracts them with the scale instead of
-    # taking a batched filter gradient again.
-    self._formed = {}
-    covered = []
-    for layer, dz in zip(recorded, output_gradients):
-      slots = tuple(None if p is None else index.get(id(p))
-                    for p in layer.params)
-      if all(s is None for s in slots):
-        continue  # A layer whose weights are not among `weights`.
-      self._layers.append((layer, slots, dz))
-      covered += [s for s in slots if s is not None]
-    twice = sorted({s for s in covered if covered.count(s) > 1})
-    missing = sorted(set(range(len(weights))) - set(covered))
+    all_slots = _weight_slots(recorded, weights)
+    missing, twice = _coverage_gaps(all_slots, len(weights))
     if missing or twice:
       raise ValueError(
           'per-example gradients need every weight used by exactly one '
           f'recorded layer (tff_hdp.layers); weights {missing} are not, and '
           f'weights {twice} are used twice')
+    # Per-example filter gradients formed by `squared_norms`, by layer
+    # position: `weighted_sum` contracts them with the scale instead of
+    # taking a batched filter gradient again.
+    self._formed = {}
+    self._layers = [  # (layer, positions of its params, dz)
+        (layer, slots, dz)
+        for layer, slots, dz in zip(recorded, all_slots, output_gradients)
+        # Skips a layer whose weights are not among `weights`.
+        if any(s is not None for s in slots)]
 
   def squared_norms(self) -> tf.Tensor:
     """[B] sum over weights of ||g_j||^2, per example."""
@@ -229,36 +259,109 @@ class BatchGradients:
     return out
 
 
+class MaterializedGradients:
+  """Per-example weight gradients held as formed, [B, *shape] per weight:
+  the interface of `BatchGradients` for any model (`batch_gradients`'s
+  path 2)."""
+
+  def __init__(self, per_example: Sequence[tf.Tensor]):
+    self._grads = list(per_example)
+
+  def squared_norms(self) -> tf.Tensor:
+    """[B] sum over weights of ||g_j||^2, per example."""
+    return tf.add_n([
+        tf.reduce_sum(tf.reshape(tf.square(g), [tf.shape(g)[0], -1]), 1)
+        for g in self._grads])
+
+  def weighted_sum(self, scale: tf.Tensor) -> list[tf.Tensor]:
+    """sum_j scale_j g_j per weight tensor, in the weights' order."""
+    return [tf.tensordot(tf.cast(scale, g.dtype), g, axes=1)
+            for g in self._grads]
+
+  def materialize(self, method: str = 'taps') -> list[tf.Tensor]:
+    """Per weight tensor, [B, *shape] every example's gradient (`method`,
+    `BatchGradients`'s choice of convolution form, does not apply)."""
+    del method
+    return list(self._grads)
+
+
+def _record(summed_loss: Callable[[list[tf.Tensor]], tf.Tensor],
+            weights: list[tf.Tensor]):
+  """(recorded layers, tape, summed loss) of one batched forward pass."""
+  with tf.GradientTape() as tape, layers.record() as recorded:
+    tape.watch(weights)
+    total = summed_loss(weights)
+  return recorded, tape, total
+
+
+def _factored(recorded, tape, total, weights) -> BatchGradients:
+  """Path 1: the recorded layers' output gradients, one backward pass."""
+  output_gradients = tape.gradient(total, [l.outputs for l in recorded])
+  return BatchGradients(recorded, output_gradients, weights)
+
+
 def recorded_gradients(summed_loss: Callable[[list[tf.Tensor]], tf.Tensor],
                        weights: Sequence[tf.Tensor]) -> BatchGradients:
   """The gradients, per row j, of loss_j(weights), from one batched pass.
 
   `summed_loss(weights)` returns sum_j loss_j, each loss_j a function of
   row j of every recorded layer's output alone, and builds its layers with
-  `tff_hdp.layers` (each weight used by exactly one of them): a model's
-  per-example cross-entropy (`batch_gradients`), or UDP-Alg's per-user
-  <h(phi, v_u), Delta_u> (`tff_hdp.udp.hypernetwork`).
+  `tff_hdp.layers` (each weight used by exactly one of them, else a
+  ValueError names the weights): a model's per-example cross-entropy
+  (`batch_gradients`), or UDP-Alg's per-user <h(phi, v_u), Delta_u>
+  (`tff_hdp.udp.hypernetwork`).
   """
   weights = [tf.convert_to_tensor(w) for w in weights]
-  with tf.GradientTape() as tape, layers.record() as recorded:
-    tape.watch(weights)
-    total = summed_loss(weights)
-  output_gradients = tape.gradient(total, [l.outputs for l in recorded])
-  return BatchGradients(recorded, output_gradients, weights)
+  return _factored(*_record(summed_loss, weights), weights)
 
 
-def batch_gradients(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
-                    x: tf.Tensor, y: tf.Tensor) -> BatchGradients:
+def _example_losses(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
+                    x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+  """[B] each example's cross-entropy (`models.loss_fn` of it alone)."""
+  return tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=tf.cast(y, tf.int32), logits=spec.apply(weights, x))
+
+
+def vectorized_gradients(spec: models.ModelSpec,
+                         weights: Sequence[tf.Tensor], x: tf.Tensor,
+                         y: tf.Tensor) -> list[tf.Tensor]:
+  """Path 2: [B, *shape] per weight, `tf.vectorized_map` over the examples
+  of each one's own `GradientTape` (any forward; zero for a weight that an
+  example's loss does not use)."""
+  weights = [tf.convert_to_tensor(w) for w in weights]
+
+  def one(example):
+    xj, yj = example
+    with tf.GradientTape() as tape:
+      tape.watch(weights)
+      loss = _example_losses(spec, weights, xj[tf.newaxis],
+                             yj[tf.newaxis])[0]
+    return tape.gradient(loss, weights,
+                         unconnected_gradients=tf.UnconnectedGradients.ZERO)
+
+  return tf.vectorized_map(
+      one, (tf.convert_to_tensor(x), tf.convert_to_tensor(y)))
+
+
+def batch_gradients(
+    spec: models.ModelSpec, weights: Sequence[tf.Tensor], x: tf.Tensor,
+    y: tf.Tensor) -> Union[BatchGradients, MaterializedGradients]:
   """The gradients of each example's own loss f(theta; x_j, y_j) (the
-  cross-entropy of `models.loss_fn` on that example alone), from one
-  batched forward and backward pass."""
-  return recorded_gradients(
-      lambda w: tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(
-          labels=tf.cast(y, tf.int32), logits=spec.apply(w, x))), weights)
+  cross-entropy of `models.loss_fn` on that example alone), for any model:
+  factored from one batched pass when the recorded layers cover every
+  weight exactly once, else materialised by `vectorized_gradients`."""
+  weights = [tf.convert_to_tensor(w) for w in weights]
+  recorded, tape, total = _record(
+      lambda w: tf.reduce_sum(_example_losses(spec, w, x, y)), weights)
+  if not any(_coverage_gaps(_weight_slots(recorded, weights), len(weights))):
+    return _factored(recorded, tape, total, weights)
+  # The recorded forward is then unused: pruned from a traced graph.
+  return MaterializedGradients(vectorized_gradients(spec, weights, x, y))
 
 
 def per_example_gradients(spec: models.ModelSpec,
                           weights: Sequence[tf.Tensor], x: tf.Tensor,
                           y: tf.Tensor) -> list[tf.Tensor]:
-  """d f(theta; x_j, y_j) / d theta for every j, stacked on a leading axis."""
+  """d f(theta; x_j, y_j) / d theta for every j, stacked on a leading axis
+  (either path of `batch_gradients`)."""
   return batch_gradients(spec, weights, x, y).materialize()
