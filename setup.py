@@ -17,21 +17,52 @@ Use `make install` rather than `pip install .` directly: TensorFlow Federated
 0.87 pins jax/jaxlib 0.4.14, which PyPI no longer serves, so it has to be
 installed with `--no-deps` after `requirements.txt` (see README).
 
-Only the `tff_hdp` package is installed. `datasets/` and `run_scripts/` are
-used from the repository checkout: a top-level package called `datasets` would
-collide with the Hugging Face distribution of that name.
+Only the `tff_hdp` package is installed, with the papers' reference tables
+each system reads (`tff_hdp/<system>/reference/*.csv`, package data read with
+`importlib.resources`), so a non-editable install works from any directory
+(tests/test_install.py). `datasets/` and `run_scripts/` are used from the
+repository checkout: a top-level package called `datasets` would collide with
+the Hugging Face distribution of that name.
 """
 
 import setuptools
+
+LONG_DESCRIPTION = """\
+Federated learning where clients want different privacy, on TensorFlow
+Federated 0.87: reference implementations of three systems, one subpackage
+each, sharing models, privacy accounting, data, checkpoints and tables.
+
+* `tff_hdp.fedhdp`: FedHDP, from N. Aldaghri, H. Mahdavifar and A. Beirami,
+  "Federated Learning with Heterogeneous Differential Privacy"
+  (arXiv:2110.15252; first published as "FeO2: Federated Learning with
+  Opt-Out Differential Privacy").
+* `tff_hdp.robust_hdp`: Robust-HDP, from S. Malekmohammadi, Y. Yu and Y. Cao,
+  "Noise-Aware Algorithm for Heterogeneous Differentially Private Federated
+  Learning", ICML 2024.
+* `tff_hdp.udp`: UDP-Alg, from V. Nemala, P. Lai and N. Phan, "Differential
+  Privacy in HyperNetworks for Personalized Federated Learning", CIKM 2023.
+
+How to cite them and this software: CITATION.cff.
+"""
 
 setuptools.setup(
     name='tff_hdp',
     version='0.1.0',
     description=('Federated learning with heterogeneous differential privacy '
-                 '(FedHDP) on TensorFlow Federated.'),
+                 'on TensorFlow Federated: FedHDP (Aldaghri et al.), '
+                 'Robust-HDP (Malekmohammadi et al., ICML 2024) and UDP-Alg '
+                 '(Nemala et al., CIKM 2023).'),
+    long_description=LONG_DESCRIPTION,
+    long_description_content_type='text/markdown',
     license='Apache-2.0',
     python_requires='>=3.9,<3.12',
     packages=setuptools.find_packages(include=['tff_hdp', 'tff_hdp.*']),
+    # Each system's paper tables, read with importlib.resources.
+    package_data={
+        'tff_hdp.fedhdp': ['reference/*.csv'],
+        'tff_hdp.robust_hdp': ['reference/*.csv'],
+        'tff_hdp.udp': ['reference/*.csv'],
+    },
     # The pinned versions live in requirements.txt; TFF is installed apart.
     install_requires=[],
 )

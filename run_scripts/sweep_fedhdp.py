@@ -17,7 +17,7 @@
     python run_scripts/sweep_fedhdp.py --table=8 --rows=0,3 -- --rounds=5
 
 The rows of Tables 2, 3 and 8-11 are those transcribed in
-`datasets/reference/paper001_tables.csv`; each row is one run of
+`tff_hdp/fedhdp/reference/paper001_tables.csv`; each row is one run of
 `run_fedhdp.py` with the dataset's preset (Table 7), the row's
 algorithm, r, lambda_p and lambda_np, and the paper's sampling (a fixed
 cohort, realised denominators: `--nopoisson_sampling --denominators=realised`),

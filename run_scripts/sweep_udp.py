@@ -31,7 +31,7 @@ Runs go to `<results_dir>/sweep_udp/<dataset>/S<S>_sigma<sigma>/` and
 one resumes from its checkpoint, `--parallel=k` runs k at a time, and flags
 after `--` go to every run (e.g. `-- --rounds=50`). The figure
 (`figures/accuracy_vs_epsilon.png`) and `table.md`, which puts the paper's
-quoted numbers (`datasets/reference/paper004_quoted.csv`, `tff_hdp.udp.paper_numbers`)
+quoted numbers (`tff_hdp/udp/reference/paper004_quoted.csv`, `tff_hdp.udp.paper_numbers`)
 beside ours, are drawn from whatever runs have finished. A quoted number that names (S, sigma)
 is compared with that curve at the largest evaluated epsilon not above the
 quoted one (or its last point when the quote gives no epsilon); one that does

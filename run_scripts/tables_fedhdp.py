@@ -22,7 +22,7 @@ papers' layout (Algorithm | hyperparam. | Acc_g% | Acc_g,p% | Acc_g,np% |
 Delta_g% | Acc_l,p% | Acc_l,np% | Delta_l% | epsilon | paper table) whose
 cells read `ours / paper [ours - paper]`: the paper's row is the one with the
 same dataset, algorithm, r and lambdas in
-`datasets/reference/paper001_tables.csv` (see `tff_hdp.fedhdp.paper_tables`), and
+`tff_hdp/fedhdp/reference/paper001_tables.csv` (see `tff_hdp.fedhdp.paper_tables`), and
 our epsilon of each private group is set against the caption's epsilon. A run
 the paper does not report (e.g. the offline digits dataset) keeps only our
 numbers.

@@ -13,7 +13,8 @@
 # limitations under the License.
 """Paper 001's published result tables, and our runs compared against them.
 
-The reference file `datasets/reference/paper001_tables.csv` transcribes
+The reference file `tff_hdp/fedhdp/reference/paper001_tables.csv` (package
+data, read with `importlib.resources`) transcribes
 Tables 2 and 3 (summaries) and 8-11 (full grids over r and lambda) of paper
 001: one row per published row, every algorithm "+Ditto", numbers as printed
 (percent; `*_var` is the parenthesised 100 x variance across clients), empty
@@ -37,15 +38,16 @@ TensorFlow-free.
 
 import csv
 import dataclasses
+from importlib import resources
 import json
 import math
 import os
+import pathlib
 from typing import Any, Mapping, Optional, Sequence
 
-REFERENCE_CSV = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__)))), 'datasets',
-    'reference', 'paper001_tables.csv')
+# Package data (setup.py's package_data), found wherever tff_hdp is installed.
+REFERENCE_CSV = (resources.files('tff_hdp.fedhdp') / 'reference' /
+                 'paper001_tables.csv')
 
 # The reference file's columns, in order.
 COLUMNS = ('table', 'dataset', 'algorithm', 'r', 'lambda_p', 'lambda_np',
@@ -112,11 +114,12 @@ def _float_or_none(text: str) -> Optional[float]:
   return float(text) if text != '' else None
 
 
-def load_reference(path: str = REFERENCE_CSV) -> tuple[PaperRow, ...]:
+def load_reference(path: Optional[str] = None) -> tuple[PaperRow, ...]:
   """Reads the transcription of paper 001's tables.
 
   Args:
-    path: The CSV file (default: the repository's reference file).
+    path: The CSV file (default: the package's reference file,
+      `REFERENCE_CSV`).
 
   Returns:
     The rows in file order.
@@ -124,11 +127,12 @@ def load_reference(path: str = REFERENCE_CSV) -> tuple[PaperRow, ...]:
   Raises:
     ValueError: If the header is not `COLUMNS` or a cell is not a number.
   """
-  with open(path, newline='', encoding='utf-8') as f:
+  source = REFERENCE_CSV if path is None else pathlib.Path(path)
+  with source.open(newline='', encoding='utf-8') as f:
     reader = csv.reader(f)
     header = tuple(next(reader))
     if header != COLUMNS:
-      raise ValueError(f'{path}: columns must be {",".join(COLUMNS)}, got '
+      raise ValueError(f'{source}: columns must be {",".join(COLUMNS)}, got '
                        f'{",".join(header)}')
     rows = []
     for line, cells in enumerate(reader, start=2):
@@ -144,7 +148,7 @@ def load_reference(path: str = REFERENCE_CSV) -> tuple[PaperRow, ...]:
             values={m: _float_or_none(record[m]) for m in METRICS},
             printed={m: record[m] for m in METRICS}))
       except ValueError as e:
-        raise ValueError(f'{path}:{line}: {e}') from None
+        raise ValueError(f'{source}:{line}: {e}') from None
   return tuple(rows)
 
 

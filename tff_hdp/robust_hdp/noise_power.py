@@ -26,12 +26,14 @@ A trained run's measured value (`run_robust_hdp.py`, results.json) replaces
 it where available (run_scripts/table2_robust_hdp.py).
 
 The paper's values are transcribed in
-`datasets/reference/paper003_table2.csv`.
+`tff_hdp/robust_hdp/reference/paper003_table2.csv` (package data, read with
+`importlib.resources`).
 """
 
 import csv
-import os
-from typing import Sequence
+from importlib import resources
+import pathlib
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -39,9 +41,9 @@ import tensorflow as tf
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import privacy_preferences
 
-REFERENCE_CSV = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__)))), 'datasets', 'reference', 'paper003_table2.csv')
+# Package data (setup.py's package_data), found wherever tff_hdp is installed.
+REFERENCE_CSV = (resources.files('tff_hdp.robust_hdp') / 'reference' /
+                 'paper003_table2.csv')
 TABLE_RULES = ('weiavg', 'dpfedavg', 'min_epsilon', 'robust_hdp', 'oracle')
 # Table 2's setting: FMNIST, 20 clients of 2,400 training images, E = 200,
 # K = 1, and the authors' code defaults c = 3, eta_l = 0.1, delta = 1e-4; p
@@ -50,9 +52,12 @@ SETTING = dict(num_clients=20, num_examples=2400, rounds=200, local_epochs=1,
                clip=3.0, learning_rate=0.1, delta=1e-4, num_parameters=28938)
 
 
-def load_reference(path: str = REFERENCE_CSV) -> dict[str, dict[str, float]]:
-  """{rule: {distribution: noise power}} as the paper prints it."""
-  with open(path, newline='', encoding='utf-8') as f:
+def load_reference(path: Optional[str] = None
+                   ) -> dict[str, dict[str, float]]:
+  """{rule: {distribution: noise power}} as the paper prints it (from
+  `path`, default the package's `REFERENCE_CSV`)."""
+  source = REFERENCE_CSV if path is None else pathlib.Path(path)
+  with source.open(newline='', encoding='utf-8') as f:
     return {row.pop('algorithm'): {k: float(v) for k, v in row.items()}
             for row in csv.DictReader(f)}
 

@@ -16,8 +16,8 @@
 Paper 003's Dist1-Dist9 (its appendix Table 4) are not in the main text; the
 realised epsilon_i and batch sizes b_i of each distribution for 20, 40 and 60
 clients, as the authors ran them, are transcribed in
-`datasets/reference/robust_hdp_privacy_preferences.csv` (columns
-distribution, num_clients, client, epsilon, batch_size).
+`tff_hdp/robust_hdp/reference/robust_hdp_privacy_preferences.csv` (package
+data; columns distribution, num_clients, client, epsilon, batch_size).
 
 Each client calibrates its own noise multiplier z_i from its target epsilon_i
 with the project's accountant (`tff_hdp.privacy.accounting`, RDP of the
@@ -30,6 +30,7 @@ import concurrent.futures
 import csv
 import dataclasses
 import functools
+from importlib import resources
 import json
 import math
 import os
@@ -39,10 +40,9 @@ from typing import Optional, Sequence
 
 from tff_hdp.privacy import accounting
 
-REFERENCE_CSV = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__)))), 'datasets', 'reference',
-    'robust_hdp_privacy_preferences.csv')
+# Package data (setup.py's package_data), found wherever tff_hdp is installed.
+REFERENCE_CSV = (resources.files('tff_hdp.robust_hdp') / 'reference' /
+                 'robust_hdp_privacy_preferences.csv')
 
 # RDP orders of the DP-SGD accounting: dp_accounting's default grid with the
 # fractional orders every 0.5 instead of every 0.1 (1.5, 2, ..., 10.5, then

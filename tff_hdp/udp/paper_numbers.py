@@ -15,7 +15,8 @@
 
 Paper 004 prints no table; its text quotes six numbers (accuracy at an
 epsilon, or the gap to Noiseless), transcribed with their words in
-`datasets/reference/paper004_quoted.csv`. A quote that names (S, sigma) is
+`tff_hdp/udp/reference/paper004_quoted.csv` (package data, read with
+`importlib.resources`). A quote that names (S, sigma) is
 compared with that curve of ours at the largest evaluated epsilon not above
 the quoted one (or its last point when the quote gives no epsilon); one that
 does not is compared with the best of our curves at that epsilon. A run's
@@ -24,12 +25,11 @@ history). TensorFlow-free.
 """
 
 import csv
-import os
+from importlib import resources
 from typing import Optional
 
-REFERENCE = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__)))), 'datasets', 'reference', 'paper004_quoted.csv')
+# Package data (setup.py's package_data), found wherever tff_hdp is installed.
+REFERENCE = resources.files('tff_hdp.udp') / 'reference' / 'paper004_quoted.csv'
 
 
 def run_name(pair: Optional[tuple[float, float]]) -> str:
@@ -54,7 +54,7 @@ def accuracy_at(record, epsilon: Optional[float]) -> Optional[float]:
 
 
 def reference_rows(dataset: str) -> list[dict]:
-  with open(REFERENCE) as f:
+  with REFERENCE.open(newline='', encoding='utf-8') as f:
     return [r for r in csv.DictReader(f) if r['dataset'] == dataset]
 
 
