@@ -120,9 +120,9 @@ def main(argv):
   from tff_hdp import models  # pylint: disable=g-import-not-at-top
   from tff_hdp.robust_hdp import audit as audit_lib  # pylint: disable=g-import-not-at-top
   from tff_hdp.robust_hdp import dp_sgd  # pylint: disable=g-import-not-at-top
-  from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
+  from tff_hdp.robust_hdp import process  # pylint: disable=g-import-not-at-top
 
-  privacy = training.client_privacy(config, [len(y) for _, y in data.train])
+  privacy = process.client_privacy(config, [len(y) for _, y in data.train])
   if indices is None:
     indices = audit_lib.default_clients(privacy)
   clients = [audit_lib.AuditedClient(i, *data.train[i], privacy[i])

@@ -146,7 +146,6 @@ def main(argv):
   from tff_hdp.robust_hdp import dp_sgd
   from tff_hdp.robust_hdp import privacy_preferences
   from tff_hdp.robust_hdp import process
-  from tff_hdp.robust_hdp import training
 
   print(f'cpu: {timing.cpu_name()}  cores: {os.cpu_count()}')
   peak = timing.peak(tf)
@@ -262,12 +261,12 @@ def main(argv):
                                       backend='direct')
   data = [(rng.random((2400, 28, 28), np.float32),
            rng.integers(0, 10, 2400).astype(np.int32)) for _ in range(20)]
-  clients = training.client_privacy(config, [2400] * 20)
+  clients = process.client_privacy(config, [2400] * 20)
   # One runner per RPCA solver; the clients' rows come from the first.
   runners = {
       method: process.DirectRunner(
           spec, spec.init(0),
-          training.build_aggregator(
+          process.build_aggregator(
               dataclasses.replace(config, rpca_method=method), clients, None),
           settings=dp_sgd.DpSgdSettings(), seed=0)
       for method in config_lib.RPCA_METHODS}

@@ -30,6 +30,7 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import hdp_process
 from tff_hdp.fedhdp import privacy_groups as pg
@@ -56,10 +57,10 @@ def _robust_factory(num_clients=2):
 
 FACTORIES = {
     'fedhdp': (_hdp_factory, 'privacy-group index, an integer in [0, 2)',
-               'tff_hdp.fedhdp.hdp_process.build_hdp_process'),
+               'tff_hdp.fedhdp.build_fedhdp_process'),
     'robust_hdp': (_robust_factory,
                    'row index, an integer in [0, 2) unique per client',
-                   'tff_hdp.robust_hdp.process.build_process'),
+                   'tff_hdp.robust_hdp.build_robust_hdp_process'),
 }
 
 
@@ -153,7 +154,7 @@ def test_index_out_of_range_fails_the_round(tff_runtime, factory, message,
 
 
 def _robust_round(aggregator, indices):
-  process = robust_process.build_process(
+  process = robust_process.TffRunner(
       SPEC, SPEC.init(0), aggregator, settings=dp_sgd.DpSgdSettings())
   data = [robust_process.client_dataset(*_client_data(i))
           for i in range(len(indices))]
@@ -179,20 +180,23 @@ def test_robust_build_process_runs_with_row_indices(tff_runtime):
                          SPEC.init(0)[0])
 
 
-def test_fedhdp_build_hdp_process_runs_with_group_indices(tff_runtime):
+def test_fedhdp_learning_process_runs_with_group_indices(tff_runtime):
   del tff_runtime
   factory = _hdp_factory()
-  process = hdp_process.build_hdp_process(
-      SPEC, SPEC.init(0), factory, ditto_lambdas=[0.0, 0.0], local_epochs=1,
+  settings = hdp_process.ClientSettings(
+      ditto_lambdas=(0.0, 0.0), local_epochs=1, batch_size=2,
       learning_rate=0.1, personal_learning_rate=0.1)
+  process = hdp_process.compose_fedhdp_process(
+      SPEC, SPEC.init(0), factory, settings,
+      templates.RoundPrivacy('client-level', {}, delta=1e-5))
   initial = SPEC.init(0)
-  data = [tf.data.Dataset.from_tensor_slices(_client_data(i)).batch(2)
-          for i in range(3)]
-  info = [collections.OrderedDict(group=g, client_id=i)
-          for i, g in enumerate([0, 1, 1])]
-  state, _, measurements = process.next(process.initialize(), data,
-                                        [initial] * 3, info)
+  clients = [hdp_process.client_element(*_client_data(i), group=g,
+                                         client_id=i, batch_size=2)
+             for i, g in enumerate([0, 1, 1])]
+  output = process.next(process.initialize(), clients)
+  measurements = output.metrics['aggregator']
   assert (measurements['private/count'],
           measurements['non_private/count']) == (1.0, 2.0)
-  assert int(state['round_num']) == 1
+  assert int(output.state.client_work) == 1
+  state = output.state
   assert not np.allclose(hdp_process.global_weights(state)[0], initial[0])

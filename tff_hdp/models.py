@@ -72,6 +72,10 @@ class ModelSpec:
   shapes: tuple[tuple[int, ...], ...]
   forward: Callable[..., tf.Tensor]
   ones: frozenset[int] = frozenset()  # Indices of weights that start at 1.
+  # theta^0 of a model adapted from elsewhere (`as_model_spec`): `init`
+  # returns it whatever the seed.
+  initial_weights: Optional[tuple[np.ndarray, ...]] = dataclasses.field(
+      default=None, compare=False, repr=False)
 
   @property
   def num_parameters(self) -> int:
@@ -79,7 +83,10 @@ class ModelSpec:
 
   def init(self, seed: int) -> list[np.ndarray]:
     """Keras-default initial weights: Glorot-uniform kernels, zero biases
-    (and norm offsets), norm scales (`ones`) at one."""
+    (and norm offsets), norm scales (`ones`) at one; an adapted model's own
+    `initial_weights` (copies) when it has them."""
+    if self.initial_weights is not None:
+      return [np.array(w, np.float32) for w in self.initial_weights]
     weights = []
     for i, shape in enumerate(self.shapes):
       if i in self.ones:
@@ -337,6 +344,108 @@ def build_model(name: str, input_shape: Sequence[int],
   if name == 'lenet':
     return lenet_model(input_shape, num_classes)
   raise ValueError(f'unknown model {name!r}; allowed: {", ".join(MODELS)}')
+
+
+def as_model_spec(model) -> ModelSpec:
+  """`model` as a `ModelSpec`: a `ModelSpec` as is, or a
+  `tff.learning.models.FunctionalModel` (what
+  `tff.learning.models.functional_model_from_keras` makes of a Keras model).
+
+  Every system trains with the papers' loss, the mean sparse softmax
+  cross-entropy of the logits (`loss_fn`); a functional model is accepted
+  only if its own loss is that one (checked on a random batch), has no
+  non-trainable weights (DP-SGD and the clipped updates cover the trainable
+  ones only) and takes one input tensor. Its `init` returns the functional
+  model's initial weights. Keras layers that draw randomness (Dropout) use
+  TensorFlow's global generator, not the run's seed.
+
+  Raises:
+    TypeError: If `model` is neither.
+    ValueError: If a functional model breaks one of the conditions above.
+  """
+  if isinstance(model, ModelSpec):
+    return model
+  if not all(hasattr(model, a) for a in ('initial_weights', 'predict_on_batch',
+                                          'loss', 'input_spec')):
+    raise TypeError(
+        f'model must be a tff_hdp.models.ModelSpec or a '
+        f'tff.learning.models.FunctionalModel, got {type(model).__name__}')
+  trainable, non_trainable = model.initial_weights
+  if len(non_trainable):
+    raise ValueError(
+        f'the model has {len(non_trainable)} non-trainable weights; tff_hdp '
+        'clips and noises trainable weights only, so it takes models without '
+        'them (e.g. no BatchNormalization)')
+  spec_x = model.input_spec[0] if isinstance(model.input_spec,
+                                             (tuple, list)) else None
+  if not isinstance(spec_x, tf.TensorSpec) or spec_x.shape.rank is None:
+    raise ValueError('the model\'s input_spec must be (x, y) TensorSpecs, got '
+                     f'{model.input_spec!r}')
+  input_shape = tuple(int(d) for d in spec_x.shape[1:])
+  initial = tuple(np.asarray(w, np.float32) for w in trainable)
+
+  shapes = tuple(tuple(w.shape) for w in initial)
+  predict = {training: _graph_function(model, shapes, input_shape, training)
+             for training in (False, True)}
+
+  def forward(weights, x, training, seed):
+    del seed  # Keras layers draw their own randomness.
+    return predict[bool(training)](*weights, tf.cast(x, tf.float32))
+
+  @tf.function(autograph=False)
+  def check_loss():
+    x = tf.random.stateless_normal((4,) + input_shape, [7, 7])
+    logits = forward([tf.constant(w) for w in initial], x, False, None)
+    y = tf.constant([0, 1, 2, 3]) % tf.shape(logits)[-1]
+    return logits, model.loss(logits, y), loss_fn(logits, y)
+
+  logits, theirs, ours = check_loss()
+  if logits.shape.rank != 2:
+    raise ValueError(f'the model must return logits [batch, classes], got '
+                     f'shape {logits.shape}')
+  if not np.isclose(float(theirs), float(ours), rtol=1e-4, atol=1e-6):
+    raise ValueError(
+        f'the model\'s loss gives {float(theirs):.6g} where tff_hdp\'s loss, '
+        f'the sparse softmax cross-entropy of logits, gives {float(ours):.6g}: '
+        'build it with tf.keras.losses.SparseCategoricalCrossentropy('
+        'from_logits=True) and a model that outputs logits')
+  return ModelSpec(name='functional', input_shape=input_shape,
+                   num_classes=int(logits.shape[-1]),
+                   shapes=shapes, forward=forward, initial_weights=initial)
+
+
+def _graph_function(model, shapes, input_shape, training: bool):
+  """`model.predict_on_batch` as a function of (*weights, x) callable
+  anywhere: eagerly, in a tf.function, in `tf.vectorized_map`.
+
+  A Keras model made functional by TFF refuses to run unless the outermost
+  context is a graph (it checks under `tf.init_scope`), which the package's
+  tf.functions, called eagerly, are not. So it is traced once into a
+  `tf.Graph` and the graph imported into a `wrap_function`, TensorFlow's way
+  to make a graph's subgraph a function (its gradients are the ops' own).
+  """
+  # The traced body, not a call of TFF's tf.function: a function call inside
+  # the graph would stop `tf.vectorized_map` (UDP-Alg's users, DP-SGD's
+  # examples), which cannot convert a call of an imported function.
+  predict = getattr(model, '_predict_on_batch_fn', model.predict_on_batch)
+  predict = getattr(predict, 'python_function', predict)
+  graph = tf.Graph()
+  with graph.as_default():
+    weights = [tf.compat.v1.placeholder(tf.float32, s, name=f'w{i}')
+               for i, s in enumerate(shapes)]
+    x = tf.compat.v1.placeholder(tf.float32, (None,) + input_shape, name='x')
+    tf.identity(predict((weights, []), x, training), name='logits')
+  graph_def = graph.as_graph_def()
+
+  def imported(*args):
+    inputs = {f'w{i}:0': w for i, w in enumerate(args[:-1])}
+    inputs['x:0'] = args[-1]
+    return tf.compat.v1.import_graph_def(
+        graph_def, input_map=inputs, return_elements=['logits:0'])[0]
+
+  return tf.compat.v1.wrap_function(
+      imported, [tf.TensorSpec(s, tf.float32) for s in shapes] +
+      [tf.TensorSpec((None,) + input_shape, tf.float32)])
 
 
 def accuracy(spec: ModelSpec, weights: Sequence[tf.Tensor], x: np.ndarray,

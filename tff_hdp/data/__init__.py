@@ -16,4 +16,24 @@
 `federated_data.FederatedData` holds per-client train and test arrays (the
 loaders in the repository's `datasets/` return it); `sampling` draws the
 round's cohort from a generator seeded by (seed, round).
+
+Public API (docs/api.md): `to_federated_data`, `in_client_order`,
+`PoissonClientSource`.
 """
+
+import importlib
+
+# The public API (the rest may change): imported when first used, so that
+# importing the package stays TensorFlow-free for the binaries' flag checks.
+_PUBLIC = {
+    'to_federated_data': 'tff_hdp.data.client_data',
+    'in_client_order': 'tff_hdp.data.client_data',
+    'PoissonClientSource': 'tff_hdp.data.client_data',
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+  if name in _PUBLIC:
+    return getattr(importlib.import_module(_PUBLIC[name]), name)
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -22,4 +22,25 @@ vectorized and distributed round backends, the driver (`training.train`), the
 metrics of the paper's tables (`evaluation`, `table_rows`, `paper_tables`) and
 the presets of Tables 5 and 7 (`presets`). The server is trusted: it adds the
 noise.
+
+Public API (docs/api.md): `build_fedhdp_process`, `build_data_source`,
+`client_element`, `global_weights`.
 """
+
+import importlib
+
+# The public API (the rest may change): imported when first used, so that
+# importing the package stays TensorFlow-free for the binaries' flag checks.
+_PUBLIC = {
+    'build_fedhdp_process': 'tff_hdp.fedhdp.hdp_process',
+    'build_data_source': 'tff_hdp.fedhdp.hdp_process',
+    'client_element': 'tff_hdp.fedhdp.hdp_process',
+    'global_weights': 'tff_hdp.fedhdp.hdp_process',
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+  if name in _PUBLIC:
+    return getattr(importlib.import_module(_PUBLIC[name]), name)
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -56,7 +56,8 @@ def client_update(spec: models.ModelSpec,
                   personal_learning_rate: tf.Tensor,
                   ditto_lambda: tf.Tensor,
                   train_personal: bool,
-                  seed: tf.Tensor) -> ClientOutput:
+                  seed: tf.Tensor,
+                  train_global: bool = True) -> ClientOutput:
   """Runs Algorithm 2's ClientUpdate (without clipping) on one client.
 
   Args:
@@ -70,6 +71,10 @@ def client_update(spec: models.ModelSpec,
     ditto_lambda: lambda_j.
     train_personal: Whether to run Ditto's personal step.
     seed: int32 [2] seed for dropout (models without dropout ignore it).
+    train_global: Whether to run the global model's steps (False: Delta is
+      zero; Ditto's personal step alone, as TFF's learning process keeps the
+      personal models apart, `hdp_process.build_ditto_step`). Either step
+      draws the same batches and dropout masks as when both run.
 
   Returns:
     A `ClientOutput`.
@@ -79,13 +84,13 @@ def client_update(spec: models.ModelSpec,
                         [tf.convert_to_tensor(w) for w in personal_weights],
                         dataset, local_epochs, learning_rate,
                         personal_learning_rate, ditto_lambda, train_personal,
-                        seed)
+                        seed, train_global)
 
 
 @tf.function(autograph=True)
 def _client_update(spec, global_weights, personal_weights, dataset,
                    local_epochs, learning_rate, personal_learning_rate,
-                   ditto_lambda, train_personal, seed):
+                   ditto_lambda, train_personal, seed, train_global):
   learning_rate = tf.cast(learning_rate, tf.float32)
   personal_learning_rate = tf.cast(personal_learning_rate, tf.float32)
   ditto_lambda = tf.cast(ditto_lambda, tf.float32)
@@ -98,11 +103,13 @@ def _client_update(spec, global_weights, personal_weights, dataset,
   step = tf.constant(0, tf.int32)
   for x, y in dataset.repeat(local_epochs):
     batch_seed = tf.random.experimental.stateless_fold_in(seed, step)
-    with tf.GradientTape() as tape:
-      tape.watch(weights)
-      loss = models.loss_fn(spec.apply(weights, x, True, batch_seed), y)
-    grads = tape.gradient(loss, weights)
-    weights = tuple(w - learning_rate * g for w, g in zip(weights, grads))
+    loss = tf.constant(0.0, tf.float32)
+    if train_global:
+      with tf.GradientTape() as tape:
+        tape.watch(weights)
+        loss = models.loss_fn(spec.apply(weights, x, True, batch_seed), y)
+      grads = tape.gradient(loss, weights)
+      weights = tuple(w - learning_rate * g for w, g in zip(weights, grads))
     if train_personal:
       personal_seed = tf.random.experimental.stateless_fold_in(batch_seed, 7)
       with tf.GradientTape() as tape:

@@ -82,9 +82,7 @@ def build_round_form(spec: models.ModelSpec,
   weights_type = state_type.global_weights
   agg = factory.create_parts(weights_type, tff.TensorType(np.int32))
   proc = hdp_process.build_round_parts(
-      spec,
-      agg.initial_state.type_signature.result,
-      **settings.process_kwargs())
+      spec, agg.initial_state.type_signature.result, settings)
 
   @tff.tensorflow.computation(state_type)
   def select_clip_norm(state):

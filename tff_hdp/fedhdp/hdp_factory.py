@@ -290,7 +290,7 @@ def check_group_weight_type(weight_type, num_groups: int):
         'HeterogeneousDPFactory needs each client\'s weight to be its '
         f'privacy-group index, an integer in [0, {num_groups}) (a scalar '
         f'int32 or int64), got weight type {weight_type}; build the round '
-        'with tff_hdp.fedhdp.hdp_process.build_hdp_process, which passes it: '
+        'with tff_hdp.fedhdp.build_fedhdp_process, which passes it: '
         'TFF\'s stock build_weighted_fed_avg / build_unweighted_fed_avg pass '
         'a float weight (1.0 or the example count) and cannot carry it')
   return tff.types.to_type(weight_type)

@@ -11,37 +11,54 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""FedHDP (paper 001, Algorithm 2) as a `tff.templates.IterativeProcess`.
+"""FedHDP (paper 001, Algorithm 2) as a `tff.learning.templates.LearningProcess`.
 
+    process = build_fedhdp_process(model, privacy_levels=..., ...)
     state = process.initialize()
-    state, personal, metrics = process.next(state, client_datasets,
-                                            personal_weights, client_info)
+    output = process.next(state, clients)   # clients: `client_element`s
+    process.epsilon(output.state)           # epsilon of each private group
 
-`next` takes the server state, the sampled clients' datasets, their Ditto
-personal models (CLIENTS-placed state the driver keeps between rounds, keyed
-by client id: `personal_store`) and per-client info (privacy-group index and
-client id), and returns the new server state, the updated personal models and
-the aggregator's measurements.
+The process is composed from TFF's templates
+(`tff.learning.templates.compose_learning_process`): a broadcast of
+theta^t, the client work (Algorithm 2's ClientUpdate: E epochs of SGD from
+theta^t, Delta = theta - theta^t, `client_update`), the aggregation
+(`hdp_factory.HeterogeneousDPFactory`: clipping, each group's noisy mean, the
+ratio-weighted combination, adaptive clipping; a client's update weight is
+its group index) and theta^{t+1} = theta^t + Delta^t. Learning rates decay by
+`lr_decay_factor` every `lr_decay_rounds` rounds (Table 7); the client
+work's state is the round number.
 
-The client maths is `client_update` (plain TF); the privacy mechanism is the
-aggregation factory passed in (`hdp_factory.HeterogeneousDPFactory`), so the
-process never mentions clipping or noise. Learning rates decay by
-`lr_decay_factor` every `lr_decay_rounds` rounds (Table 7).
+Ditto's personal models are client state, which a `LearningProcess` does not
+return (its `next` gives SERVER-placed state and metrics). As TFF does for
+stateful clients, they live beside the process: `build_ditto_step` is a
+federated computation (process state, clients, personal models) -> the
+personal models after Ditto's step from theta^t, on the same batches and
+dropout masks as the client's global steps. The driver (`training`) keeps
+them between rounds (`personal_store`).
+
+Metrics carry only what the mechanism released (the aggregator's noised
+measurements): no unnoised training loss or cohort size.
 """
 
 import collections
-from typing import Sequence
+import dataclasses
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
-from tff_hdp.fedhdp import client_update as client_update_lib
 from tff_hdp import models
+from tff_hdp import templates
+from tff_hdp.data import client_data
+from tff_hdp.fedhdp import client_update as client_update_lib
+from tff_hdp.fedhdp import config as config_lib
+from tff_hdp.fedhdp import hdp_factory
+from tff_hdp.fedhdp import privacy_groups
 
 
 def _weights_type(spec: models.ModelSpec):
-  return tff.types.to_type([(np.float32, s) for s in spec.shapes])
+  return templates.weights_type(spec.shapes)
 
 
 def dataset_type(spec: models.ModelSpec) -> tff.SequenceType:
@@ -53,6 +70,36 @@ def dataset_type(spec: models.ModelSpec) -> tff.SequenceType:
 
 CLIENT_INFO_TYPE = tff.types.to_type(
     collections.OrderedDict(group=np.int32, client_id=np.int32))
+
+
+def client_data_type(spec: models.ModelSpec) -> tff.SequenceType:
+  """What the learning process takes per client: its batches, each carrying
+  the client's group (the aggregator's index) and id (which seeds its
+  dropout). One sequence, as TFF's client work and program data sources take
+  (`client_element` makes it)."""
+  return tff.SequenceType(collections.OrderedDict(
+      x=tff.TensorType(np.float32, (None,) + spec.input_shape),
+      y=tff.TensorType(np.int32, (None,)),
+      group=np.int32, client_id=np.int32))
+
+
+def client_element(x: np.ndarray, y: np.ndarray, *, group: int,
+                   client_id: int, batch_size: int) -> tf.data.Dataset:
+  """One client as the learning process takes it (`client_data_type`)."""
+  group, client_id = np.int32(group), np.int32(client_id)
+  return tf.data.Dataset.from_tensor_slices(
+      (np.asarray(x, np.float32), np.asarray(y, np.int32))).batch(
+          batch_size).map(lambda xb, yb: collections.OrderedDict(
+              x=xb, y=yb, group=group, client_id=client_id))
+
+
+def _split(client: tf.data.Dataset):
+  """(batches (x, y), info) of a `client_element`."""
+  info = client.reduce(
+      collections.OrderedDict(group=np.int32(0), client_id=np.int32(0)),
+      lambda _, e: collections.OrderedDict(group=e['group'],
+                                           client_id=e['client_id']))
+  return client.map(lambda e: (e['x'], e['y'])), info
 
 
 RoundParts = collections.namedtuple(
@@ -69,70 +116,94 @@ Attributes:
 """
 
 
-def build_round_parts(spec: models.ModelSpec,
-                      aggregator_state_type,
-                      *,
-                      ditto_lambdas: Sequence[float],
-                      local_epochs: int,
-                      learning_rate: float,
-                      personal_learning_rate: float,
-                      lr_decay_factor: float = 1.0,
-                      lr_decay_rounds: int = 50,
-                      ditto: bool = True,
-                      seed: int = 0) -> RoundParts:
-  """The round's computations (see `build_hdp_process` for the arguments).
+@dataclasses.dataclass(frozen=True)
+class ClientSettings:
+  """What every client does in a round (Algorithm 2's ClientUpdate)."""
 
-  `build_hdp_process` composes them with an aggregation process; a runtime
-  that splits a round differently (`distributed`) composes them itself.
-  """
-  if local_epochs < 1:
-    raise ValueError(f'local_epochs must be >= 1, got {local_epochs}')
-  if not learning_rate > 0:
-    raise ValueError(f'learning_rate must be > 0, got {learning_rate}')
-  if not personal_learning_rate >= 0:
-    raise ValueError(
-        f'personal_learning_rate must be >= 0, got {personal_learning_rate}')
-  if any(not lam >= 0 for lam in ditto_lambdas):
-    raise ValueError(f'ditto lambdas must be >= 0, got {list(ditto_lambdas)}')
-  if not 0 < lr_decay_factor <= 1:
-    raise ValueError(f'lr_decay_factor must be in (0, 1], got {lr_decay_factor}')
-  if lr_decay_rounds < 1:
-    raise ValueError(f'lr_decay_rounds must be >= 1, got {lr_decay_rounds}')
+  ditto_lambdas: tuple[float, ...]  # lambda of each group.
+  local_epochs: int
+  batch_size: int
+  learning_rate: float
+  personal_learning_rate: float
+  lr_decay_factor: float = 1.0
+  lr_decay_rounds: int = 50
+  ditto: bool = True
+  seed: int = 0
 
+  def validate(self) -> None:
+    """Raises ValueError (one line naming the field) on a bad value."""
+    checks = [
+        (self.local_epochs >= 1,
+         f'local_epochs must be >= 1, got {self.local_epochs}'),
+        (self.batch_size >= 1,
+         f'batch_size must be >= 1, got {self.batch_size}'),
+        (self.learning_rate > 0,
+         f'learning_rate must be > 0, got {self.learning_rate}'),
+        (self.personal_learning_rate >= 0, 'personal_learning_rate must be '
+         f'>= 0, got {self.personal_learning_rate}'),
+        (all(lam >= 0 for lam in self.ditto_lambdas),
+         f'ditto lambdas must be >= 0, got {list(self.ditto_lambdas)}'),
+        (0 < self.lr_decay_factor <= 1,
+         f'lr_decay_factor must be in (0, 1], got {self.lr_decay_factor}'),
+        (self.lr_decay_rounds >= 1,
+         f'lr_decay_rounds must be >= 1, got {self.lr_decay_rounds}'),
+    ]
+    for ok, message in checks:
+      if not ok:
+        raise ValueError(message)
+
+
+def _schedule(settings: ClientSettings, round_num: tf.Tensor):
+  """eta, eta_p (decayed) and the round's key, from the round number."""
+  decay = tf.pow(tf.constant(settings.lr_decay_factor, tf.float32),
+                 tf.cast(round_num // settings.lr_decay_rounds, tf.float32))
+  return collections.OrderedDict(
+      learning_rate=settings.learning_rate * decay,
+      personal_learning_rate=settings.personal_learning_rate * decay,
+      key=tf.stack([tf.constant(settings.seed, tf.int32), round_num]))
+
+
+def _client_update(spec, settings: ClientSettings, weights, personal, dataset,
+                   info, schedule, *, train_global: bool):
+  """`client_update` of one client, seeded by (round key, client id)."""
+  lambdas = tf.constant(np.asarray(settings.ditto_lambdas, np.float32))
+  return client_update_lib.client_update(
+      spec, weights, personal, dataset,
+      local_epochs=settings.local_epochs,
+      learning_rate=schedule['learning_rate'],
+      personal_learning_rate=schedule['personal_learning_rate'],
+      ditto_lambda=tf.gather(lambdas, info['group']),
+      train_personal=settings.ditto,
+      train_global=train_global,
+      seed=tf.random.experimental.stateless_fold_in(schedule['key'],
+                                                    info['client_id']))
+
+
+def build_round_parts(spec: models.ModelSpec, aggregator_state_type,
+                      settings: ClientSettings) -> RoundParts:
+  """The round as computations for a runtime that splits a round its own way
+  (`distributed`): the same client update as the learning process's, with
+  the personal step in the same pass."""
+  settings.validate()
   weights_type = _weights_type(spec)
   state_type = tff.types.to_type(
       collections.OrderedDict(
           global_weights=weights_type,
           round_num=np.int32,
           aggregator=aggregator_state_type))
-  lambdas = np.asarray(ditto_lambdas, np.float32)
 
   @tff.tensorflow.computation(state_type)
   def server_message(state):
-    decay = tf.pow(tf.constant(lr_decay_factor, tf.float32),
-                   tf.cast(state['round_num'] // lr_decay_rounds, tf.float32))
-    return collections.OrderedDict(
-        weights=state['global_weights'],
-        learning_rate=learning_rate * decay,
-        personal_learning_rate=personal_learning_rate * decay,
-        key=tf.stack([tf.constant(seed, tf.int32), state['round_num']]))
+    message = _schedule(settings, state['round_num'])
+    message['weights'] = state['global_weights']
+    return message
 
   @tff.tensorflow.computation(dataset_type(spec), weights_type,
                               CLIENT_INFO_TYPE,
                               server_message.type_signature.result)
   def client_fn(dataset, personal, info, message):
-    out = client_update_lib.client_update(
-        spec,
-        message['weights'],
-        personal,
-        dataset,
-        local_epochs=local_epochs,
-        learning_rate=message['learning_rate'],
-        personal_learning_rate=message['personal_learning_rate'],
-        ditto_lambda=tf.gather(lambdas, info['group']),
-        train_personal=ditto,
-        seed=tf.random.experimental.stateless_fold_in(message['key'],
-                                                      info['client_id']))
+    out = _client_update(spec, settings, message['weights'], personal,
+                         dataset, info, message, train_global=True)
     return collections.OrderedDict(delta=out.delta,
                                    personal=out.personal_weights)
 
@@ -146,83 +217,290 @@ def build_round_parts(spec: models.ModelSpec,
   return RoundParts(state_type, server_message, client_fn, server_apply)
 
 
-def build_hdp_process(spec: models.ModelSpec,
-                      initial_weights: Sequence[np.ndarray],
-                      aggregator: tff.aggregators.WeightedAggregationFactory,
-                      *,
-                      ditto_lambdas: Sequence[float],
-                      local_epochs: int,
-                      learning_rate: float,
-                      personal_learning_rate: float,
-                      lr_decay_factor: float = 1.0,
-                      lr_decay_rounds: int = 50,
-                      ditto: bool = True,
-                      seed: int = 0) -> tff.templates.IterativeProcess:
-  """Builds the FedHDP process.
+def build_client_work(spec: models.ModelSpec, settings: ClientSettings
+                      ) -> tff.learning.templates.ClientWorkProcess:
+  """Algorithm 2's ClientUpdate as TFF client work: the update is Delta, its
+  weight the client's group index; the state is the round number."""
+  settings.validate()
+  model_type = templates.model_weights_type(spec)
+  data_type = client_data_type(spec)
 
-  Args:
-    spec: The model.
-    initial_weights: theta^0.
-    aggregator: The heterogeneous-DP aggregation factory; each client's weight
-      is its group index.
-    ditto_lambdas: lambda of each group, indexed like the aggregator's groups.
-    local_epochs: E >= 1.
-    learning_rate: eta > 0.
-    personal_learning_rate: eta_p >= 0.
-    lr_decay_factor: Multiplies eta and eta_p every `lr_decay_rounds` rounds.
-    lr_decay_rounds: See above.
-    ditto: Whether clients train personal models.
-    seed: Seed of the clients' dropout masks.
+  @tff.tensorflow.computation(np.int32)
+  def schedule(round_num):
+    return _schedule(settings, round_num)
 
-  Returns:
-    A `tff.templates.IterativeProcess`.
-  """
-  aggregation = aggregator.create(_weights_type(spec),
-                                  tff.TensorType(np.int32))
-  parts = build_round_parts(
-      spec,
-      aggregation.state_type.member,
-      ditto_lambdas=ditto_lambdas,
-      local_epochs=local_epochs,
-      learning_rate=learning_rate,
-      personal_learning_rate=personal_learning_rate,
-      lr_decay_factor=lr_decay_factor,
-      lr_decay_rounds=lr_decay_rounds,
-      ditto=ditto,
-      seed=seed)
-  initial_weights = [np.asarray(w, np.float32) for w in initial_weights]
+  @tff.tensorflow.computation(model_type, data_type,
+                              schedule.type_signature.result)
+  def work(weights, client, message):
+    data, info = _split(client)
+    out = _client_update(spec, settings, weights.trainable, weights.trainable,
+                         data, info, message, train_global=True)
+    return tff.learning.templates.ClientResult(update=out.delta,
+                                               update_weight=info['group'])
 
-  @tff.tensorflow.computation
-  def initial_model():
-    return [tf.constant(w) for w in initial_weights]
+  @tff.tensorflow.computation(np.int32)
+  def advance(round_num):
+    return round_num + 1
 
   @tff.federated_computation
-  def initialize_fn():
-    return tff.federated_zip(
-        collections.OrderedDict(
-            global_weights=tff.federated_eval(initial_model, tff.SERVER),
-            round_num=tff.federated_value(np.int32(0), tff.SERVER),
-            aggregator=aggregation.initialize()))
+  def init_fn():
+    return tff.federated_value(np.int32(0), tff.SERVER)
 
-  @tff.federated_computation(
-      tff.FederatedType(parts.state_type, tff.SERVER),
-      tff.FederatedType(dataset_type(spec), tff.CLIENTS),
-      tff.FederatedType(_weights_type(spec), tff.CLIENTS),
-      tff.FederatedType(CLIENT_INFO_TYPE, tff.CLIENTS))
-  def next_fn(state, client_data, personal_weights, client_info):
-    message = tff.federated_broadcast(
-        tff.federated_map(parts.server_message, state))
-    outputs = tff.federated_map(
-        parts.client_fn, (client_data, personal_weights, client_info, message))
-    aggregate = aggregation.next(state.aggregator, outputs.delta,
-                                 client_info.group)
-    new_state = tff.federated_map(
-        parts.server_apply, (state, aggregate.result, aggregate.state))
-    return new_state, outputs.personal, aggregate.measurements
+  @tff.federated_computation(init_fn.type_signature.result,
+                             tff.FederatedType(model_type, tff.CLIENTS),
+                             tff.FederatedType(data_type, tff.CLIENTS))
+  def next_fn(state, weights, clients):
+    message = tff.federated_broadcast(tff.federated_map(schedule, state))
+    results = tff.federated_map(work, (weights, clients, message))
+    return tff.templates.MeasuredProcessOutput(
+        state=tff.federated_map(advance, state),
+        result=results,
+        measurements=tff.federated_value(
+            collections.OrderedDict(train=collections.OrderedDict()),
+            tff.SERVER))
 
-  return tff.templates.IterativeProcess(initialize_fn, next_fn)
+  return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
+
+
+def compose_fedhdp_process(spec: models.ModelSpec,
+                           initial_weights: Sequence[np.ndarray],
+                           aggregator: hdp_factory.HeterogeneousDPFactory,
+                           settings: ClientSettings,
+                           privacy: templates.RoundPrivacy
+                           ) -> templates.PrivateLearningProcess:
+  """The learning process of `aggregator`'s groups (what the driver and
+  `build_fedhdp_process` both run). `privacy` must describe the aggregator's
+  noise and the run's sampling; `build_fedhdp_process` derives it."""
+  if not isinstance(aggregator, hdp_factory.HeterogeneousDPFactory):
+    raise TypeError('aggregator must be a tff_hdp.fedhdp.hdp_factory.'
+                    'HeterogeneousDPFactory, got '
+                    f'{type(aggregator).__name__}')
+  model_type = templates.model_weights_type(spec)
+  process = tff.learning.templates.compose_learning_process(
+      templates.initial_model_weights(initial_weights),
+      tff.learning.templates.build_broadcast_process(model_type),
+      build_client_work(spec, settings),
+      aggregator.create(model_type.trainable, tff.TensorType(np.int32)),
+      templates.build_apply_delta_finalizer(model_type))
+  return templates.PrivateLearningProcess.wrapping(
+      process, privacy=privacy, round_num=templates.client_work_round)
+
+
+def build_ditto_step(spec: models.ModelSpec,
+                     process: tff.learning.templates.LearningProcess,
+                     settings: ClientSettings) -> tff.Computation:
+  """Ditto's personal step of a round, beside `process`.
+
+  (state@SERVER, clients@CLIENTS, personal@CLIENTS) -> personal@CLIENTS:
+  each client's theta_j after E epochs of Ditto's step towards theta^t (the
+  state's global model), before `process.next(state, clients)` runs the
+  round's global steps on the same batches.
+  """
+  settings.validate()
+  state_type = process.initialize.type_signature.result.member
+  model_type = templates.model_weights_type(spec)
+  data_type = client_data_type(spec)
+  weights_type = _weights_type(spec)
+
+  @tff.tensorflow.computation(state_type)
+  def message(state):
+    out = _schedule(settings, state.client_work)
+    out['weights'] = state.global_model_weights
+    return out
+
+  @tff.tensorflow.computation(data_type, weights_type,
+                              message.type_signature.result)
+  def personal_step(client, personal, message):
+    data, info = _split(client)
+    return _client_update(spec, settings, message['weights'].trainable,
+                          personal, data, info, message,
+                          train_global=False).personal_weights
+
+  @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
+                             tff.FederatedType(data_type, tff.CLIENTS),
+                             tff.FederatedType(weights_type, tff.CLIENTS))
+  def ditto_step(state, clients, personal):
+    broadcast = tff.federated_broadcast(tff.federated_map(message, state))
+    return tff.federated_map(personal_step, (clients, personal, broadcast))
+
+  del model_type
+  return ditto_step
+
+
+def fedhdp_privacy(groups: Sequence[privacy_groups.PrivacyGroup],
+                   sampling_rate: float, *, delta: float,
+                   accountant: str = 'rdp') -> templates.RoundPrivacy:
+  """Client-level accounting of the groups that are queried: each private
+  group's round is a Poisson-subsampled Gaussian mechanism of rate q and its
+  effective multiplier z_eff (value and clip-count noise together)."""
+  excluded = config_lib.excluded_groups(groups)
+  return templates.RoundPrivacy(
+      level='client-level',
+      mechanisms={g.name: (sampling_rate, g.effective_noise_multiplier, 1)
+                  for i, g in enumerate(groups)
+                  if g.is_private and i not in excluded},
+      delta=delta, accountant=accountant)
+
+
+def build_fedhdp_process(
+    model,
+    *,
+    privacy_levels: Sequence[Optional[int]],
+    noise_multipliers: Sequence[float] = (1.5,),
+    algorithm: str = 'fedhdp',
+    ratio: float = 0.1,
+    sampling_rate: float = 0.05,
+    lambda_p: float = 0.05,
+    lambda_np: float = 0.05,
+    ditto: bool = True,
+    local_epochs: int = 25,
+    batch_size: int = 20,
+    learning_rate: float = 0.5,
+    personal_learning_rate: float = 0.5,
+    lr_decay_factor: float = 1.0,
+    lr_decay_rounds: int = 50,
+    initial_clip: float = 0.5,
+    clip_learning_rate: float = 0.2,
+    target_quantile: float = 0.5,
+    clipped_count_stddev: Optional[float] = None,
+    delta: float = 1e-4,
+    accountant: str = 'rdp',
+    seed: int = 0) -> templates.PrivateLearningProcess:
+  """FedHDP (or a baseline of paper 001) as a `LearningProcess`.
+
+  The defaults are Table 7's (non-IID MNIST). Rounds must draw each client
+  independently with probability `sampling_rate` (Poisson; what
+  `tff_hdp.data.client_data.PoissonClientSource` does): each private group's
+  mean divides by its expected count q N_i, so `process.epsilon(state)` is
+  the client-level epsilon of each private group, a bound.
+
+  Args:
+    model: A `tff.learning.models.FunctionalModel` or a
+      `tff_hdp.models.ModelSpec`; theta^0 is its initial weights (`init(seed)`).
+    privacy_levels: Per client, in the order of the ids the process will see
+      (`client_id` 0, 1, ...): its private level (0 = the strictest, 1, ...)
+      or None if it opts out of privacy.
+    noise_multipliers: z_eff of each private level (the accounted multiplier;
+      the value noise z and the clip-count noise z_b are derived from it as
+      TFF's `gaussian_adaptive` does).
+    algorithm: 'fedhdp', 'hdp_fedavg', 'dp_fedavg' or 'non_private'.
+    ratio: r, the weight of the private groups relative to the opt-outs.
+    sampling_rate: q, each client's probability to take part in a round.
+    lambda_p, lambda_np: Ditto's lambda of private and opted-out clients.
+    ditto: Whether `build_ditto_step` trains personal models (`ditto_step`).
+    local_epochs, batch_size, learning_rate, personal_learning_rate,
+    lr_decay_factor, lr_decay_rounds: Algorithm 2's E, B, eta, eta_p and
+      their decay (the batch size is the data source's).
+    initial_clip, clip_learning_rate, target_quantile: S^0, eta_b, kappa.
+    clipped_count_stddev: z_b; default 0.05 x the expected cohort.
+    delta: The delta of the reported epsilons.
+    accountant: 'rdp' (the papers') or 'pld' (tighter).
+    seed: Seed of theta^0 (package models), dropout and every noise draw.
+
+  Returns:
+    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes per
+    client `client_element(x, y, group=..., client_id=..., batch_size=...)`;
+    `process.client_groups` gives each client's group, `process.ditto_step`
+    the personal step and `process.groups` the privacy groups.
+
+  Raises:
+    ValueError: One line naming the argument that is out of range.
+    TypeError: If `model` is neither kind of model.
+  """
+  spec = models.as_model_spec(model)
+  levels = list(privacy_levels)
+  if not levels:
+    raise ValueError('privacy_levels must give every client a level or None')
+  num_levels = len(tuple(noise_multipliers))
+  bad = [l for l in levels if l is not None and not 0 <= l < num_levels]
+  if bad:
+    raise ValueError(f'privacy_levels must be None (opt-out) or a level in '
+                     f'[0, {num_levels}) (one per noise multiplier), got '
+                     f'{bad[0]!r}')
+  opted_out = np.array([l is None for l in levels])
+  level_index = np.array([0 if l is None else l for l in levels], np.int32)
+  num_clients = len(levels)
+  config = config_lib.TrainingConfig(
+      algorithm=algorithm, ditto=ditto,
+      ratio=ratio, lambda_p=lambda_p, lambda_np=lambda_np,
+      clients_per_round=max(1, int(round(sampling_rate * num_clients))),
+      sampling_rate=sampling_rate, local_epochs=local_epochs,
+      batch_size=batch_size, learning_rate=learning_rate,
+      personal_learning_rate=personal_learning_rate,
+      lr_decay_factor=lr_decay_factor, lr_decay_rounds=lr_decay_rounds,
+      initial_clip=initial_clip, clip_learning_rate=clip_learning_rate,
+      target_quantile=target_quantile,
+      noise_multiplier=tuple(noise_multipliers),
+      level_fractions=tuple(float(np.mean(level_index[~opted_out] == i))
+                            for i in range(1, num_levels)),
+      clipped_count_stddev=clipped_count_stddev, delta=delta,
+      accountant=accountant, seed=seed)
+  config.validate(num_clients)
+  zs, z_effs, z_b = config_lib.resolve_noise(config)
+  algorithm_id = privacy_groups.Algorithm.parse(algorithm)
+  groups = privacy_groups.build_groups(
+      algorithm_id, noise_multipliers=zs, effective_noise_multipliers=z_effs,
+      ratios=config.ratios, lambda_p=lambda_p, lambda_np=lambda_np)
+  client_groups = privacy_groups.assign_groups(algorithm_id, opted_out,
+                                               level_index)
+  factory = hdp_factory.HeterogeneousDPFactory(
+      groups, initial_clip=initial_clip, target_quantile=target_quantile,
+      clip_learning_rate=clip_learning_rate,
+      expected_counts=config_lib.expected_counts(config, groups,
+                                                 client_groups),
+      clipped_count_stddev=z_b, seed=seed)
+  settings = ClientSettings(
+      ditto_lambdas=tuple(g.ditto_lambda for g in groups),
+      local_epochs=local_epochs, batch_size=batch_size,
+      learning_rate=learning_rate,
+      personal_learning_rate=personal_learning_rate,
+      lr_decay_factor=lr_decay_factor, lr_decay_rounds=lr_decay_rounds,
+      ditto=ditto, seed=seed)
+  process = compose_fedhdp_process(
+      spec, spec.init(seed), factory, settings,
+      fedhdp_privacy(groups, sampling_rate, delta=delta,
+                     accountant=accountant))
+  process.groups = groups
+  process.client_groups = client_groups
+  process.ditto_step = build_ditto_step(spec, process, settings)
+  process.batch_size = batch_size
+  process.sampling_rate = sampling_rate
+  return process
+
+
+def build_data_source(process: templates.PrivateLearningProcess,
+                      data, *, seed: int = 0
+                      ) -> client_data.PoissonClientSource:
+  """The clients of `build_fedhdp_process`'s rounds, for TFF programs.
+
+  `data` is a `FederatedData` or a `ClientData` (clients in `client_ids`
+  order, the order of `privacy_levels`). Each round draws a Poisson cohort
+  at the process's rate; each client's examples are shuffled by the round's
+  generator and batched, as the driver does.
+  """
+  data = client_data.as_federated_data(data)
+  if data.num_clients != len(process.client_groups):
+    raise ValueError(f'the data has {data.num_clients} clients, the process '
+                     f'{len(process.client_groups)} privacy levels')
+  spec_type = process.next.type_signature.parameter[1]
+
+  def make_cohort(cohort, rng):
+    clients = []
+    for c in cohort:
+      x, y = data.train[c]
+      order = rng.permutation(len(y))
+      clients.append(client_element(
+          x[order], y[order], group=process.client_groups[c], client_id=c,
+          batch_size=process.batch_size))
+    return clients
+
+  return client_data.PoissonClientSource(data.num_clients,
+                                         process.sampling_rate, make_cohort,
+                                         spec_type, seed=seed)
 
 
 def global_weights(state) -> list[np.ndarray]:
-  """theta^t from a server state returned by the process."""
-  return [np.asarray(w) for w in state['global_weights']]
+  """theta^t of a process state (or of a backend's state dict)."""
+  if isinstance(state, dict):
+    return [np.asarray(w) for w in state['global_weights']]
+  return [np.asarray(w) for w in state.global_model_weights.trainable]

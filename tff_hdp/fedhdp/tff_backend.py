@@ -30,43 +30,25 @@ know how a round executes:
   the same structure for every backend (checkpoints store it as is).
 - `measurements`: the aggregator's, as Python floats.
 
-`TffBackend` runs `hdp_process.build_hdp_process` (TFF's IterativeProcess over
-the `HeterogeneousDPFactory` aggregator) on the current TFF context.
+`TffBackend` runs the package's `tff.learning.templates.LearningProcess`
+(`hdp_process.compose_fedhdp_process`, what `build_fedhdp_process` returns)
+and Ditto's personal step beside it on the current TFF context.
 """
 
 import collections
-import dataclasses
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
-import tensorflow as tf
+import tensorflow_federated as tff
 
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import hdp_process
 from tff_hdp import models
+from tff_hdp import templates
 
 
-@dataclasses.dataclass(frozen=True)
-class ClientSettings:
-  """What every client does in a round (Algorithm 2's ClientUpdate)."""
-
-  ditto_lambdas: tuple[float, ...]  # lambda of each group.
-  local_epochs: int
-  batch_size: int
-  learning_rate: float
-  personal_learning_rate: float
-  lr_decay_factor: float = 1.0
-  lr_decay_rounds: int = 50
-  ditto: bool = True
-  seed: int = 0
-
-  def process_kwargs(self) -> dict:
-    """The keyword arguments of `hdp_process.build_round_parts` (and of
-    `build_hdp_process`): everything but the batch size, which only the
-    backends use to batch data."""
-    kwargs = dataclasses.asdict(self)
-    del kwargs['batch_size']
-    return kwargs
+# The clients' settings belong to the process; the backends share them.
+ClientSettings = hdp_process.ClientSettings
 
 
 def to_numpy(structure: Any) -> Any:
@@ -80,39 +62,68 @@ def to_numpy(structure: Any) -> Any:
 
 
 class TffBackend:
-  """Runs each round as one call of the TFF iterative process."""
+  """Runs each round on TFF's runtime: the package's learning process
+  (`hdp_process.compose_fedhdp_process`) and, beside it, Ditto's personal
+  step (`hdp_process.build_ditto_step`)."""
 
   name = 'tff'
 
   def __init__(self, spec: models.ModelSpec,
                initial_weights: Sequence[np.ndarray],
                factory: hdp_factory.HeterogeneousDPFactory,
-               settings: ClientSettings):
+               settings: ClientSettings,
+               privacy: Optional[templates.RoundPrivacy] = None):
     self._spec = spec
     self._settings = settings
-    self._process = hdp_process.build_hdp_process(
-        spec,
-        initial_weights,
-        factory,
-        **settings.process_kwargs())
+    self._process = hdp_process.compose_fedhdp_process(
+        spec, initial_weights, factory, settings,
+        privacy or templates.RoundPrivacy('client-level', {}, delta=1e-5))
+    self._ditto_step = (hdp_process.build_ditto_step(spec, self._process,
+                                                     settings)
+                        if settings.ditto else None)
 
   @property
-  def process(self):
+  def process(self) -> templates.PrivateLearningProcess:
     return self._process
 
   def initialize(self):
-    return to_numpy(self._process.initialize())
+    return from_learning_state(self._process.initialize())
 
   def next(self, state, client_data, personal_weights, client_info):
-    datasets = [
-        tf.data.Dataset.from_tensor_slices(
-            (np.asarray(x, np.float32), np.asarray(y, np.int32))).batch(
-                self._settings.batch_size) for x, y in client_data
+    clients = [
+        hdp_process.client_element(x, y, group=info['group'],
+                                   client_id=info['client_id'],
+                                   batch_size=self._settings.batch_size)
+        for (x, y), info in zip(client_data, client_info)
     ]
-    state, personal, measurements = self._process.next(
-        state, datasets, list(personal_weights), list(client_info))
-    return (to_numpy(state), [[np.asarray(w) for w in p] for p in personal],
+    learning_state = to_learning_state(state)
+    personal = list(personal_weights)
+    if self._ditto_step is not None and clients:
+      personal = [[np.asarray(w) for w in p]
+                  for p in self._ditto_step(learning_state, clients, personal)]
+    output = self._process.next(learning_state, clients)
+    measurements = output.metrics['aggregator']
+    return (from_learning_state(output.state), personal,
             {k: float(v) for k, v in measurements.items()})
+
+
+def to_learning_state(state) -> tff.learning.templates.LearningAlgorithmState:
+  """A backend state as the learning process's state."""
+  return tff.learning.templates.LearningAlgorithmState(
+      global_model_weights=tff.learning.models.ModelWeights(
+          trainable=list(state['global_weights']), non_trainable=[]),
+      distributor=(),
+      client_work=np.int32(state['round_num']),
+      aggregator=state['aggregator'],
+      finalizer=())
+
+
+def from_learning_state(state) -> collections.OrderedDict:
+  """The learning process's state as a backend state (numpy)."""
+  return to_numpy(collections.OrderedDict(
+      global_weights=list(state.global_model_weights.trainable),
+      round_num=state.client_work,
+      aggregator=state.aggregator))
 
 
 def global_weights(state) -> list[np.ndarray]:

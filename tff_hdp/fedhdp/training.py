@@ -43,6 +43,7 @@ from tff_hdp.privacy import canary_audit
 from tff_hdp import checkpoint
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import evaluation
+from tff_hdp.data import client_data as client_data_lib
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
@@ -58,7 +59,7 @@ def _shuffled(x, y, rng):
 
 
 def build_backend(name: str, spec, initial_weights, factory, settings,
-                  workers=()):
+                  workers=(), privacy=None):
   """The round backend called `name` (see `tff_backend` for the interface).
 
   With `workers` (host:port of running TFF workers), the TFF backend spreads
@@ -69,7 +70,8 @@ def build_backend(name: str, spec, initial_weights, factory, settings,
     return distributed.DistributedTffBackend(spec, initial_weights, factory,
                                              settings, list(workers))
   if name == 'tff':
-    return tff_backend.TffBackend(spec, initial_weights, factory, settings)
+    return tff_backend.TffBackend(spec, initial_weights, factory, settings,
+                                  privacy)
   if name == 'vectorized':
     from tff_hdp.fedhdp import vectorized_backend  # pylint: disable=g-import-not-at-top
     return vectorized_backend.VectorizedBackend(spec, initial_weights, factory,
@@ -107,7 +109,8 @@ def train(config: config_lib.TrainingConfig,
 
   Args:
     config: The run's hyperparameters.
-    data: The federated dataset.
+    data: The federated dataset: a `FederatedData`, or a TFF `ClientData`
+      (clients in `client_ids` order, `client_data.to_federated_data`).
     summary_writer: Optional TensorBoard writer for per-round scalars.
     progress: Show a progress bar over rounds (tqdm, on stderr).
     on_round: Called as on_round(round, history_entry) after each round.
@@ -133,6 +136,7 @@ def train(config: config_lib.TrainingConfig,
      'wall_clock_seconds'}.
   """
   start = time.time()
+  data = client_data_lib.as_federated_data(data)
   setup = config_lib.resolve(config, data)
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   if audit is not None:  # A bad observer/statistic pair fails before work.

@@ -79,30 +79,12 @@ from tff_hdp.fedhdp import tff_backend
 
 
 def _validate(spec, initial_weights, factory, settings):
-  """The checks of `hdp_process.build_hdp_process`, plus shapes."""
-  if settings.local_epochs < 1:
-    raise ValueError(f'local_epochs must be >= 1, got {settings.local_epochs}')
-  if settings.batch_size < 1:
-    raise ValueError(f'batch_size must be >= 1, got {settings.batch_size}')
-  if not settings.learning_rate > 0:
-    raise ValueError(
-        f'learning_rate must be > 0, got {settings.learning_rate}')
-  if not settings.personal_learning_rate >= 0:
-    raise ValueError('personal_learning_rate must be >= 0, got '
-                     f'{settings.personal_learning_rate}')
-  if any(not lam >= 0 for lam in settings.ditto_lambdas):
-    raise ValueError(
-        f'ditto lambdas must be >= 0, got {list(settings.ditto_lambdas)}')
+  """`ClientSettings.validate`, plus lambdas per group and shapes."""
+  settings.validate()
   if len(settings.ditto_lambdas) != len(factory.groups):
     raise ValueError(f'ditto_lambdas must give one lambda per privacy group '
                      f'({len(factory.groups)}), got '
                      f'{len(settings.ditto_lambdas)}')
-  if not 0 < settings.lr_decay_factor <= 1:
-    raise ValueError('lr_decay_factor must be in (0, 1], got '
-                     f'{settings.lr_decay_factor}')
-  if settings.lr_decay_rounds < 1:
-    raise ValueError(
-        f'lr_decay_rounds must be >= 1, got {settings.lr_decay_rounds}')
   shapes = [tuple(np.shape(w)) for w in initial_weights]
   if shapes != [tuple(s) for s in spec.shapes]:
     raise ValueError(f'initial_weights must have the shapes {spec.shapes} of '

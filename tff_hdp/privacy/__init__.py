@@ -16,4 +16,24 @@
 TensorFlow-free: `accounting` computes epsilon from noise multipliers and
 sampling rates (and the inverse) with the RDP accountant, and keeps the ledger
 a resumed run continues.
+
+Public API (docs/api.md): `compute_epsilon`, `noise_multiplier_for_epsilon`,
+`PrivacyLedger`.
 """
+
+import importlib
+
+# The public API (the rest may change): imported when first used, so that
+# importing the package stays TensorFlow-free for the binaries' flag checks.
+_PUBLIC = {
+    'compute_epsilon': 'tff_hdp.privacy.accounting',
+    'noise_multiplier_for_epsilon': 'tff_hdp.privacy.accounting',
+    'PrivacyLedger': 'tff_hdp.privacy.accounting',
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+  if name in _PUBLIC:
+    return getattr(importlib.import_module(_PUBLIC[name]), name)
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -253,7 +253,7 @@ def check_row_weight_type(weight_type, num_clients: int):
         'NoiseAwareAggregationFactory needs each client\'s weight to be its '
         f'row index, an integer in [0, {num_clients}) unique per client (a '
         f'scalar int32 or int64), got weight type {weight_type}; build the '
-        'round with tff_hdp.robust_hdp.process.build_process, which passes '
+        'round with tff_hdp.robust_hdp.build_robust_hdp_process, which passes '
         'it: TFF\'s stock build_weighted_fed_avg / build_unweighted_fed_avg '
         'pass a float weight (1.0 or the example count) and cannot carry it')
   return as_type

@@ -11,33 +11,49 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""One round of paper 003's Algorithm 1 as a `tff.templates.IterativeProcess`.
+"""Paper 003's Algorithm 1 as a `tff.learning.templates.LearningProcess`.
 
-  next(state, client_data, client_info) -> (state, measurements)
+    process = build_robust_hdp_process(model, epsilons=..., batch_sizes=...,
+                                       num_examples=..., rounds=...)
+    output = process.next(state, clients)   # every client, `client_element`s
+    process.epsilon(output.state)           # each client's epsilon so far
 
-Every client runs DP-SGD (`dp_sgd.client_update`) from the broadcast model
-with its own batch size b_i and noise multiplier z_i, both from its
-CLIENTS-placed `client_info` (a client knows its own privacy parameters; the
-server never sees them); the aggregation is a `tff.aggregators` factory
-(`aggregator.NoiseAwareAggregationFactory`) passed in, one per rule. A
+Composed from TFF's templates: a broadcast of theta^e, the client work (each
+client runs DP-SGD, `dp_sgd.client_update`, from the broadcast model with its
+own batch size b_i and noise multiplier z_i, both in its CLIENTS-placed info:
+a client knows its own privacy parameters, the server never sees them), the
+rule's aggregation (`aggregator.NoiseAwareAggregationFactory`; a client's
+update weight is its row index) and theta^{e+1} = theta^e + Delta^e. A
 client's DP-SGD key is (seed, round, client index), so every rule of one
 comparison trains on the same batches and noise draws.
 
-`client_data` holds one element per client: all its examples, (x [N_i, ...],
-y [N_i]); DP-SGD samples its batches itself (Poisson by default).
+A client's data is one element: all its examples, (x [N_i, ...], y [N_i]);
+DP-SGD samples its batches itself (Poisson by default). Every client takes
+part in every round (paper 003), so each client's epsilon is that of its
+DP-SGD steps: E_i = K ceil(N_i / b_i) Poisson-subsampled Gaussian steps of
+rate b_i / N_i and multiplier z_i per round, at the example level of its own
+data (`process.epsilon`).
+
+`TffRunner` (the driver's TFF backend) and `DirectRunner` (the same round in
+plain TensorFlow) run it with the driver's state dict.
 """
 
 import collections
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
-from tff_hdp.robust_hdp import dp_sgd
+from tff_hdp import templates
+from tff_hdp.data import client_data
+from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
+from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import dp_sgd
+from tff_hdp.robust_hdp import privacy_preferences
 
 CLIENT_INFO_TYPE = tff.types.to_type(
     collections.OrderedDict(index=np.int32, batch_size=np.int32,
@@ -45,13 +61,33 @@ CLIENT_INFO_TYPE = tff.types.to_type(
 
 
 def weights_type(spec: models.ModelSpec):
-  return tff.types.to_type([(np.float32, s) for s in spec.shapes])
+  return templates.weights_type(spec.shapes)
 
 
 def dataset_type(spec: models.ModelSpec) -> tff.SequenceType:
   return tff.SequenceType((tff.TensorType(np.float32,
                                           (None,) + spec.input_shape),
                            tff.TensorType(np.int32, (None,))))
+
+
+def client_data_type(spec: models.ModelSpec) -> tff.SequenceType:
+  """A client as the learning process takes it: one element holding all its
+  examples and its info (index, b_i, z_i). One sequence, as TFF's client work
+  and program data sources take (`client_element` makes it)."""
+  return tff.SequenceType(collections.OrderedDict(
+      x=tff.TensorType(np.float32, (None,) + spec.input_shape),
+      y=tff.TensorType(np.int32, (None,)),
+      index=np.int32, batch_size=np.int32, noise_multiplier=np.float32))
+
+
+def client_element(x: np.ndarray, y: np.ndarray, *, index: int,
+                   batch_size: int, noise_multiplier: Optional[float]
+                   ) -> tf.data.Dataset:
+  """One client as the learning process takes it (`client_data_type`)."""
+  return tf.data.Dataset.from_tensors(collections.OrderedDict(
+      x=np.asarray(x, np.float32), y=np.asarray(y, np.int32),
+      index=np.int32(index), batch_size=np.int32(batch_size),
+      noise_multiplier=np.float32(noise_multiplier or 0.0)))
 
 
 class RoundParts(NamedTuple):
@@ -127,42 +163,230 @@ def build_round_parts(spec: models.ModelSpec,
                     server_apply, aggregation, aggregator)
 
 
-def build_process(spec: models.ModelSpec,
-                  initial_weights,
-                  aggregator: aggregator_lib.NoiseAwareAggregationFactory,
-                  *,
-                  settings: dp_sgd.DpSgdSettings,
-                  private: bool = True,
-                  seed: int = 0) -> tff.templates.IterativeProcess:
-  """Builds the Robust-HDP (or baseline) training process.
+def build_client_work(spec: models.ModelSpec, *,
+                      settings: dp_sgd.DpSgdSettings, private: bool = True,
+                      seed: int = 0) -> tff.learning.templates.ClientWorkProcess:
+  """Each client's DP-SGD round as TFF client work: the update is Delta_i,
+  its weight the client's row index; the state is the round number."""
+  dp_sgd.check_settings(settings)
+  model_type = templates.model_weights_type(spec)
+  data_type = client_data_type(spec)
+
+  @tff.tensorflow.computation(np.int32)
+  def round_key(round_num):
+    return tf.stack([tf.constant(seed, tf.int32), round_num])
+
+  @tff.tensorflow.computation(model_type, data_type, round_key.type_signature.result)
+  def work(weights, client, key):
+    info = client.get_single_element()
+    x, y = info['x'], info['y']
+    delta = client_step(spec, weights.trainable, x, y, info, key,
+                        settings=settings, private=private)
+    return tff.learning.templates.ClientResult(update=delta,
+                                               update_weight=info['index'])
+
+  @tff.tensorflow.computation(np.int32)
+  def advance(round_num):
+    return round_num + 1
+
+  @tff.federated_computation
+  def init_fn():
+    return tff.federated_value(np.int32(0), tff.SERVER)
+
+  @tff.federated_computation(init_fn.type_signature.result,
+                             tff.FederatedType(model_type, tff.CLIENTS),
+                             tff.FederatedType(data_type, tff.CLIENTS))
+  def next_fn(state, weights, clients):
+    key = tff.federated_broadcast(tff.federated_map(round_key, state))
+    return tff.templates.MeasuredProcessOutput(
+        state=tff.federated_map(advance, state),
+        result=tff.federated_map(work, (weights, clients, key)),
+        measurements=tff.federated_value(
+            collections.OrderedDict(train=collections.OrderedDict()),
+            tff.SERVER))
+
+  return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
+
+
+def compose_robust_hdp_process(
+    spec: models.ModelSpec, initial_weights,
+    aggregator: aggregator_lib.NoiseAwareAggregationFactory, *,
+    settings: dp_sgd.DpSgdSettings, private: bool = True, seed: int = 0,
+    privacy: Optional[templates.RoundPrivacy] = None
+) -> templates.PrivateLearningProcess:
+  """The learning process of one rule (what the driver's TFF backend and
+  `build_robust_hdp_process` both run)."""
+  if not isinstance(aggregator, aggregator_lib.NoiseAwareAggregationFactory):
+    raise TypeError('aggregator must be a tff_hdp.robust_hdp.aggregator.'
+                    'NoiseAwareAggregationFactory, got '
+                    f'{type(aggregator).__name__}')
+  model_type = templates.model_weights_type(spec)
+  process = tff.learning.templates.compose_learning_process(
+      templates.initial_model_weights(initial_weights),
+      tff.learning.templates.build_broadcast_process(model_type),
+      build_client_work(spec, settings=settings, private=private, seed=seed),
+      aggregator.create(model_type.trainable, tff.TensorType(np.int32)),
+      templates.build_apply_delta_finalizer(model_type))
+  return templates.PrivateLearningProcess.wrapping(
+      process,
+      privacy=privacy or templates.RoundPrivacy('example-level', {},
+                                                delta=1e-5),
+      round_num=templates.client_work_round)
+
+
+def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
+                       *, local_epochs: int, delta: float,
+                       accountant: str = 'rdp', poisson: bool = True
+                       ) -> templates.RoundPrivacy:
+  """Each private client's example-level accounting: per round, E_i DP-SGD
+  steps of rate b_i / N_i and multiplier z_i, on the calibration's orders.
+  Fixed-size shuffled batches (poisson=False) are accounted as Poisson, an
+  approximation, not a bound."""
+  return templates.RoundPrivacy(
+      level='example-level',
+      mechanisms={f'client_{i}': (c.sampling_rate, c.noise_multiplier,
+                                  dp_sgd.steps_per_round(
+                                      c.num_examples, c.batch_size,
+                                      local_epochs))
+                  for i, c in enumerate(clients)
+                  if c.noise_multiplier is not None},
+      delta=delta, accountant=accountant, is_bound=poisson,
+      orders=privacy_preferences.ORDERS)
+
+
+def client_privacy(config: config_lib.RobustHdpConfig, num_examples
+                  ) -> list[privacy_preferences.ClientPrivacy]:
+  """Each client's calibrated DP-SGD parameters under `config.algorithm`."""
+  private = config.algorithm != 'non_private'
+  return privacy_preferences.calibrate(
+      list(config.epsilons) if private else [None] * len(config.epsilons),
+      config.batch_sizes, num_examples, rounds=config.rounds,
+      local_epochs=config.local_epochs, delta=config.delta,
+      epsilon_floor=(min(config.epsilons)
+                     if config.algorithm == 'min_epsilon' else None),
+      accountant=config.accountant)
+
+
+def true_variances(config: config_lib.RobustHdpConfig, clients,
+                   num_parameters: int) -> list[float]:
+  """sigma_i^2 of eq. (7) (with eq. (3)'s noise term) of every client."""
+  return [
+      aggregation_rules.dp_sgd_noise_variance(
+          c.noise_multiplier, c.batch_size, c.num_examples,
+          config.local_epochs, config.clip, config.learning_rate,
+          num_parameters) for c in clients
+  ]
+
+
+def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
+                    ) -> aggregator_lib.NoiseAwareAggregationFactory:
+  """The rule's factory, told only what that rule's server knows."""
+  n = len(clients)
+  kwargs = {}
+  if config.algorithm in aggregation_rules.FIXED_WEIGHT_RULES:
+    kwargs['fixed_weights'] = aggregation_rules.fixed_weights(
+        config.algorithm, epsilons=config.epsilons,
+        num_examples=[c.num_examples for c in clients], variances=variances)
+  if config.algorithm == 'pfa':
+    kwargs['epsilons'] = config.epsilons
+    kwargs['pfa_rank'] = config.pfa_rank
+  if config.algorithm == 'robust_hdp':
+    kwargs.update(first_round_only=config.first_round_only,
+                  block_rows=config.block_rows,
+                  rpca_max_iterations=config.rpca_max_iterations,
+                  rpca_method=config.rpca_method)
+  return aggregator_lib.NoiseAwareAggregationFactory(config.algorithm, n,
+                                                     **kwargs)
+
+
+def build_robust_hdp_process(
+    model,
+    *,
+    epsilons: Sequence[Optional[float]],
+    batch_sizes: Sequence[int],
+    num_examples: Sequence[int],
+    rounds: int,
+    rule: str = 'robust_hdp',
+    local_epochs: int = 1,
+    learning_rate: float = 0.1,
+    clip: float = 3.0,
+    poisson: bool = True,
+    delta: float = 1e-4,
+    accountant: str = 'rdp',
+    rpca_method: str = 'admm',
+    seed: int = 0) -> templates.PrivateLearningProcess:
+  """Robust-HDP (or a baseline rule of paper 003) as a `LearningProcess`.
+
+  Defaults are paper 003's code's. Every client calibrates its own DP-SGD
+  noise z_i so that `rounds` rounds spend exactly epsilon_i
+  (`privacy_preferences.calibrate`); the server's rule sees only the
+  updates (Robust-HDP) or the side information the baseline is allowed.
 
   Args:
-    spec: The model.
-    initial_weights: theta^0.
-    aggregator: The rule's factory; a client's weight is its index.
-    settings: DP-SGD's c, eta_l, K and batch sampling.
-    private: False trains every client with plain SGD (no clip, no noise).
-    seed: Seed of every client's batches and noise.
+    model: A `tff.learning.models.FunctionalModel` or a
+      `tff_hdp.models.ModelSpec`; theta^0 is its initial weights.
+    epsilons: epsilon_i per client (client i is row i); None: non-private.
+    batch_sizes: b_i per client.
+    num_examples: N_i per client (its dataset's size).
+    rounds: E, the rounds the epsilons are calibrated for.
+    rule: One of `config.RULES`.
+    local_epochs, learning_rate, clip: DP-SGD's K, eta_l and c.
+    poisson: Poisson-sampled batches (the accounting's bound) or shuffled
+      fixed-size ones (accounted as Poisson, not a bound).
+    delta: Each client's delta.
+    accountant: 'rdp' (the paper's) or 'pld'.
+    rpca_method: Robust PCA's solver, 'admm' or 'ialm'.
+    seed: Seed of theta^0 (package models) and every client's batches and
+      noise.
+
+  Returns:
+    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes every
+    client as `client_element(x, y, index=i, batch_size=b_i,
+    noise_multiplier=z_i)`; `process.clients` holds each client's
+    calibration (`privacy_preferences.ClientPrivacy`).
   """
-  parts = build_round_parts(spec, initial_weights, aggregator,
-                            settings=settings, private=private, seed=seed)
-  aggregation = parts.aggregation
+  spec = models.as_model_spec(model)
+  config = config_lib.RobustHdpConfig(
+      algorithm=rule, epsilons=tuple(epsilons),
+      batch_sizes=tuple(int(b) for b in batch_sizes), rounds=rounds,
+      local_epochs=local_epochs, learning_rate=learning_rate, clip=clip,
+      delta=delta, accountant=accountant, poisson=poisson,
+      rpca_method=rpca_method, seed=seed)
+  config.check()
+  if len(num_examples) != len(config.epsilons):
+    raise ValueError(f'num_examples must give one N_i per client '
+                     f'({len(config.epsilons)}), got {len(num_examples)}')
+  clients = client_privacy(config, [int(n) for n in num_examples])
+  factory = build_aggregator(
+      config, clients, true_variances(config, clients, spec.num_parameters))
+  settings = dp_sgd.DpSgdSettings(clip=clip, learning_rate=learning_rate,
+                                  local_epochs=local_epochs, poisson=poisson)
+  process = compose_robust_hdp_process(
+      spec, spec.init(seed), factory, settings=settings,
+      private=rule != 'non_private', seed=seed,
+      privacy=robust_hdp_privacy(clients, local_epochs=local_epochs,
+                                 delta=delta, accountant=accountant,
+                                 poisson=poisson))
+  process.clients = clients
+  return process
 
-  @tff.federated_computation(
-      tff.FederatedType(parts.state_type, tff.SERVER),
-      tff.FederatedType(dataset_type(spec), tff.CLIENTS),
-      tff.FederatedType(CLIENT_INFO_TYPE, tff.CLIENTS))
-  def next_fn(state, client_data, client_info):
-    message = tff.federated_broadcast(
-        tff.federated_map(parts.server_message, state))
-    deltas = tff.federated_map(parts.client_fn,
-                               (client_data, client_info, message))
-    aggregate = aggregation.next(state.aggregator, deltas, client_info.index)
-    new_state = tff.federated_map(
-        parts.server_apply, (state, aggregate.result, aggregate.state))
-    return new_state, aggregate.measurements
 
-  return tff.templates.IterativeProcess(parts.initialize, next_fn)
+def build_data_source(process: templates.PrivateLearningProcess, data
+                      ) -> client_data.PoissonClientSource:
+  """Every client, every round (paper 003), for TFF programs: `data` is a
+  `FederatedData` or a `ClientData` (clients in `client_ids` order, row i
+  of the process's epsilons)."""
+  data = client_data.as_federated_data(data)
+  if data.num_clients != len(process.clients):
+    raise ValueError(f'the data has {data.num_clients} clients, the process '
+                     f'{len(process.clients)}')
+  elements = [client_element(x, y, index=i, batch_size=c.batch_size,
+                             noise_multiplier=c.noise_multiplier)
+              for i, ((x, y), c) in enumerate(zip(data.train,
+                                                  process.clients))]
+  return client_data.PoissonClientSource(
+      data.num_clients, 1.0, lambda cohort, rng: [elements[i] for i in cohort],
+      process.next.type_signature.parameter[1])
 
 
 def client_step(spec: models.ModelSpec, weights, x, y, info, round_key, *,
@@ -192,10 +416,53 @@ def _client_function(spec: models.ModelSpec, settings: dp_sgd.DpSgdSettings,
       reduce_retracing=True, autograph=False)
 
 
-class DirectRunner:
-  """The round of `build_process` in plain TensorFlow, without TFF's runtime.
+class TffRunner:
+  """The learning process (`compose_robust_hdp_process`) with the driver's
+  interface: `initialize()` and `next(state, client_data, client_info)` ->
+  (state, measurements) on the driver's state dict."""
 
-  Same arguments as `build_process`; `initialize()` and `next(state,
+  def __init__(self, spec: models.ModelSpec, initial_weights, aggregator, *,
+               settings: dp_sgd.DpSgdSettings, private: bool = True,
+               seed: int = 0):
+    self.process = compose_robust_hdp_process(
+        spec, initial_weights, aggregator, settings=settings,
+        private=private, seed=seed)
+
+  def initialize(self):
+    return _from_learning_state(self.process.initialize())
+
+  def next(self, state, client_data, client_info):
+    clients = []
+    for data, info in zip(client_data, client_info):
+      if isinstance(data, tf.data.Dataset):
+        data = data.get_single_element()
+      clients.append(client_element(
+          *data, index=info['index'], batch_size=info['batch_size'],
+          noise_multiplier=info['noise_multiplier']))
+    output = self.process.next(_to_learning_state(state), clients)
+    return (_from_learning_state(output.state),
+            tf.nest.map_structure(np.asarray, output.metrics['aggregator']))
+
+
+def _to_learning_state(state) -> tff.learning.templates.LearningAlgorithmState:
+  return tff.learning.templates.LearningAlgorithmState(
+      global_model_weights=tff.learning.models.ModelWeights(
+          trainable=list(state['global_weights']), non_trainable=[]),
+      distributor=(), client_work=np.int32(state['round_num']),
+      aggregator=state['aggregator'], finalizer=())
+
+
+def _from_learning_state(state) -> collections.OrderedDict:
+  return tf.nest.map_structure(np.asarray, collections.OrderedDict(
+      global_weights=list(state.global_model_weights.trainable),
+      round_num=state.client_work, aggregator=state.aggregator))
+
+
+class DirectRunner:
+  """The round of the learning process in plain TensorFlow, without TFF's
+  runtime.
+
+  Same arguments as `TffRunner`; `initialize()` and `next(state,
   client_data, client_info)` behave as the process's (the client data may
   also be (x, y) array pairs).
   """
@@ -252,8 +519,10 @@ class DirectRunner:
 
 
 def global_weights(state) -> list[np.ndarray]:
-  """theta^e from a server state returned by the process."""
-  return [np.asarray(w) for w in state['global_weights']]
+  """theta^e of a process state (or of a runner's state dict)."""
+  if isinstance(state, dict):
+    return [np.asarray(w) for w in state['global_weights']]
+  return [np.asarray(w) for w in state.global_model_weights.trainable]
 
 
 def client_dataset(x: np.ndarray, y: np.ndarray) -> tf.data.Dataset:

@@ -36,6 +36,7 @@ import tensorflow as tf
 
 from tff_hdp import checkpoint
 from tff_hdp import models
+from tff_hdp.data import client_data as client_data_lib
 from tff_hdp.data import federated_data
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
@@ -43,51 +44,6 @@ from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import process as process_lib
-
-
-def client_privacy(config: config_lib.RobustHdpConfig, num_examples
-                  ) -> list[privacy_preferences.ClientPrivacy]:
-  """Each client's calibrated DP-SGD parameters under `config.algorithm`."""
-  private = config.algorithm != 'non_private'
-  return privacy_preferences.calibrate(
-      list(config.epsilons) if private else [None] * len(config.epsilons),
-      config.batch_sizes, num_examples, rounds=config.rounds,
-      local_epochs=config.local_epochs, delta=config.delta,
-      epsilon_floor=(min(config.epsilons)
-                     if config.algorithm == 'min_epsilon' else None),
-      accountant=config.accountant)
-
-
-def true_variances(config: config_lib.RobustHdpConfig, clients,
-                   num_parameters: int) -> list[float]:
-  """sigma_i^2 of eq. (7) (with eq. (3)'s noise term) of every client."""
-  return [
-      aggregation_rules.dp_sgd_noise_variance(
-          c.noise_multiplier, c.batch_size, c.num_examples,
-          config.local_epochs, config.clip, config.learning_rate,
-          num_parameters) for c in clients
-  ]
-
-
-def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
-                    ) -> aggregator_lib.NoiseAwareAggregationFactory:
-  """The rule's factory, told only what that rule's server knows."""
-  n = len(clients)
-  kwargs = {}
-  if config.algorithm in aggregation_rules.FIXED_WEIGHT_RULES:
-    kwargs['fixed_weights'] = aggregation_rules.fixed_weights(
-        config.algorithm, epsilons=config.epsilons,
-        num_examples=[c.num_examples for c in clients], variances=variances)
-  if config.algorithm == 'pfa':
-    kwargs['epsilons'] = config.epsilons
-    kwargs['pfa_rank'] = config.pfa_rank
-  if config.algorithm == 'robust_hdp':
-    kwargs.update(first_round_only=config.first_round_only,
-                  block_rows=config.block_rows,
-                  rpca_max_iterations=config.rpca_max_iterations,
-                  rpca_method=config.rpca_method)
-  return aggregator_lib.NoiseAwareAggregationFactory(config.algorithm, n,
-                                                     **kwargs)
 
 
 def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
@@ -106,8 +62,8 @@ def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
     return distributed.DistributedRunner(spec, spec.init(config.seed),
                                          factory, workers=config.tff_workers,
                                          **kwargs)
-  return process_lib.build_process(spec, spec.init(config.seed), factory,
-                                   **kwargs)
+  return process_lib.TffRunner(spec, spec.init(config.seed), factory,
+                               **kwargs)
 
 
 def local_accuracies(spec: models.ModelSpec, weights,
@@ -129,7 +85,8 @@ def train(config: config_lib.RobustHdpConfig,
 
   Args:
     config: The run.
-    data: The clients (one per epsilon of the config).
+    data: The clients (one per epsilon of the config, in order): a
+      `FederatedData`, or a TFF `ClientData` (`client_ids` order).
     summary_writer: Optional TensorBoard writer for per-round scalars.
     progress: Show a progress bar (tqdm, on stderr).
     on_round: Called as on_round(round, history_entry) after each round.
@@ -139,15 +96,17 @@ def train(config: config_lib.RobustHdpConfig,
     checkpoint_every: See `checkpoint_dir`.
   """
   config.check()
+  data = client_data_lib.as_federated_data(data)
   if data.num_clients != len(config.epsilons):
     raise ValueError(f'the data has {data.num_clients} clients but the '
                      f'privacy distribution {len(config.epsilons)}')
   start = time.time()
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   p = spec.num_parameters
-  clients = client_privacy(config, [len(y) for _, y in data.train])
-  variances = true_variances(config, clients, p)
-  factory = build_aggregator(config, clients, variances)
+  clients = process_lib.client_privacy(config,
+                                       [len(y) for _, y in data.train])
+  variances = process_lib.true_variances(config, clients, p)
+  factory = process_lib.build_aggregator(config, clients, variances)
   settings = dp_sgd.DpSgdSettings(clip=config.clip,
                                   learning_rate=config.learning_rate,
                                   local_epochs=config.local_epochs,

@@ -1,0 +1,313 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The public API (docs/api.md) of FedHDP and Robust-HDP, as a TFF user runs it.
+
+A user's Keras model (through `functional_model_from_keras`) trains to the
+same weights as the package's own model; `ClientData` input is the
+package's data; the processes keep TFF's `LearningProcess` contract and run
+under `tff.learning.programs.train_model`; `process.epsilon` equals
+`tff_hdp.privacy.accounting` called directly. UDP-Alg's are in
+tests/udp/test_learning_process.py.
+"""
+
+import asyncio
+import collections
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_federated as tff
+
+from tff_hdp import models
+from tff_hdp import templates
+from tff_hdp.data import client_data
+from tff_hdp.fedhdp import config as fedhdp_config
+from tff_hdp.fedhdp import training as fedhdp_training
+from tff_hdp.privacy import accounting
+from tff_hdp.robust_hdp import privacy_preferences
+import tff_hdp.fedhdp
+import tff_hdp.robust_hdp
+
+SHAPE = (8, 8)
+PACKAGE = models.fc_model(SHAPE, 10, hidden=16)
+NUM_CLIENTS = 6
+
+
+def _keras_functional(weights):
+  """The user's model: Keras layers equal to PACKAGE, with its weights."""
+  keras_model = tf.keras.Sequential([
+      tf.keras.layers.InputLayer(SHAPE), tf.keras.layers.Flatten(),
+      tf.keras.layers.Dense(16, activation='relu'),
+      tf.keras.layers.Dense(10)])
+  keras_model.set_weights(weights)
+  return tff.learning.models.functional_model_from_keras(
+      keras_model,
+      tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+      (tf.TensorSpec((None,) + SHAPE, tf.float32),
+       tf.TensorSpec((None,), tf.int32)))
+
+
+def _client_data():
+  rng = np.random.default_rng(3)
+  return tff.simulation.datasets.TestClientData({
+      f'user_{i}': collections.OrderedDict(
+          x=rng.random((10 + i,) + SHAPE).astype(np.float32),
+          y=rng.integers(0, 10, 10 + i).astype(np.int32))
+      for i in range(NUM_CLIENTS)})
+
+
+def _fedhdp(model, **kwargs):
+  settings = dict(privacy_levels=[0, 0, None, 0, None, 0],
+                  noise_multipliers=(0.25,), sampling_rate=0.5,
+                  local_epochs=1, batch_size=4, seed=1)
+  settings.update(kwargs)
+  return tff_hdp.fedhdp.build_fedhdp_process(model, **settings)
+
+
+def _robust(model, rule='robust_hdp'):
+  sizes = [10 + i for i in range(NUM_CLIENTS)]
+  return tff_hdp.robust_hdp.build_robust_hdp_process(
+      model, epsilons=[2.0, 4.0, 8.0, 2.0, 4.0, 8.0],
+      batch_sizes=[4] * NUM_CLIENTS, num_examples=sizes, rounds=5, rule=rule,
+      rpca_method='ialm', seed=1)
+
+
+def _run(process, source, rounds):
+  state = process.initialize()
+  iterator = source.iterator()
+  for _ in range(rounds):
+    state = process.next(state, iterator.select()).state
+  return state
+
+
+def _build(system, model):
+  if system == 'fedhdp':
+    return _fedhdp(model)
+  return _robust(model)
+
+
+def _source(system, process, data):
+  module = tff_hdp.fedhdp if system == 'fedhdp' else tff_hdp.robust_hdp
+  return module.build_data_source(process, data)
+
+
+@pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
+def test_keras_model_trains_as_the_package_model(tff_runtime, system):
+  del tff_runtime
+  weights = PACKAGE.init(0)
+  data = _client_data()
+  spec = models.as_model_spec(_keras_functional(weights))
+  mine = _build(system, spec)
+  ours = _build(system, models.ModelSpec(
+      name=PACKAGE.name, input_shape=PACKAGE.input_shape,
+      num_classes=PACKAGE.num_classes, shapes=PACKAGE.shapes,
+      forward=PACKAGE.forward, initial_weights=tuple(weights)))
+  a = _run(mine, _source(system, mine, data), 2)
+  b = _run(ours, _source(system, ours, data), 2)
+  for x, y, w0 in zip(mine.get_model_weights(a).trainable,
+                      ours.get_model_weights(b).trainable, weights):
+    np.testing.assert_allclose(x, y, atol=1e-6)
+    assert not np.allclose(x, w0)  # Two rounds moved the model.
+
+
+@pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
+def test_client_data_is_the_package_data(tff_runtime, system):
+  del tff_runtime
+  cd = _client_data()
+  data = client_data.to_federated_data(cd)
+  for c, (x, y) in zip(cd.client_ids, data.train):
+    element = list(cd.create_tf_dataset_for_client(c).as_numpy_iterator())
+    np.testing.assert_array_equal(x, np.stack([e['x'] for e in element]))
+    np.testing.assert_array_equal(y, np.stack([e['y'] for e in element]))
+  process = _build(system, PACKAGE)
+  a = _run(process, _source(system, process, cd), 2)
+  b = _run(process, _source(system, process, data), 2)
+  for x, y in zip(tff_hdp.fedhdp.global_weights(a),
+                  tff_hdp.fedhdp.global_weights(b)):
+    np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
+def test_learning_process_contract(tff_runtime, system):
+  del tff_runtime
+  process = _build(system, PACKAGE)
+  assert isinstance(process, tff.learning.templates.LearningProcess)
+  state = process.initialize()
+  weights = process.get_model_weights(state)
+  assert isinstance(weights, tff.learning.models.ModelWeights)
+  for w, w0 in zip(weights.trainable, PACKAGE.init(1)):
+    np.testing.assert_array_equal(w, w0)
+  moved = tff.learning.models.ModelWeights(
+      trainable=[w + 1.0 for w in weights.trainable], non_trainable=[])
+  state = process.set_model_weights(state, moved)
+  for w, w0 in zip(process.get_model_weights(state).trainable,
+                   moved.trainable):
+    np.testing.assert_array_equal(w, w0)
+  output = process.next(state, process_clients(system, process))
+  assert isinstance(output, tff.learning.templates.LearningProcessOutput)
+  assert process.round_num(output.state) == 1
+  assert list(output.metrics['client_work']['train']) == []
+
+
+def process_clients(system, process):
+  return _source(system, process, _client_data()).iterator().select()
+
+
+def test_fedhdp_epsilon_is_the_accountants(tff_runtime):
+  del tff_runtime
+  process = _fedhdp(PACKAGE, privacy_levels=[0, 1, None, 0, 1, 0],
+                    noise_multipliers=(0.25, 0.2))
+  state = _run(process, tff_hdp.fedhdp.build_data_source(
+      process, _client_data()), 3)
+  epsilon = process.epsilon(state)
+  z_effs = {g.name: g.effective_noise_multiplier for g in process.groups
+            if g.is_private}
+  assert set(epsilon) == {'private_1', 'private_2'}
+  for name, z in z_effs.items():
+    assert epsilon[name] == pytest.approx(
+        accounting.compute_epsilon(0.5, z, 3, 1e-4), rel=1e-12)
+  assert process.privacy.level == 'client-level' and process.privacy.is_bound
+  assert process.epsilon(process.initialize()) == {
+      'private_1': 0.0, 'private_2': 0.0}
+
+
+def test_robust_hdp_epsilon_is_each_clients_dp_sgd(tff_runtime):
+  del tff_runtime
+  process = _robust(PACKAGE)
+  state = _run(process, tff_hdp.robust_hdp.build_data_source(
+      process, _client_data()), 2)
+  epsilon = process.epsilon(state)
+  for i, c in enumerate(process.clients):
+    steps = 2 * -(-c.num_examples // c.batch_size)
+    assert epsilon[f'client_{i}'] == pytest.approx(
+        accounting.compute_epsilon(c.sampling_rate, c.noise_multiplier,
+                                   steps, 1e-4,
+                                   orders=privacy_preferences.ORDERS),
+        rel=1e-12)
+  # After the rounds it was calibrated for, each client spends its own
+  # epsilon_i (the calibration's tolerance).
+  full = process.privacy.ledger(5)
+  for i, c in enumerate(process.clients):
+    assert full.get_epsilon(f'client_{i}', 1e-4) == pytest.approx(
+        c.epsilon, rel=1e-3)
+
+
+class _MemoryState(tff.program.ProgramStateManager):
+  """Program state kept in memory (train_model saves it every round)."""
+
+  def __init__(self):
+    self.saved = {}
+
+  async def get_versions(self):
+    return sorted(self.saved) or None
+
+  async def load(self, version, structure):
+    return self.saved[version]
+
+  async def remove(self, version):
+    self.saved.pop(version, None)
+
+  async def save(self, program_state, version):
+    self.saved[version] = program_state
+
+
+@pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
+def test_train_model_runs_two_rounds(tff_runtime, system):
+  process = _build(system, PACKAGE)
+  source = _source(system, process, _client_data())
+  state_manager = _MemoryState()
+  tff_runtime.install_local_cpp_context(asynchronous=True)
+  try:
+    asyncio.run(tff.learning.programs.train_model(
+        train_process=process, train_data_source=source,
+        train_per_round_clients=None if system == 'fedhdp' else NUM_CLIENTS,
+        train_total_rounds=2, program_state_manager=state_manager,
+        model_output_manager=tff.program.MemoryReleaseManager(),
+        train_metrics_manager=tff.program.MemoryReleaseManager(),
+        evaluation_manager=None, evaluation_periodicity=1))
+  finally:
+    tff_runtime.install_local_cpp_context()
+  final = state_manager.saved[max(state_manager.saved)]
+  assert max(state_manager.saved) == 2
+  assert process.round_num(final.state) == 2
+
+
+def test_poisson_source_refuses_a_fixed_cohort(tff_runtime):
+  del tff_runtime
+  process = _fedhdp(PACKAGE)
+  iterator = tff_hdp.fedhdp.build_data_source(process,
+                                               _client_data()).iterator()
+  with pytest.raises(ValueError, match=r'draws Poisson cohorts at rate 0.5 '
+                     r'\(expected 3 of 6 clients\); select\(k\) takes '
+                     r'k=None or 3, got 4'):
+    iterator.select(4)
+
+
+def test_a_model_with_another_loss_is_refused():
+  keras_model = tf.keras.Sequential([
+      tf.keras.layers.InputLayer(SHAPE), tf.keras.layers.Flatten(),
+      tf.keras.layers.Dense(10, activation='softmax')])
+  model = tff.learning.models.functional_model_from_keras(
+      keras_model, tf.keras.losses.SparseCategoricalCrossentropy(),
+      (tf.TensorSpec((None,) + SHAPE, tf.float32),
+       tf.TensorSpec((None,), tf.int32)))
+  with pytest.raises(ValueError, match="the model's loss gives .* where "
+                     "tff_hdp's loss"):
+    models.as_model_spec(model)
+  with pytest.raises(TypeError, match='model must be a tff_hdp.models.'
+                     'ModelSpec or a tff.learning.models.FunctionalModel, got '
+                     'Sequential'):
+    tff_hdp.fedhdp.build_fedhdp_process(keras_model, privacy_levels=[0])
+
+
+def test_bad_privacy_levels_are_refused():
+  with pytest.raises(ValueError, match=r'privacy_levels must be None '
+                     r'\(opt-out\) or a level in \[0, 1\)'):
+    _fedhdp(PACKAGE, privacy_levels=[0, 1, None])
+
+
+def test_drivers_take_client_data():
+  cd = _client_data()
+  config = fedhdp_config.TrainingConfig(
+      rounds=2, clients_per_round=3, sampling_rate=0.5, local_epochs=1,
+      batch_size=4, noise_multiplier=0.25, optout_fraction=0.3,
+      eval_every=1, backend='vectorized')
+  a = fedhdp_training.train(config, cd)
+  b = fedhdp_training.train(config, client_data.to_federated_data(cd))
+  assert a['history'] == b['history'] and a['epsilon'] == b['epsilon']
+  assert a['history'][-1]['accuracy'] > 0
+  with pytest.raises(TypeError, match='data must be a tff_hdp FederatedData '
+                     'or a tff.simulation.datasets.ClientData, got dict'):
+    fedhdp_training.train(config, {})
+
+
+def test_in_client_order():
+  assert client_data.in_client_order(['a', 'b'], {'b': 2, 'a': 1},
+                                     'epsilons') == [1, 2]
+  with pytest.raises(ValueError, match="client 'b' has none"):
+    client_data.in_client_order(['a', 'b'], {'a': 1}, 'epsilons')
+  with pytest.raises(ValueError, match="names client 'c'"):
+    client_data.in_client_order(['a'], {'a': 1, 'c': 3}, 'epsilons')
+
+
+def test_public_names():
+  assert tff_hdp.fedhdp.__all__ == [
+      'build_data_source', 'build_fedhdp_process', 'client_element',
+      'global_weights']
+  assert tff_hdp.robust_hdp.__all__ == [
+      'build_data_source', 'build_robust_hdp_process', 'client_element',
+      'global_weights']
+  for name in tff_hdp.fedhdp.__all__ + tff_hdp.robust_hdp.__all__:
+    assert not name.startswith('_')
+  assert isinstance(_fedhdp(PACKAGE), templates.PrivateLearningProcess)

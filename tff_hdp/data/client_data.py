@@ -1,0 +1,213 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""TFF's data in, and the rounds' clients out (shared by the three systems).
+
+- `to_federated_data`: a `tff.simulation.datasets.ClientData` (each element
+  an (x, y) pair or a mapping with 'x' and 'y') as the package's
+  `FederatedData`, clients in `client_ids` order; `in_client_order` puts a
+  per-client mapping (a privacy level, (epsilon_i, b_i), a weight) in the
+  same order, refusing a client it does not cover.
+- `PoissonClientSource`: a `tff.program.FederatedDataSource` whose every
+  `select` draws a Poisson cohort (each client with probability q, from the
+  round's own generator, as the drivers do), for
+  `tff.learning.programs.train_model`. TFF's `DatasetDataSource` holds
+  tf.data datasets, which `train_model` cannot deep-copy (it copies the
+  iterator every round), and samples fixed cohorts, which the processes'
+  accounting does not cover; this source holds arrays and builds each
+  round's datasets when selected.
+"""
+
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+import tensorflow_federated as tff
+
+from tff_hdp.data import federated_data
+from tff_hdp.data import sampling
+
+
+def _arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
+  xs, ys = [], []
+  for element in dataset.as_numpy_iterator():
+    if isinstance(element, Mapping):
+      if not {'x', 'y'} <= set(element):
+        raise ValueError('a ClientData element must be (x, y) or a mapping '
+                         f'with keys x and y, got keys {sorted(element)}')
+      x, y = element['x'], element['y']
+    else:
+      x, y = element
+    xs.append(np.asarray(x, np.float32))
+    ys.append(np.asarray(y, np.int32))
+  if not xs:
+    return np.zeros((0,), np.float32), np.zeros((0,), np.int32)
+  return np.stack(xs), np.stack(ys)
+
+
+def to_federated_data(train: tff.simulation.datasets.ClientData, *,
+                      test: Optional[tff.simulation.datasets.ClientData] = None,
+                      server_test: Optional[tuple[np.ndarray,
+                                                  np.ndarray]] = None,
+                      num_classes: Optional[int] = None,
+                      name: str = 'client_data'
+                      ) -> federated_data.FederatedData:
+  """`train` (and `test`, the same clients) as a `FederatedData`.
+
+  Elements are single examples (unbatched). Clients are in
+  `train.client_ids` order; a client without test data gets an empty test
+  set; the server test set defaults to every client's test data (or, without
+  `test`, their training data) pooled. `num_classes` defaults to the largest
+  label seen plus one.
+  """
+  ids = list(train.client_ids)
+  if not ids:
+    raise ValueError('the ClientData has no clients')
+  arrays = [_arrays(train.create_tf_dataset_for_client(c)) for c in ids]
+  empty = [c for c, (x, _) in zip(ids, arrays) if not len(x)]
+  if empty:
+    raise ValueError(f'client {empty[0]!r} has no training examples')
+  if test is not None:
+    known = set(test.client_ids)
+    tests = [_arrays(test.create_tf_dataset_for_client(c)) if c in known
+             else (arrays[i][0][:0], arrays[i][1][:0])
+             for i, c in enumerate(ids)]
+  else:
+    tests = [(x[:0], y[:0]) for x, y in arrays]
+  if server_test is None:
+    pool = [t for t in tests if len(t[1])] or arrays
+    server_test = (np.concatenate([x for x, _ in pool]),
+                   np.concatenate([y for _, y in pool]))
+  labels = np.concatenate([y for _, y in arrays] + [server_test[1]])
+  return federated_data.FederatedData(
+      name=name,
+      input_shape=tuple(arrays[0][0].shape[1:]),
+      num_classes=int(num_classes or labels.max() + 1),
+      train=arrays, test=tests,
+      server_test=(np.asarray(server_test[0], np.float32),
+                   np.asarray(server_test[1], np.int32)))
+
+
+def as_federated_data(data) -> federated_data.FederatedData:
+  """`data` as is if a `FederatedData`, else `to_federated_data(data)`."""
+  if isinstance(data, federated_data.FederatedData):
+    return data
+  if isinstance(data, tff.simulation.datasets.ClientData):
+    return to_federated_data(data)
+  raise TypeError('data must be a tff_hdp FederatedData or a '
+                  f'tff.simulation.datasets.ClientData, got '
+                  f'{type(data).__name__}')
+
+
+def in_client_order(client_ids: Sequence[str], values: Mapping[str, Any],
+                    what: str) -> list:
+  """`values[c]` for every client c of `client_ids`, in that order."""
+  missing = [c for c in client_ids if c not in values]
+  if missing:
+    raise ValueError(f'{what} must give every client a value; client '
+                     f'{missing[0]!r} has none')
+  extra = sorted(set(values) - set(client_ids))
+  if extra:
+    raise ValueError(f'{what} names client {extra[0]!r}, which the data has '
+                     'not got')
+  return [values[c] for c in client_ids]
+
+
+class _Clients:
+  """What every copy of an iterator shares: the clients, how to make a
+  cohort and their type (never deep-copied: none of it changes, and TFF's
+  types do not deep-copy)."""
+
+  def __init__(self, num_clients: int, make_cohort: Callable,
+               federated_type: tff.FederatedType):
+    self.num_clients = num_clients
+    self.make_cohort = make_cohort
+    self.federated_type = federated_type
+
+  def __deepcopy__(self, memo):
+    return self
+
+
+class _PoissonIterator(tff.program.FederatedDataSourceIterator):
+
+  def __init__(self, clients: _Clients, sampling_rate: float, seed: int):
+    self._clients = clients
+    self._rate = sampling_rate
+    self._seed = seed
+    self._round = 0
+
+  @property
+  def federated_type(self) -> tff.FederatedType:
+    return self._clients.federated_type
+
+  def select(self, k: Optional[int] = None) -> list:
+    """This round's Poisson cohort, each client as the process takes it.
+
+    `k` is the expected cohort that `train_model` asks for: it must be None
+    or round(q N), since a cohort of exactly k clients is not what the
+    process's epsilon accounts.
+    """
+    expected = int(round(self._rate * self._clients.num_clients))
+    if k is not None and k != expected:
+      raise ValueError(
+          f'this source draws Poisson cohorts at rate {self._rate} (expected '
+          f'{expected} of {self._clients.num_clients} clients); select(k) '
+          f'takes k=None or {expected}, got {k}')
+    rng = sampling.round_rng(self._seed, self._round)
+    self._round += 1
+    cohort = sampling.sample_cohort(self._clients.num_clients, 0, rng,
+                                    poisson=True, sampling_rate=self._rate)
+    return list(self._clients.make_cohort(cohort, rng))
+
+  @classmethod
+  def from_bytes(cls, buffer: bytes) -> '_PoissonIterator':
+    raise NotImplementedError('keep the program state in memory')
+
+  def to_bytes(self) -> bytes:
+    raise NotImplementedError('keep the program state in memory')
+
+  def __eq__(self, other) -> bool:
+    return (isinstance(other, _PoissonIterator) and
+            other._clients is self._clients and other._round == self._round)
+
+
+class PoissonClientSource(tff.program.FederatedDataSource):
+  """Each round's clients drawn independently with probability q.
+
+  Args:
+    num_clients: N.
+    sampling_rate: q in (0, 1].
+    make_cohort: (the cohort's client indices, sorted, and the round's numpy
+      generator) -> the clients as the process's `next` takes them.
+    federated_type: That CLIENTS-placed type.
+    seed: Round r draws from `sampling.round_rng(seed, r)`.
+  """
+
+  def __init__(self, num_clients: int, sampling_rate: float,
+               make_cohort: Callable[[np.ndarray, np.random.Generator],
+                                     Sequence[Any]],
+               federated_type: tff.FederatedType, *, seed: int = 0):
+    if num_clients < 1:
+      raise ValueError(f'num_clients must be >= 1, got {num_clients}')
+    if not 0.0 < sampling_rate <= 1.0:
+      raise ValueError(f'sampling_rate must be in (0, 1], got {sampling_rate}')
+    self._clients = _Clients(num_clients, make_cohort, federated_type)
+    self._rate = float(sampling_rate)
+    self._seed = int(seed)
+
+  @property
+  def federated_type(self) -> tff.FederatedType:
+    return self._clients.federated_type
+
+  def iterator(self) -> tff.program.FederatedDataSourceIterator:
+    return _PoissonIterator(self._clients, self._rate, self._seed)
+

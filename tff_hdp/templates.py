@@ -1,0 +1,176 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""What the three systems' learning processes share (TFF templates).
+
+- `PrivateLearningProcess`: a `tff.learning.templates.LearningProcess` that
+  also knows the privacy of the run it drives: `process.epsilon(state)` is
+  each group's (FedHDP), client's (Robust-HDP) or the users' (UDP-Alg)
+  epsilon after the rounds `state` has run, and `process.ledger(state)` the
+  `tff_hdp.privacy.accounting.PrivacyLedger` behind it. The accounting needs
+  the run's sampling: it holds when each round's clients are the ones the
+  process was built for (`tff_hdp.data.client_data.PoissonClientSource`
+  draws them).
+- `build_apply_delta_finalizer`: theta <- theta + Delta, the server update of
+  all three papers (TFF's `build_apply_optimizer_finalizer` takes the
+  negated update as a gradient; our aggregates are Delta itself, so the
+  noise draws stay those of the drivers').
+- `model_weights_type`, `initial_model_weights`: TFF's `ModelWeights` of a
+  `tff_hdp.models.ModelSpec` (trainable weights only).
+"""
+
+import dataclasses
+from typing import Callable, Mapping, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_federated as tff
+
+from tff_hdp import models
+from tff_hdp.privacy import accounting
+
+
+def weights_type(shapes: Sequence[Sequence[int]]) -> tff.Type:
+  """A list of float32 tensors of these shapes."""
+  return tff.types.to_type([(np.float32, tuple(s)) for s in shapes])
+
+
+def model_weights_type(spec: models.ModelSpec) -> tff.Type:
+  """`tff.learning.models.ModelWeights` of the model's trainable weights."""
+  return tff.types.to_type(tff.learning.models.ModelWeights(
+      trainable=[(np.float32, tuple(s)) for s in spec.shapes],
+      non_trainable=[]))
+
+
+def initial_model_weights(weights: Sequence[np.ndarray]) -> tff.Computation:
+  """A computation returning theta^0 as `ModelWeights` (unplaced, as
+  `compose_learning_process` takes it)."""
+  weights = [np.asarray(w, np.float32) for w in weights]
+
+  @tff.tensorflow.computation
+  def initial():
+    return tff.learning.models.ModelWeights(
+        trainable=[tf.constant(w) for w in weights], non_trainable=[])
+
+  return initial
+
+
+def build_apply_delta_finalizer(
+    model_type: tff.Type) -> tff.learning.templates.FinalizerProcess:
+  """theta^{t+1} = theta^t + Delta^t (no optimizer state)."""
+  trainable_type = model_type.trainable
+
+  @tff.federated_computation
+  def init_fn():
+    return tff.federated_value((), tff.SERVER)
+
+  @tff.tensorflow.computation(model_type, trainable_type)
+  def apply(weights, delta):
+    return tff.learning.models.ModelWeights(
+        trainable=[w + d for w, d in zip(weights.trainable, delta)],
+        non_trainable=weights.non_trainable)
+
+  @tff.federated_computation(init_fn.type_signature.result,
+                             tff.FederatedType(model_type, tff.SERVER),
+                             tff.FederatedType(trainable_type, tff.SERVER))
+  def next_fn(state, weights, delta):
+    return tff.templates.MeasuredProcessOutput(
+        state=state,
+        result=tff.federated_map(apply, (weights, delta)),
+        measurements=tff.federated_value((), tff.SERVER))
+
+  return tff.learning.templates.FinalizerProcess(init_fn, next_fn)
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundPrivacy:
+  """What one round spends, per accounted unit, and at which level.
+
+  Attributes:
+    level: What a neighbouring dataset changes, e.g. 'client-level' (one
+      client's data, FedHDP), 'example-level' (one example of client i's
+      data, Robust-HDP), 'user-level' (UDP-Alg).
+    mechanisms: Per unit (group or client name), (sampling_rate,
+      noise_multiplier, steps per round): each round composes `steps`
+      Poisson-subsampled Gaussian mechanisms.
+    delta: The delta of the reported epsilons.
+    is_bound: Whether the accounting is a bound for the run's sampling.
+    accountant: 'rdp' or 'pld' (`tff_hdp.privacy.accounting`).
+  """
+  level: str
+  mechanisms: Mapping[str, tuple[float, float, int]]
+  delta: float
+  is_bound: bool = True
+  accountant: str = 'rdp'
+  orders: Optional[tuple[float, ...]] = None
+
+  def ledger(self, rounds: int) -> accounting.PrivacyLedger:
+    """The ledger after `rounds` rounds."""
+    ledger = accounting.PrivacyLedger(self.orders, is_bound=self.is_bound)
+    if rounds:
+      for name, (rate, z, steps) in self.mechanisms.items():
+        ledger.step(name, rate, z, count=rounds * steps)
+    return ledger
+
+
+class PrivateLearningProcess(tff.learning.templates.LearningProcess):
+  """A `LearningProcess` that reports the epsilon of the rounds it ran.
+
+  Everything of `tff.learning.templates.LearningProcess`, plus
+  `epsilon(state)`, `ledger(state)` and `round_num(state)`. `privacy`
+  says what is accounted (`RoundPrivacy`).
+  """
+
+  def __init__(self, initialize_fn, next_fn, get_model_weights,
+               set_model_weights, *, privacy: RoundPrivacy,
+               round_num: Callable[[object], int]):
+    super().__init__(initialize_fn, next_fn, get_model_weights,
+                     set_model_weights)
+    self._privacy = privacy
+    self._round_num = round_num
+
+  @classmethod
+  def wrapping(cls, process: tff.learning.templates.LearningProcess, *,
+               privacy: RoundPrivacy,
+               round_num: Callable[[object], int]
+               ) -> 'PrivateLearningProcess':
+    """`process` (e.g. from `compose_learning_process`) with its privacy."""
+    return cls(process.initialize, process.next, process.get_model_weights,
+               process.set_model_weights, privacy=privacy,
+               round_num=round_num)
+
+  @property
+  def privacy(self) -> RoundPrivacy:
+    return self._privacy
+
+  def round_num(self, state) -> int:
+    """Rounds `state` has run."""
+    return int(self._round_num(state))
+
+  def ledger(self, state) -> accounting.PrivacyLedger:
+    """The privacy ledger of the rounds `state` has run."""
+    return self._privacy.ledger(self.round_num(state))
+
+  def epsilon(self, state) -> dict[str, float]:
+    """epsilon per accounted unit at the process's delta (0 rounds: 0)."""
+    ledger = self.ledger(state)
+    return {name: (ledger.get_epsilon(name, self._privacy.delta,
+                                      self._privacy.accountant)
+                   if self.round_num(state) else 0.0)
+            for name in self._privacy.mechanisms}
+
+
+def client_work_round(state) -> int:
+  """The round counter a composed process keeps as its client work's state
+  (a `tff.learning.templates.LearningAlgorithmState`)."""
+  return int(state.client_work)
