@@ -11,7 +11,8 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""UDP-Alg's TFF process: the same rounds as the direct path."""
+"""UDP-Alg's learning process in the driver (backend 'tff'): the same
+rounds as the direct path."""
 
 import dataclasses
 
@@ -31,6 +32,22 @@ def test_tff_process_runs_the_direct_rounds(tff_runtime, data, algorithm):
   run = dataclasses.replace(TINY, algorithm=algorithm)
   direct = training.train(run, data)
   on_tff = training.train(dataclasses.replace(run, backend='tff'), data)
+  _assert_same_run(on_tff, direct)
+
+
+def test_tff_process_runs_an_empty_round_as_the_direct_one(tff_runtime,
+                                                           data):
+  del tff_runtime
+  # Seed 2 at q = 0.1 samples nobody in round 3 of 3 (checked below): the
+  # process releases the noised empty estimator, as the direct round does.
+  run = dataclasses.replace(TINY, sampling_rate=0.1, seed=2)
+  direct = training.train(run, data)
+  assert [h['users_sampled'] for h in direct['history']] == [2, 3, 0]
+  on_tff = training.train(dataclasses.replace(run, backend='tff'), data)
+  _assert_same_run(on_tff, direct)
+
+
+def _assert_same_run(on_tff, direct):
   assert on_tff['epsilon'] == direct['epsilon']
   for a, b in zip(on_tff['history'], direct['history']):
     assert a.keys() <= b.keys()
@@ -40,20 +57,20 @@ def test_tff_process_runs_the_direct_rounds(tff_runtime, data, algorithm):
                              direct['metrics']['user_accuracy'], atol=1e-3)
 
 
-def test_cohort_padding_and_its_bound():
-  x = np.zeros((2, 5, 3), np.float32)
+def test_client_elements_and_the_cohort_bound():
+  x = np.arange(2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3)
   y = np.zeros((2, 5), np.int32)
   indices = np.zeros((4, 2, 2), np.int32)
   mask = np.ones((4, 2, 2), np.float32)
-  cohort, clients = process.cohort_and_clients(
-      np.array([3, 9]), np.array([0.5, 1.0]), x, y, indices, mask, 4)
-  np.testing.assert_array_equal(cohort['users'], [3, 9, 0, 0])
-  np.testing.assert_array_equal(cohort['weights'], [0.5, 1.0, 0, 0])
-  assert cohort['count'] == 2 and [c['row'] for c in clients] == [0, 1]
+  clients = [c.get_single_element() for c in process.client_elements(
+      np.array([3, 9]), np.array([0.5, 1.0]), x, y, indices, mask, 4)]
+  assert [(int(c['user']), float(c['weight']), int(c['row']))
+          for c in clients] == [(3, 0.5, 0), (9, 1.0, 1)]
   assert clients[1]['indices'].shape == (4, 2)
+  np.testing.assert_array_equal(clients[1]['x'], x[1])
   with pytest.raises(ValueError, match='more than max_cohort 1'):
-    process.cohort_and_clients(np.array([3, 9]), np.ones(2), x, y, indices,
-                               mask, 1)
+    process.client_elements(np.array([3, 9]), np.ones(2), x, y, indices,
+                            mask, 1)
   # qN + 6 sd of the Poisson cohort: 10 + 6 * 3 = 28, plus one.
   assert training.max_cohort(100, 0.1) == 29
   assert training.max_cohort(10, 0.9) == 10

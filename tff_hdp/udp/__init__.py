@@ -46,4 +46,22 @@ Threat model and what the guarantee covers (precise where the paper is not):
 - *Weights.* max_u(w_u) and W = sum_u w_u are computed over all users from
   their data sizes and treated as public constants of the run (as in McMahan
   et al. 2018's fixed-denominator estimator).
+
+Public API (docs/api.md): `build_udp_process`, `build_data_source`.
 """
+
+import importlib
+
+# The public API (the rest may change): imported when first used, so that
+# importing the package stays TensorFlow-free for the binaries' flag checks.
+_PUBLIC = {
+    'build_udp_process': 'tff_hdp.udp.process',
+    'build_data_source': 'tff_hdp.udp.process',
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+  if name in _PUBLIC:
+    return getattr(importlib.import_module(_PUBLIC[name]), name)
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

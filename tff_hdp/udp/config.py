@@ -60,8 +60,8 @@ class UdpConfig:
     eval_every: Evaluate every k rounds (and after the last).
     seed: Seed of everything random.
     backend: 'direct' (the round as one tf.function) or 'tff' (the
-      `process.build_process` IterativeProcess on TFF's runtime; the same
-      results up to float32 round-off, slower).
+      `process.build_udp_process` LearningProcess on TFF's runtime; the
+      same results up to float32 round-off, slower).
     tff_workers: 'host:port' of running TFF workers (backend 'tff'): each
       round's users are spread over them (`distributed`), the same results
       up to float32 round-off.

@@ -11,59 +11,230 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""UDP-Alg's round (paper 004) as a `tff.templates.IterativeProcess`.
+"""UDP-Alg (paper 004) as a `tff.learning.templates.LearningProcess`.
 
-    next(state, cohort, client_data) -> (state, measurements)
+    process = build_udp_process(model, num_examples=..., ...)
+    source = build_data_source(process, data)  # Poisson cohorts, for programs
+    state = process.initialize()
+    output = process.next(state, clients)      # clients: `client_elements`
+    process.epsilon(output.state)              # {'users': user-level epsilon}
 
-The server state holds phi, the embedding table and the noise key. `cohort`
-(SERVER) lists the sampled users, padded to a fixed `max_cohort` rows, with
-their weights w_u and the count B of real rows; `client_data` (CLIENTS) holds
-each sampled user's examples, its K batches (`training.local_batches`' rows)
-and its row in the cohort.
+The server is trusted (paper 004): its state holds the round number, phi,
+every user's embedding v_u and the noise key. `process.get_model_weights`
+gives phi (as `tff.learning.models.ModelWeights`); user u's personal model
+is `process.hypernetwork.generate(phi, v_u)`.
 
-How users get different models: the server generates the cohort's
+A round, from the clients alone (`next(state@SERVER, clients@CLIENTS)`):
+each client is a one-element dataset (`client_type`, made by
+`client_elements`; TFF's program platform passes only sequences through)
+whose element carries its user index u, its weight w_u, its row in the
+cohort (0..B-1), its examples and its K batches (`local_batches`' rows).
+The server assembles
+the cohort (users and weights padded to `max_cohort` rows, and the count B)
+as a `federated_sum` of one-hot rows; it generates the cohort's
 theta_u = h(phi, v_u) as one [max_cohort, ...] stack and broadcasts it; each
-client takes its own row. Each client returns its Delta_u in its row of a
-zero stack, and `federated_sum` assembles the cohort's [max_cohort, ...]
-deltas at the server, which then runs the VJPs, clipping, weighting and noise
-(`hypernetfl`, TF Privacy's queries). Both directions cost max_cohort times a
-model per client: a simulation's way to give each user its own model and to
-see each user's update, which the trusted server of UDP-Alg is allowed to.
-`training.py` runs the same maths without TFF, faster; tests check the two
-agree.
+client takes its own row, runs its K local steps and returns its Delta_u in
+its row of a zero stack, and a `federated_sum` gives the server the cohort's
+deltas, on which it runs the VJPs, clipping, weighting and noise
+(`hypernetfl`, TF Privacy's queries) and the embeddings' step. Both
+directions cost max_cohort times a model per client: a simulation's way to
+give each user its own model and to see each user's update, which the
+trusted server of UDP-Alg is allowed to. An empty cohort still releases the
+noised (empty) estimator, as the driver does.
+
+Why not `tff.learning.templates.compose_learning_process` (as FedHDP): its
+distributor broadcasts one model to every client and its aggregator sums the
+clients' updates of that model, whereas here each user receives its own
+theta_u = h(phi, v_u), and the server, not the client, maps Delta_u back
+through h (to phi, clipped and weighted per user, and to v_u, which only the
+server holds). So the process is built directly as a
+`tff_hdp.templates.PrivateLearningProcess`.
+
+Privacy: user-level, each round a Poisson-subsampled Gaussian of rate q and
+multiplier z (`udp_privacy`); it holds when every round's clients are a
+Poisson cohort of rate q (`build_data_source`). Metrics hold only the
+released noise stddev.
+
+`training.py`'s backend 'tff' runs this same process (`compose_udp_process`);
+its backend 'direct' runs the same maths without TFF, faster; tests check
+the two agree.
 """
 
 import collections
+import math
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
+from tff_hdp import models
+from tff_hdp import templates
+from tff_hdp.data import client_data
+from tff_hdp.data import federated_data
+from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 
+PRIVACY_UNIT = 'users'  # The accounted unit of `process.epsilon`.
+_NOISE_KEY_SALT = 0x554450  # 'UDP': the second word of the noise key.
 
-def build_process(net: hypernetwork.HyperNetwork, *, num_users: int,
-                  max_cohort: int, local_steps: int, batch_size: int,
-                  clip: float, noise_multiplier: float, max_weight: float,
-                  denominator: float, local_learning_rate: float,
-                  hyper_learning_rate: float, embedding_learning_rate: float,
-                  clip_and_noise: bool, seed: int
-                  ) -> tff.templates.IterativeProcess:
-  """The process of one run (its constants as `training.train` derives them)."""
+
+# The users' weights, the estimator's constants, the cohort's rows and the
+# users' batches: what the driver (`training`, which re-exports them) and the
+# process share, defined once here so that the process does not depend on
+# the driver that runs it.
+
+
+def weights_from_sizes(num_examples: Sequence[int],
+                       sample_cap: float) -> np.ndarray:
+  """w_u = min(|D_u| / w_hat, 1) for every user."""
+  sizes = np.asarray(num_examples, np.float64)
+  return np.minimum(sizes / sample_cap, 1.0)
+
+
+def estimator_constants(weights: np.ndarray,
+                        sampling_rate: float) -> tuple[float, float]:
+  """(max_u w_u, q W): the estimator's sensitivity weight and denominator,
+  W = sum over all users of w_u (public constants of the run)."""
+  return float(np.max(weights)), sampling_rate * float(np.sum(weights))
+
+
+def max_cohort(num_users: int, rate: float) -> int:
+  """Rows of the TFF process's cohort stack: qN + 6 standard deviations of
+  the Poisson cohort size (exceeded with probability below 1e-8), at most
+  N."""
+  mean = rate * num_users
+  return min(num_users,
+             int(math.ceil(mean + 6 * math.sqrt(mean * (1 - rate)))) + 1)
+
+
+_default_max_cohort = max_cohort  # `build_udp_process`'s argument hides it.
+
+
+def local_batches(data: federated_data.FederatedData, users: np.ndarray,
+                  steps: int, batch_size: int, rng: np.random.Generator):
+  """The sampled users' data and the K batches each takes.
+
+  A user with n >= b examples takes b distinct ones at random each step
+  (pFedHN draws a fresh shuffled batch each inner step); one with n < b
+  takes all of them every step (the rest is masked padding).
+
+  Returns:
+    (x [B, n_max, ...], y [B, n_max], indices [K, B, b], mask [K, B, b]).
+  """
+  sizes = np.array([len(data.train[u][1]) for u in users], np.int64)
+  n_max = int(sizes.max())
+  x = np.zeros((len(users), n_max) + tuple(data.input_shape), np.float32)
+  y = np.zeros((len(users), n_max), np.int32)
+  indices = np.zeros((steps, len(users), batch_size), np.int32)
+  mask = np.zeros((steps, len(users), batch_size), np.float32)
+  for i, u in enumerate(users):
+    n = int(sizes[i])
+    x[i, :n], y[i, :n] = data.train[u]
+    if n >= batch_size:
+      order = np.argsort(rng.random((steps, n)), axis=1)
+      indices[:, i] = order[:, :batch_size]
+      mask[:, i] = 1.0
+    else:
+      indices[:, i, :n] = np.arange(n)
+      mask[:, i, :n] = 1.0
+  return x, y, indices, mask
+
+
+def client_element_type(target: models.ModelSpec, local_steps: int,
+                        batch_size: int) -> tff.Type:
+  """What one client holds: its examples (x, y, zero-padded to the cohort's
+  largest user), its K batches (indices into them and a mask of the real
+  examples), its user index, its weight w_u and its row in the cohort."""
+  return tff.types.to_type(collections.OrderedDict(
+      x=(np.float32, (None,) + tuple(target.input_shape)),
+      y=(np.int32, (None,)),
+      indices=(np.int32, (local_steps, batch_size)),
+      mask=(np.float32, (local_steps, batch_size)),
+      user=np.int32, weight=np.float32, row=np.int32))
+
+
+def client_type(target: models.ModelSpec, local_steps: int,
+                batch_size: int) -> tff.SequenceType:
+  """What the process takes per client: a one-element dataset of its
+  `client_element_type`. TFF's program platform (`train_model` on a
+  `tff.program.NativeFederatedContext`) passes a round's clients through
+  only when each is a sequence."""
+  return tff.SequenceType(client_element_type(target, local_steps,
+                                              batch_size))
+
+
+def client_elements(users, weights, x, y, indices, mask,
+                    max_cohort: int) -> list[tf.data.Dataset]:
+  """`local_batches`' arrays of a cohort as its clients (`client_type`),
+  row i being user `users[i]` of weight `weights[i]`."""
+  count = len(users)
+  if count > max_cohort:
+    raise ValueError(f'{count} users sampled, more than max_cohort '
+                     f'{max_cohort}')
+  # Each client's examples stay zero-padded to n_max rows: its batch
+  # indices only point at its real ones.
+  return [
+      tf.data.Dataset.from_tensors(collections.OrderedDict(
+          x=x[row], y=y[row], indices=indices[:, row], mask=mask[:, row],
+          user=np.int32(users[row]), weight=np.float32(weights[row]),
+          row=np.int32(row)))
+      for row in range(count)
+  ]
+
+
+def udp_privacy(sampling_rate: float, noise_multiplier: float, *,
+                clip_and_noise: bool = True, delta: float,
+                accountant: str = 'rdp') -> templates.RoundPrivacy:
+  """User-level accounting: each round one Poisson-subsampled Gaussian of
+  rate q and multiplier z (its stddev z max_w S over the sensitivity
+  max_w S of the weighted clipped sum). Without clipping and noise (the
+  Noiseless baseline), z = 0: epsilon is infinite."""
+  return templates.RoundPrivacy(
+      level='user-level',
+      mechanisms={PRIVACY_UNIT: (float(sampling_rate),
+                                 float(noise_multiplier) if clip_and_noise
+                                 else 0.0, 1)},
+      delta=delta, accountant=accountant)
+
+
+def state_round_num(state) -> int:
+  """Rounds a process state has run."""
+  return int(state['round_num'])
+
+
+def compose_udp_process(net: hypernetwork.HyperNetwork, *, num_users: int,
+                        max_cohort: int, local_steps: int, batch_size: int,
+                        clip: float, noise_multiplier: float,
+                        max_weight: float, denominator: float,
+                        local_learning_rate: float,
+                        hyper_learning_rate: float,
+                        embedding_learning_rate: float,
+                        clip_and_noise: bool,
+                        privacy: templates.RoundPrivacy, seed: int
+                        ) -> templates.PrivateLearningProcess:
+  """The learning process of one run, its constants given (what the driver
+  and `build_udp_process` both run; `build_udp_process` derives them).
+
+  phi^0 and the embeddings are `net.init(seed)` and
+  `net.init_embeddings(num_users, seed)`; the noise key starts at
+  (seed, 0x554450) and is split every round. `privacy` must describe the
+  noise and the run's sampling (`udp_privacy`).
+  """
   target = net.target
   phi_type = [(np.float32, s) for s in net.shapes]
   state_type = tff.types.to_type(collections.OrderedDict(
+      round_num=np.int32,
       phi=phi_type,
       embeddings=(np.float32, (num_users, net.embedding_dim)),
       noise_key=(np.int64, (2,))))
+  weights_type = tff.types.to_type(tff.learning.models.ModelWeights(
+      trainable=phi_type, non_trainable=[]))
   cohort_type = tff.types.to_type(collections.OrderedDict(
       users=(np.int32, (max_cohort,)), weights=(np.float32, (max_cohort,)),
       count=np.int32))
-  client_type = tff.types.to_type(collections.OrderedDict(
-      x=(np.float32, (None,) + target.input_shape), y=(np.int32, (None,)),
-      indices=(np.int32, (local_steps, batch_size)),
-      mask=(np.float32, (local_steps, batch_size)), row=np.int32))
+  data_type = client_type(target, local_steps, batch_size)
   stack_type = tff.types.to_type(
       [(np.float32, (max_cohort,) + tuple(s)) for s in target.shapes])
   phi0 = net.init(seed)
@@ -72,17 +243,30 @@ def build_process(net: hypernetwork.HyperNetwork, *, num_users: int,
   @tff.tensorflow.computation
   def initial_state():
     return collections.OrderedDict(
+        round_num=tf.constant(0, tf.int32),
         phi=[tf.constant(p) for p in phi0],
         embeddings=tf.constant(embeddings0),
-        noise_key=tf.constant([seed, 0x554450], tf.int64))
+        noise_key=tf.constant([seed, _NOISE_KEY_SALT], tf.int64))
+
+  @tff.tensorflow.computation(data_type)
+  def cohort_row(dataset):
+    # The cohort's users and weights as one-hot rows, summed at the server
+    # (adding zeros is exact), and a count of one per client.
+    data = dataset.get_single_element()
+    one_hot = tf.one_hot(data['row'], max_cohort, dtype=tf.int32)
+    return collections.OrderedDict(
+        users=one_hot * data['user'],
+        weights=tf.cast(one_hot, tf.float32) * data['weight'],
+        count=tf.constant(1, tf.int32))
 
   @tff.tensorflow.computation(state_type, cohort_type)
   def generate(state, cohort):
     return net.generate(state['phi'],
                         tf.gather(state['embeddings'], cohort['users']))
 
-  @tff.tensorflow.computation(client_type, stack_type)
-  def client_work(data, thetas):
+  @tff.tensorflow.computation(data_type, stack_type)
+  def client_work(dataset, thetas):
+    data = dataset.get_single_element()
     row = data['row']
     mine = [t[row][tf.newaxis] for t in thetas]
     delta = hypernetfl.local_deltas(
@@ -112,6 +296,7 @@ def build_process(net: hypernetwork.HyperNetwork, *, num_users: int,
     embedding_grads = net.embedding_vjps(state['phi'], embeddings, deltas)
     new_rows = embeddings - embedding_learning_rate * embedding_grads
     new_state = collections.OrderedDict(
+        round_num=state['round_num'] + 1,
         phi=new_phi,
         embeddings=tf.tensor_scatter_nd_update(
             state['embeddings'], users[:, tf.newaxis], new_rows),
@@ -123,37 +308,192 @@ def build_process(net: hypernetwork.HyperNetwork, *, num_users: int,
     return tff.federated_eval(initial_state, tff.SERVER)
 
   @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
-                             tff.FederatedType(cohort_type, tff.SERVER),
-                             tff.FederatedType(client_type, tff.CLIENTS))
-  def next_fn(state, cohort, client_data):
+                             tff.FederatedType(data_type, tff.CLIENTS))
+  def next_fn(state, clients):
+    cohort = tff.federated_sum(tff.federated_map(cohort_row, clients))
     thetas = tff.federated_broadcast(
         tff.federated_map(generate, (state, cohort)))
     deltas = tff.federated_sum(
-        tff.federated_map(client_work, (client_data, thetas)))
+        tff.federated_map(client_work, (clients, thetas)))
     result = tff.federated_map(server_step, (state, cohort, deltas))
-    return result[0], result[1]
+    return tff.learning.templates.LearningProcessOutput(
+        state=result[0], metrics=result[1])
 
-  return tff.templates.IterativeProcess(initialize_fn, next_fn)
+  @tff.tensorflow.computation(state_type)
+  def get_model_weights(state):
+    return tff.learning.models.ModelWeights(trainable=state['phi'],
+                                            non_trainable=[])
+
+  @tff.tensorflow.computation(state_type, weights_type)
+  def set_model_weights(state, weights):
+    return collections.OrderedDict(
+        round_num=state['round_num'], phi=weights.trainable,
+        embeddings=state['embeddings'], noise_key=state['noise_key'])
+
+  process = templates.PrivateLearningProcess(
+      initialize_fn, next_fn, get_model_weights, set_model_weights,
+      privacy=privacy, round_num=state_round_num)
+  process.hypernetwork = net
+  process.num_users = num_users
+  process.max_cohort = max_cohort
+  process.local_steps = local_steps
+  process.batch_size = batch_size
+  return process
 
 
-def cohort_and_clients(users, weights, x, y, indices, mask, max_cohort: int):
-  """`training.local_batches`' arrays as the process's two inputs."""
-  count = len(users)
-  if count > max_cohort:
-    raise ValueError(f'{count} users sampled, more than max_cohort '
-                     f'{max_cohort}')
-  padded_users = np.zeros(max_cohort, np.int32)
-  padded_users[:count] = users
-  padded_weights = np.zeros(max_cohort, np.float32)
-  padded_weights[:count] = weights
-  cohort = collections.OrderedDict(users=padded_users,
-                                   weights=padded_weights,
-                                   count=np.int32(count))
-  # Each client's examples stay zero-padded to n_max rows: its batch
-  # indices only point at its real ones.
-  clients = [
-      collections.OrderedDict(x=x[row], y=y[row], indices=indices[:, row],
-                              mask=mask[:, row], row=np.int32(row))
-      for row in range(count)
-  ]
-  return cohort, clients
+_DEFAULTS = config_lib.UdpConfig()
+
+
+def build_udp_process(
+    model,
+    *,
+    num_examples: Sequence[int],
+    sampling_rate: float = _DEFAULTS.sampling_rate,
+    noise_multiplier: float = _DEFAULTS.noise_multiplier,
+    clip: float = _DEFAULTS.clip,
+    sample_cap: float = _DEFAULTS.sample_cap,
+    local_steps: int = _DEFAULTS.local_steps,
+    batch_size: int = _DEFAULTS.batch_size,
+    local_learning_rate: float = _DEFAULTS.local_learning_rate,
+    hyper_learning_rate: float = _DEFAULTS.hyper_learning_rate,
+    embedding_learning_rate: float = _DEFAULTS.embedding_learning_rate,
+    embedding_dim: Optional[int] = None,
+    hidden: int = 100,
+    hidden_layers: int = 3,
+    max_cohort: Optional[int] = None,  # pylint: disable=redefined-outer-name
+    clip_and_noise: bool = True,
+    delta: float = _DEFAULTS.delta,
+    accountant: str = 'rdp',
+    seed: int = 0) -> templates.PrivateLearningProcess:
+  """UDP-Alg (paper 004, Algorithm 1) as a `LearningProcess`.
+
+  The defaults are `tff_hdp.udp.config.UdpConfig`'s (the paper's S, z, q,
+  delta, lambda, eta; pFedHN's K, batch, zeta and hypernetwork). Rounds must
+  draw each user independently with probability `sampling_rate` (Poisson;
+  `build_data_source` does): the estimator divides by the expected weight
+  q W, so `process.epsilon(state)['users']` is the user-level epsilon of
+  phi, a bound.
+
+  Args:
+    model: The target network h generates, a
+      `tff.learning.models.FunctionalModel` or a `tff_hdp.models.ModelSpec`
+      (only its shapes and forward pass are used: theta_u comes from h).
+    num_examples: |D_u| of every user, in the order of the user indices the
+      process will see (0, 1, ...); gives w_u = min(|D_u| / w_hat, 1), its
+      maximum and W = sum_u w_u.
+    sampling_rate: q, each user's probability to take part in a round.
+    noise_multiplier: z (the noise stddev is z max_w S / (q W)).
+    clip: S, the clip norm of each user's hypernetwork gradient.
+    sample_cap: w_hat.
+    local_steps, batch_size, local_learning_rate: K, the batch size and eta
+      of each user's local SGD.
+    hyper_learning_rate, embedding_learning_rate: lambda and zeta.
+    embedding_dim: The embeddings' dimension; None for pFedHN's
+      floor(1 + N/4).
+    hidden, hidden_layers: The hypernetwork's width and hidden blocks.
+    max_cohort: Rows of the cohort stack (the most users a round may take);
+      None for qN + 6 standard deviations (`max_cohort`).
+    clip_and_noise: False for the Noiseless baseline (no clipping, no noise;
+      epsilon infinite).
+    delta: The delta of the reported epsilon.
+    accountant: 'rdp' (the paper's) or 'pld' (tighter).
+    seed: Seed of phi^0, the embeddings and every noise draw.
+
+  Returns:
+    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes per
+    client a `client_type` dataset (`build_data_source` makes them);
+    `process.hypernetwork` is h, `process.user_weights` the w_u.
+
+  Raises:
+    ValueError: One line naming the argument that is out of range.
+    TypeError: If `model` is neither kind of model.
+  """
+  spec = models.as_model_spec(model)
+  sizes = np.asarray(list(num_examples))
+  if sizes.ndim != 1 or not len(sizes):
+    raise ValueError('num_examples must give every user its number of '
+                     'examples, got none')
+  if np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
+    raise ValueError('num_examples must be integers >= 1, got '
+                     f'{sizes[(sizes < 1) | (sizes != np.round(sizes))][0]!r}')
+  num_users = len(sizes)
+  config = config_lib.UdpConfig(
+      algorithm='udp' if clip_and_noise else 'noiseless',
+      sampling_rate=sampling_rate, clip=clip,
+      noise_multiplier=noise_multiplier, sample_cap=sample_cap,
+      local_steps=local_steps, batch_size=batch_size,
+      local_learning_rate=local_learning_rate,
+      hyper_learning_rate=hyper_learning_rate,
+      embedding_learning_rate=embedding_learning_rate,
+      embedding_dim=embedding_dim, delta=delta, accountant=accountant,
+      seed=seed)
+  config.validate()
+  if hidden < 1:
+    raise ValueError(f'hidden must be >= 1, got {hidden}')
+  if hidden_layers < 0:
+    raise ValueError(f'hidden_layers must be >= 0, got {hidden_layers}')
+  if max_cohort is None:
+    max_cohort = _default_max_cohort(num_users, sampling_rate)
+  elif not 1 <= max_cohort <= num_users:
+    raise ValueError(f'max_cohort must be in [1, {num_users}] (the users), '
+                     f'got {max_cohort}')
+  net = hypernetwork.HyperNetwork(
+      spec, embedding_dim or hypernetwork.default_embedding_dim(num_users),
+      hidden=hidden, hidden_layers=hidden_layers)
+  weights = weights_from_sizes(sizes, sample_cap)
+  max_weight, denominator = estimator_constants(weights, sampling_rate)
+  process = compose_udp_process(
+      net, num_users=num_users, max_cohort=max_cohort,
+      local_steps=local_steps, batch_size=batch_size, clip=clip,
+      noise_multiplier=config.mechanism_noise_multiplier,
+      max_weight=max_weight, denominator=denominator,
+      local_learning_rate=local_learning_rate,
+      hyper_learning_rate=hyper_learning_rate,
+      embedding_learning_rate=embedding_learning_rate,
+      clip_and_noise=config.clips,
+      privacy=udp_privacy(sampling_rate, noise_multiplier,
+                          clip_and_noise=config.clips, delta=delta,
+                          accountant=accountant),
+      seed=seed)
+  process.user_weights = weights.astype(np.float32)
+  process.num_examples = tuple(int(s) for s in sizes)
+  process.sampling_rate = sampling_rate
+  return process
+
+
+def build_data_source(process: templates.PrivateLearningProcess,
+                      data, *, seed: int = 0
+                      ) -> client_data.PoissonClientSource:
+  """The users of `build_udp_process`'s rounds, for TFF programs.
+
+  `data` is a `FederatedData` or a `ClientData` (users in `client_ids`
+  order, the order of `num_examples`). Round r draws, from
+  `sampling.round_rng(seed, r)`, a Poisson cohort at the process's rate and
+  then the users' K batches (`local_batches`), as the driver does: with the
+  run's seed, the process fed by this source runs the driver's rounds.
+  """
+  if isinstance(data, tff.simulation.datasets.ClientData):
+    data = client_data.to_federated_data(data)
+  if not hasattr(process, 'user_weights'):
+    raise ValueError('process must come from build_udp_process')
+  if data.num_clients != process.num_users:
+    raise ValueError(f'the data has {data.num_clients} users, the process '
+                     f'{process.num_users}')
+  for u, ((_, y), n) in enumerate(zip(data.train, process.num_examples)):
+    if len(y) != n:
+      raise ValueError(f'user {u} has {len(y)} examples, the process was '
+                       f'built for num_examples {n}')
+  spec_type = process.next.type_signature.parameter[1]
+  weights = process.user_weights
+
+  def make_cohort(cohort, rng):
+    if not len(cohort):
+      return []
+    x, y, indices, mask = local_batches(data, cohort, process.local_steps,
+                                        process.batch_size, rng)
+    return client_elements(cohort, weights[cohort], x, y, indices, mask,
+                           process.max_cohort)
+
+  return client_data.PoissonClientSource(data.num_clients,
+                                         process.sampling_rate, make_cohort,
+                                         spec_type, seed=seed)

@@ -15,11 +15,14 @@
 
 `train(config, data)` builds the hypernetwork for the data's users, and each
 round samples users (Poisson at rate q; pFedHN: one user uniformly), draws
-their K local batches, runs `hypernetfl.round_step` as one `tf.function`,
-writes back phi and the sampled embeddings, steps the accountant (UDP only:
-a Poisson-subsampled Gaussian of rate q and multiplier z per round), and
-every `eval_every` rounds measures each user's generated model on its local
-test data. It returns one results record.
+their K local batches, runs `hypernetfl.round_step` as one `tf.function`
+(backend 'direct') or a round of the `LearningProcess` of
+`process.compose_udp_process` (backend 'tff': the process
+`process.build_udp_process` builds, the same numbers), writes back phi and
+the sampled embeddings, steps the accountant (UDP only: a
+Poisson-subsampled Gaussian of rate q and multiplier z per round), and every
+`eval_every` rounds measures each user's generated model on its local test
+data. It returns one results record.
 
 Everything random comes from `config.seed`: phi^0 and the embeddings, the
 users and batches of round t (numpy, from (seed, t)), and the noise (a
@@ -29,7 +32,6 @@ with `checkpoint_dir` resumes to exactly the results of an uninterrupted one.
 
 import collections
 import dataclasses
-import math
 import time
 from typing import Any, Callable, Optional
 
@@ -44,6 +46,7 @@ from tff_hdp.privacy import canary_audit
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
+from tff_hdp.udp import process
 
 LEDGER_NAME = 'phi'
 
@@ -51,38 +54,23 @@ LEDGER_NAME = 'phi'
 def user_weights(data: federated_data.FederatedData,
                  sample_cap: float) -> np.ndarray:
   """w_u = min(|D_u| / w_hat, 1) for every user."""
-  sizes = np.array([len(y) for _, y in data.train], np.float64)
-  return np.minimum(sizes / sample_cap, 1.0)
+  return process.weights_from_sizes([len(y) for _, y in data.train],
+                                    sample_cap)
 
 
-def local_batches(data: federated_data.FederatedData, users: np.ndarray,
-                  steps: int, batch_size: int, rng: np.random.Generator):
-  """The sampled users' data and the K batches each takes.
+def estimator_constants(config: config_lib.UdpConfig,
+                        weights: np.ndarray) -> tuple[float, float]:
+  """(max_weight, denominator) of the run: max_u w_u and q W; 1 and 1 for
+  pFedHN (unweighted, one user per step)."""
+  if config.algorithm == 'pfedhn':
+    return 1.0, 1.0
+  return process.estimator_constants(weights, config.sampling_rate)
 
-  A user with n >= b examples takes b distinct ones at random each step
-  (pFedHN draws a fresh shuffled batch each inner step); one with n < b
-  takes all of them every step (the rest is masked padding).
 
-  Returns:
-    (x [B, n_max, ...], y [B, n_max], indices [K, B, b], mask [K, B, b]).
-  """
-  sizes = np.array([len(data.train[u][1]) for u in users], np.int64)
-  n_max = int(sizes.max())
-  x = np.zeros((len(users), n_max) + tuple(data.input_shape), np.float32)
-  y = np.zeros((len(users), n_max), np.int32)
-  indices = np.zeros((steps, len(users), batch_size), np.int32)
-  mask = np.zeros((steps, len(users), batch_size), np.float32)
-  for i, u in enumerate(users):
-    n = int(sizes[i])
-    x[i, :n], y[i, :n] = data.train[u]
-    if n >= batch_size:
-      order = np.argsort(rng.random((steps, n)), axis=1)
-      indices[:, i] = order[:, :batch_size]
-      mask[:, i] = 1.0
-    else:
-      indices[:, i, :n] = np.arange(n)
-      mask[:, i, :n] = 1.0
-  return x, y, indices, mask
+# The users' batches and the TFF cohort's rows, shared with the process
+# (which defines them, so as not to depend on this driver).
+local_batches = process.local_batches
+max_cohort = process.max_cohort
 
 
 def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
@@ -135,18 +123,13 @@ def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
   return round_fn, empty_round_fn
 
 
-def max_cohort(num_users: int, rate: float) -> int:
-  """Rows of the TFF process's cohort stack: qN + 6 standard deviations of
-  the Poisson cohort size (exceeded with probability below 1e-8), at most
-  N."""
-  mean = rate * num_users
-  return min(num_users,
-             int(math.ceil(mean + 6 * math.sqrt(mean * (1 - rate)))) + 1)
-
-
 def _tff_round_fn(net, config, max_weight, denominator, num_users):
-  """The round on TFF's runtime (`process.build_process`), or over
-  `config.tff_workers` (`distributed.DistributedRound`); same interface."""
+  """The round on TFF's runtime: the learning process
+  (`process.compose_udp_process`), or over `config.tff_workers`
+  (`distributed.DistributedRound`). Both take
+  (round number, state, users, x, y, indices, mask, weights) and return
+  (new state, measurements); the process also runs the rounds in which
+  nobody was sampled (it releases the noised empty estimator)."""
   constants = dict(
       local_steps=config.local_steps,
       batch_size=config.batch_size, clip=config.clip,
@@ -163,27 +146,42 @@ def _tff_round_fn(net, config, max_weight, denominator, num_users):
     spread = distributed.DistributedRound(net, config.tff_workers,
                                           **constants)
 
-    def distributed_round_fn(state, users, x, y, indices, mask, weights):
+    def distributed_round_fn(round_num, state, users, x, y, indices, mask,
+                             weights):
+      del round_num  # The distributed round's state has no counter.
       new_state, measurements = spread(state, users, x, y, indices, mask,
                                        weights)
       return new_state, {**measurements, **extra(weights)}
 
+    distributed_round_fn.runs_empty_rounds = False
     return distributed_round_fn
 
-  from tff_hdp.udp import process  # pylint: disable=g-import-not-at-top
   rows = 1 if config.algorithm == 'pfedhn' else max_cohort(
       num_users, config.sampling_rate)
-  iterative = process.build_process(net, num_users=num_users,
-                                    max_cohort=rows, seed=config.seed,
-                                    **constants)
+  learning = process.compose_udp_process(
+      net, num_users=num_users, max_cohort=rows, seed=config.seed,
+      privacy=process.udp_privacy(
+          config.sampling_rate, config.noise_multiplier,
+          clip_and_noise=config.private, delta=config.delta,
+          accountant=config.accountant),
+      **constants)
 
-  def round_fn(state, users, x, y, indices, mask, weights):
-    cohort, clients = process.cohort_and_clients(users, weights, x, y,
-                                                 indices, mask, rows)
-    new_state, measurements = iterative.next(state, cohort, clients)
-    return tf.nest.map_structure(np.asarray, new_state), {
-        'noise_stddev': measurements['noise_stddev'], **extra(weights)}
+  def round_fn(round_num, state, users, x, y, indices, mask, weights):
+    clients = process.client_elements(users, weights, x, y, indices, mask,
+                                      rows) if len(users) else []
+    process_state = collections.OrderedDict(
+        round_num=np.int32(round_num), phi=state['phi'],
+        embeddings=state['embeddings'], noise_key=state['noise_key'])
+    output = learning.next(process_state, clients)
+    new_state = collections.OrderedDict(
+        (key, tf.nest.map_structure(np.asarray, output.state[key]))
+        for key in ('phi', 'embeddings', 'noise_key'))
+    if not len(users):  # As the direct backend's empty round: no metrics.
+      return new_state, {}
+    return new_state, {
+        'noise_stddev': output.metrics['noise_stddev'], **extra(weights)}
 
+  round_fn.runs_empty_rounds = True
   return round_fn
 
 
@@ -238,11 +236,7 @@ def train(config: config_lib.UdpConfig,
       target, config.embedding_dim or
       hypernetwork.default_embedding_dim(num_users))
   weights = user_weights(data, config.sample_cap)
-  if config.algorithm == 'pfedhn':
-    max_weight, denominator = 1.0, 1.0
-  else:
-    max_weight = float(weights.max())
-    denominator = config.sampling_rate * float(weights.sum())
+  max_weight, denominator = estimator_constants(config, weights)
   if audit is not None:  # A bad observer/statistic pair fails before work.
     canary_audit.check_observer(audit.observe, audit_statistic)
   if audit is not None and (config.backend != 'direct' or checkpoint_dir or
@@ -289,11 +283,14 @@ def train(config: config_lib.UdpConfig,
           round_num, config.clip, max_weight)
     old_phi = state['phi']
     release = []
-    if len(users) and config.backend == 'tff':
-      x, y, indices, mask = local_batches(data, users, config.local_steps,
-                                          config.batch_size, rng)
-      state, measurements = tff_round(state, users, x, y, indices, mask,
-                                      round_weights)
+    on_tff = config.backend == 'tff' and (len(users) or
+                                          tff_round.runs_empty_rounds)
+    if on_tff:
+      x, y, indices, mask = local_batches(
+          data, users, config.local_steps, config.batch_size,
+          rng) if len(users) else (None,) * 4
+      state, measurements = tff_round(round_num, state, users, x, y, indices,
+                                      mask, round_weights)
       entry.update({k: float(v) for k, v in measurements.items()})
     elif len(users):
       x, y, indices, mask = local_batches(data, users, config.local_steps,
@@ -311,7 +308,7 @@ def train(config: config_lib.UdpConfig,
       phi, release = out if observe_release else (out, [])
       release = [release] if observe_release else []
       state['phi'] = [p.numpy() for p in phi]
-    if config.backend != 'tff' or not len(users):
+    if not on_tff:
       state['noise_key'] = next_key  # The process splits its own key.
     if audit is not None:
       audit.observe_round(old_phi, state['phi'],
