@@ -138,7 +138,7 @@ _ACCOUNTANT = cli.define_accountant_flag(
 _RUN = cli.define_run_flags(
     output_dir='results/udp', backends=config_lib.BACKENDS,
     backend='direct',
-    backend_help='one tf.function (direct), or the IterativeProcess on '
+    backend_help='one tf.function (direct), or the LearningProcess on '
     'TFF\'s runtime (tff; the same results, slower).',
     merged='they sum the users\' clipped weighted hypernetwork gradients, '
     'and the noise is added once, after the merge')

@@ -36,8 +36,13 @@ personal models after Ditto's step from theta^t, on the same batches and
 dropout masks as the client's global steps. The driver (`training`) keeps
 them between rounds (`personal_store`).
 
-Metrics carry only what the mechanism released (the aggregator's noised
-measurements): no unnoised training loss or cohort size.
+Metrics: the client work reports nothing (no unnoised training loss). The
+aggregator's measurements are the clip norm S^t and the unclipped fraction
+(both from the noised clip count), each group's combination weight (fixed by
+the expected counts) and each group's realised count N_i^t, which the
+client-level guarantee does NOT cover: it says how many of a group's clients
+took part. Release it only to whoever may see participation (the trusted
+server of paper 001).
 """
 
 import collections

@@ -26,7 +26,7 @@ which receives the updates alone).
   aggregation_rules    Robust-HDP and the baselines of Table 1, noise power
   privacy_preferences  Dist1-Dist9, and z_i from epsilon_i by the accountant
   aggregator           the rules as a `tff.aggregators` factory
-  process              the round as a `tff.templates.IterativeProcess`
+  process              the round as a `tff.learning.templates.LearningProcess`
   training             the driver: one run, one results record
 
 Public API (docs/api.md): `build_robust_hdp_process`, `build_data_source`,

@@ -14,7 +14,7 @@
 """Robust-HDP rounds spread over several TFF worker processes (paper 003).
 
 The runtime (workers, the mergeable context, stacks of per-client outputs,
-failure) is `tff_hdp.distributed`; this module is `process.build_process`'s
+failure) is `tff_hdp.distributed`; this module is `process.TffRunner`'s
 round as a `tff.framework.MergeableCompForm`:
 
 - up_to_merge (per worker, on its slice of the n clients): broadcast theta^t
@@ -28,7 +28,7 @@ round as a `tff.framework.MergeableCompForm`:
   the baselines) and theta^{t+1} = theta^t + sum_i w_i Delta_i.
 
 Nothing is summed before the server step, so the rows the server sees are
-bit for bit one machine's, and the round equals `process.build_process`'s
+bit for bit one machine's, and the round equals `process.TffRunner`'s
 (tests/robust_hdp/test_distributed.py).
 
 Trust: as in paper 003 the server is untrusted and each client noises its
@@ -113,7 +113,7 @@ def build_round_form(spec: models.ModelSpec, parts: process.RoundParts
 
 
 class DistributedRunner:
-  """`process.build_process`'s round over TFF workers, the same interface.
+  """`process.TffRunner`'s round over TFF workers, the same interface.
 
   `initialize()` and `next(state, client_data, client_info)` behave as the
   process's (the client data may also be (x, y) array pairs), with each
@@ -136,7 +136,7 @@ class DistributedRunner:
 
     Args:
       spec, initial_weights, aggregator, settings, private, seed: As
-        `process.build_process`.
+        `process.TffRunner`.
       workers: 'host:port' of each running worker (see
         `distributed.parse_workers`); empty when `context` is given.
       timeout: Seconds to wait for each worker to answer.

@@ -94,7 +94,7 @@ class RoundParts(NamedTuple):
   """The pieces of a round that the process and the distributed form share.
 
   `state_type` is the server state's type; `initialize` the process's; the
-  other computations are those named in `build_process`'s round:
+  other computations are those named in the learning process's round:
   `server_message` (SERVER state -> the clients' weights and round key),
   `client_fn` (a client's dataset, info and message -> its Delta_i),
   `server_apply` (state, aggregate, aggregator state -> the new state);
@@ -117,7 +117,7 @@ def build_round_parts(spec: models.ModelSpec,
                       settings: dp_sgd.DpSgdSettings,
                       private: bool = True,
                       seed: int = 0) -> RoundParts:
-  """The round's computations (arguments as `build_process`)."""
+  """The round's computations (arguments as `TffRunner`'s)."""
   dp_sgd.check_settings(settings)
   w_type = weights_type(spec)
   aggregation = aggregator.create(w_type, tff.TensorType(np.int32))

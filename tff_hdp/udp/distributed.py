@@ -15,7 +15,7 @@
 
 The runtime (workers, the mergeable context, stacks of per-client outputs,
 failure) is `tff_hdp.distributed`; this module is the round of
-`process.build_process` as a `tff.framework.MergeableCompForm`:
+`process.compose_udp_process`'s round as a `tff.framework.MergeableCompForm`:
 
 - up_to_merge (per worker, on its part of the sampled users, one CLIENTS
   value: `distributed.cut` of the cohort, as many parts as workers, with
@@ -71,7 +71,7 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, local_steps: int,
                      hyper_learning_rate: float,
                      embedding_learning_rate: float, clip_and_noise: bool
                      ) -> tff.framework.MergeableCompForm:
-  """The round as a form (its constants as `process.build_process`'s, but
+  """The round as a form (its constants as `process.compose_udp_process`'s, but
   for the table's size: the form does not hold the embedding table).
 
   Its argument is (state@SERVER, parts@CLIENTS): the state phi and the
