@@ -40,7 +40,7 @@ Pixels are scaled to [0, 1]. Paper 001 (Section 5.1, Table 5): N = 2,000
 clients, each holding training samples of a single digit, the same count for
 every client (`tff_hdp.data.federated_data.split_one_label_per_client`). Each
 client's local test data is its digit's test samples split evenly among that
-digit's clients (the papers do not say; spec section 5), and the server test
+digit's clients (the papers do not say; docs/fedhdp.md), and the server test
 set is the whole MNIST test set. The skewed variant ('skewed_mnist') is the
 same data; its opt-out clients are drawn among the digit-7 clients
 (`TrainingConfig.skewed_optout`, using `FederatedData.client_labels`).

@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The metrics of paper 001 (spec section 7), computed after training.
+"""The metrics of paper 001's tables (docs/fedhdp.md), computed after training.
 
 - Acc_g: the global model on the server test set.
 - Acc_g,p / Acc_g,np: mean over the private (all levels) or non-private

@@ -54,7 +54,7 @@ COLUMNS = ('table', 'dataset', 'algorithm', 'r', 'lambda_p', 'lambda_np',
            'acc_g', 'acc_g_p', 'acc_g_p_var', 'acc_g_np', 'acc_g_np_var',
            'delta_g', 'acc_l_p', 'acc_l_p_var', 'acc_l_np', 'acc_l_np_var',
            'delta_l')
-# The metric columns (spec section 7), in the papers' column order.
+# The metric columns of paper 001's tables, in the papers' column order.
 METRICS = COLUMNS[6:]
 
 DATASETS = ('mnist', 'skewed_mnist', 'fmnist', 'femnist')

@@ -20,8 +20,8 @@ C_1..C_l by privacy level. Group i is averaged on its own,
               + N(0, (z_i S^t / N_i^t)^2 I),
 
 and the groups are combined with w_i = r_i N_i^t / sum_k r_k N_k^t. A group is
-described here by a `PrivacyGroup`; an algorithm (Section 5 and spec section
-3) is a tuple of groups plus the rule that maps each client to one of them.
+described here by a `PrivacyGroup`; an algorithm (paper 001, Section 5;
+docs/fedhdp.md) is a tuple of groups plus the rule that maps each client to one of them.
 
 This module is TensorFlow-free.
 """
@@ -80,7 +80,7 @@ class PrivacyGroup:
 
 
 class Algorithm(enum.Enum):
-  """The algorithms compared in paper 001 (spec section 3)."""
+  """The algorithms compared in paper 001 (Section 5)."""
 
   NON_PRIVATE = 'non_private'
   DP_FEDAVG = 'dp_fedavg'
@@ -110,7 +110,7 @@ def build_groups(algorithm: Algorithm,
                  ratios: Sequence[float] = (1.0,),
                  lambda_p: float = 0.0,
                  lambda_np: float = 0.0) -> tuple[PrivacyGroup, ...]:
-  """The aggregation groups of `algorithm` (spec section 3).
+  """The aggregation groups of `algorithm` (paper 001, Section 5).
 
   With l private levels, groups 0..l-1 are the private levels and group l the
   non-private (opt-out) group, so `assign_groups` maps a client to its level,

@@ -15,7 +15,7 @@
 
 Every rule returns the aggregate sum_i w_i Delta_i of the n clients' updates
 (rows of an [n, p] matrix), theta <- theta + aggregate. They differ in what
-the server must know (paper 003, Table 1; spec section 3):
+the server must know (paper 003, Table 1):
 
 | rule        | w_i                                  | the server knows  |
 |-------------|--------------------------------------|-------------------|
@@ -41,7 +41,7 @@ term (c^2 - ||G||^2)/b_i of eq. (3) dropped as the paper does ("approx"):
 and the noise power of an aggregate (Table 2) is sum_i w_i^2 sigma_i^2 /
 (p eta_l^2).
 
-PFA (Liu et al., VLDB 2021; the authors' code, spec section 3): the clients
+PFA (Liu et al., VLDB 2021; paper 003's authors' code): the clients
 with the largest epsilon are public (the top 10%, at least one, as the PFA
 code; the HDPFL code fits a two-component Gaussian mixture instead). With
 x_pub, x_priv the epsilon-weighted means of the public and private updates and

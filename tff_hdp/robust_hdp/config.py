@@ -44,7 +44,7 @@ ALGORITHM_NAMES = {
 
 @dataclasses.dataclass(frozen=True)
 class RobustHdpConfig:
-  """One run's hyperparameters (defaults: paper 003's code, spec section 4).
+  """One run's hyperparameters (defaults: paper 003's code, docs/robust_hdp.md).
 
   Attributes:
     algorithm: One of `RULES`.

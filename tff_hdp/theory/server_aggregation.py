@@ -165,7 +165,7 @@ def dp_fedavg_server_variance(sigma_c2, gamma2, n, rho_np):
 
   All N clients add N(0, N_p gamma^2) (the private clients' noise) and the
   server averages; this is the reading under which eqs. (80)-(81) of paper
-  001 hold (spec section 8). `rho_np` enters only through N_p.
+  001 hold (docs/fedhdp.md, the theory section). `rho_np` enters only through N_p.
   """
   sigma_c2 = _checks.check_positive('sigma_c2', sigma_c2)
   gamma2 = _checks.check_nonnegative('gamma2', gamma2)
