@@ -17,15 +17,43 @@ Use `make install` rather than `pip install .` directly: TensorFlow Federated
 0.87 pins jax/jaxlib 0.4.14, which PyPI no longer serves, so it has to be
 installed with `--no-deps` after `requirements.txt` (see README).
 
-Only the `tff_hdp` package is installed, with the papers' reference tables
-each system reads (`tff_hdp/<system>/reference/*.csv`, package data read with
+The `tff_hdp` package is installed with the papers' reference tables each
+system reads (`tff_hdp/<system>/reference/*.csv`, package data read with
 `importlib.resources`), so a non-editable install works from any directory
-(tests/test_install.py). `datasets/` and `run_scripts/` are used from the
-repository checkout: a top-level package called `datasets` would collide with
-the Hugging Face distribution of that name.
+(tests/test_install.py).
+
+The checkout's top-level folders `datasets/` (the loaders) and `run_scripts/`
+(the binaries and the helpers they share) stay where users expect them, but
+are installed as the subpackages `tff_hdp.datasets` and `tff_hdp.run_scripts`
+(`package_dir` below): code imports `from tff_hdp import datasets` and
+`from tff_hdp.run_scripts import cli`, and `python run_scripts/run_fedhdp.py`
+works from any directory with no `sys.path` edit. The import names are chosen
+so that this distribution installs no top-level name but `tff_hdp`:
+
+* `datasets` as a top-level package would collide with Hugging Face's
+  `datasets` distribution (whichever comes first on `sys.path` wins, and a
+  user with it installed gets the wrong one); a sibling top-level name such
+  as `tff_hdp_datasets` would avoid that but add a second top-level name for
+  this distribution to own. Under `tff_hdp` nothing can collide, and the
+  callers keep their `datasets.load_federated_data(...)`.
+* `run_scripts` as a top-level package would be a generic name too (PyPI's
+  `run-scripts` distribution is one candidate for a clash), so the binaries'
+  shared helpers are `tff_hdp.run_scripts.*` for the same reason.
+
+Editable installs (`make install`: `pip install -e .`) map both folders through
+setuptools' PEP 660 editable finder, which honours `package_dir` (setuptools
+>= 64; the Python 3.11 venv that `make install` builds comes with 65.5).
+Non-editable installs copy them into `tff_hdp/datasets/` and
+`tff_hdp/run_scripts/`. Both folders are flat (no subpackages).
 """
 
 import setuptools
+
+# Import name: folder of the checkout.
+_FOLDERS = {
+    'tff_hdp.datasets': 'datasets',
+    'tff_hdp.run_scripts': 'run_scripts',
+}
 
 LONG_DESCRIPTION = """\
 Federated learning where clients want different privacy, on TensorFlow
@@ -56,7 +84,11 @@ setuptools.setup(
     long_description_content_type='text/markdown',
     license='Apache-2.0',
     python_requires='>=3.9,<3.12',
-    packages=setuptools.find_packages(include=['tff_hdp', 'tff_hdp.*']),
+    packages=(setuptools.find_packages(include=['tff_hdp', 'tff_hdp.*']) +
+              list(_FOLDERS)),
+    # The checkout's `datasets/` and `run_scripts/`, as subpackages of tff_hdp
+    # (see the module docstring for why these names).
+    package_dir=_FOLDERS,
     # Each system's paper tables, read with importlib.resources.
     package_data={
         'tff_hdp.fedhdp': ['reference/*.csv'],

@@ -47,16 +47,17 @@ Where each file comes from, where it goes and the command that fetches it on
 a connected machine are in `datasets/mnist.py` and `datasets/emnist.py`;
 a missing or damaged file raises `DataFileError` saying the same.
 
-This package is used from the repository checkout and is not installed (a
-top-level `datasets` would collide with the Hugging Face distribution).
+The folder `datasets/` is installed as `tff_hdp.datasets`, imported as
+`from tff_hdp import datasets` (setup.py says why not as a top-level
+`datasets`, which would collide with Hugging Face's).
 """
 
 from typing import Optional
 
 import numpy as np
 
-from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
+from tff_hdp.datasets.errors import DataFileError
 
 DATASETS = ('mnist5k', 'digits', 'mnist', 'skewed_mnist', 'fmnist', 'femnist')
 SHARD_DATASETS = ('mnist5k', 'digits', 'mnist', 'fashion_mnist', 'cifar10')
@@ -97,19 +98,19 @@ def load_federated_data(name: str,
   if num_clients is not None and num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
   if name == 'mnist5k':
-    from datasets import mnist_5k  # pylint: disable=g-import-not-at-top
+    from tff_hdp.datasets import mnist_5k  # pylint: disable=g-import-not-at-top
     return mnist_5k.load(num_clients=num_clients or mnist_5k.NUM_CLIENTS,
                          seed=seed)
   if name == 'digits':
-    from datasets import digits  # pylint: disable=g-import-not-at-top
+    from tff_hdp.datasets import digits  # pylint: disable=g-import-not-at-top
     return digits.load(num_clients=num_clients or digits.NUM_CLIENTS,
                        seed=seed)
   if name in ('mnist', 'skewed_mnist'):
-    from datasets import mnist  # pylint: disable=g-import-not-at-top
+    from tff_hdp.datasets import mnist  # pylint: disable=g-import-not-at-top
     return mnist.load(data_dir=data_dir,
                       num_clients=num_clients or mnist.NUM_CLIENTS,
                       seed=seed, name=name)
-  from datasets import emnist  # pylint: disable=g-import-not-at-top
+  from tff_hdp.datasets import emnist  # pylint: disable=g-import-not-at-top
   return emnist.load(only_digits=(name == 'fmnist'), data_dir=data_dir,
                      num_clients=num_clients, name=name)
 
@@ -150,11 +151,11 @@ def load_shards_data(name: str,
     x, y = _pooled_offline(name)
   else:
     if name == 'mnist':
-      from datasets import mnist as module  # pylint: disable=g-import-not-at-top
+      from tff_hdp.datasets import mnist as module  # pylint: disable=g-import-not-at-top
     elif name == 'fashion_mnist':
-      from datasets import fashion_mnist as module  # pylint: disable=g-import-not-at-top
+      from tff_hdp.datasets import fashion_mnist as module  # pylint: disable=g-import-not-at-top
     else:
-      from datasets import cifar10 as module  # pylint: disable=g-import-not-at-top
+      from tff_hdp.datasets import cifar10 as module  # pylint: disable=g-import-not-at-top
     x_train, y_train, x_test, y_test = module.load_arrays(data_dir)
     x = np.concatenate([x_train, x_test]).astype(np.float32) / np.float32(255)
     y = np.concatenate([y_train, y_test]).astype(np.int32)
@@ -170,7 +171,7 @@ def load_shards_data(name: str,
 def _pooled_offline(name: str) -> tuple[np.ndarray, np.ndarray]:
   """All images of an offline dataset, in [0, 1], and their labels."""
   if name == 'mnist5k':
-    from datasets import mnist_5k  # pylint: disable=g-import-not-at-top
+    from tff_hdp.datasets import mnist_5k  # pylint: disable=g-import-not-at-top
     return mnist_5k.load_pooled()
   from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
   bunch = sk_datasets.load_digits()
@@ -199,16 +200,16 @@ def load_user_data(name: str,
     raise ValueError(
         f'unknown dataset {name!r}; allowed: {", ".join(USER_DATASETS)}')
   if name == 'celeba':
-    from datasets import celeba  # pylint: disable=g-import-not-at-top
+    from tff_hdp.datasets import celeba  # pylint: disable=g-import-not-at-top
     return celeba.load(data_dir=data_dir, num_clients=num_users)
   if name == 'femnist':
-    from datasets import emnist  # pylint: disable=g-import-not-at-top
+    from tff_hdp.datasets import emnist  # pylint: disable=g-import-not-at-top
     return emnist.load(only_digits=False, data_dir=data_dir,
                        num_clients=num_users, name='femnist')
   if name in ('digits', 'mnist5k'):
     x, y = _pooled_offline(name)
   else:
-    from datasets import cifar10  # pylint: disable=g-import-not-at-top
+    from tff_hdp.datasets import cifar10  # pylint: disable=g-import-not-at-top
     x_train, y_train, x_test, y_test = cifar10.load_arrays(data_dir)
     x = np.concatenate([x_train, x_test]).astype(np.float32) / np.float32(255)
     y = np.concatenate([y_train, y_test]).astype(np.int32)

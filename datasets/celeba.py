@@ -23,9 +23,10 @@ machine here reaches the internet, so fetch it on a connected machine with
     python -c "import tensorflow_federated as tff; tff.simulation.datasets.celeba.load_data(cache_dir='DIR')"
 
 and copy `DIR/celeba.sqlite` to the data directory here (`--data_dir`).
-The database is TFF's `SqlClientData` format (see `datasets.tff_sqlite`,
-which checks it before TFF opens it); each row is a `tf.train.Example` with
-an int64 `image` of 84 x 84 x 3 values in [0, 255] and 40 int64 attributes.
+The database is TFF's `SqlClientData` format (see
+`tff_hdp.datasets.tff_sqlite`, which checks it before TFF opens it); each row
+is a `tf.train.Example` with an int64 `image` of 84 x 84 x 3 values in
+[0, 255] and 40 int64 attributes.
 
 The users
 ---------
@@ -48,9 +49,9 @@ from typing import Optional
 
 import numpy as np
 
-from datasets import tff_sqlite
-from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
+from tff_hdp.datasets import tff_sqlite
+from tff_hdp.datasets.errors import DataFileError
 
 FILENAME = 'celeba.sqlite'
 SPLITS = ('split_by_examples_train', 'split_by_examples_test')

@@ -30,7 +30,7 @@ from typing import Optional
 
 import numpy as np
 
-from datasets.errors import DataFileError
+from tff_hdp.datasets.errors import DataFileError
 
 FILENAMES = ('cifar-10-python.tar.gz', 'cifar-10-batches-py.tar.gz')
 URL = 'https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz'

@@ -82,9 +82,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from datasets import tff_sqlite
-from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
+from tff_hdp.datasets import tff_sqlite
+from tff_hdp.datasets.errors import DataFileError
 
 FILENAME = 'emnist_all.sqlite'
 URL = ('https://storage.googleapis.com/tff-datasets-public/'

@@ -34,7 +34,7 @@ from typing import Optional
 
 import numpy as np
 
-from datasets.errors import DataFileError
+from tff_hdp.datasets.errors import DataFileError
 
 SUBDIR = 'fashion-mnist'
 URL = 'https://storage.googleapis.com/tensorflow/tf-keras-datasets/'

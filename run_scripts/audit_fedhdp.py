@@ -49,7 +49,6 @@ import os
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import json
@@ -58,8 +57,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from run_scripts import cli
-from run_scripts import run_fedhdp
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import run_fedhdp
 from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(
@@ -109,7 +108,7 @@ def main(argv):
             f'{", ".join(run_fedhdp.ALGORITHMS)}')
   (config,), preset, num_clients = run_fedhdp.build_configs()
 
-  import datasets  # pylint: disable=g-import-not-at-top
+  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   dataset = flags.FLAGS.dataset or preset.dataset
   try:
     data = datasets.load_federated_data(

@@ -39,7 +39,6 @@ import os
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import json
@@ -48,8 +47,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from run_scripts import cli
-from run_scripts import run_robust_hdp
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import run_robust_hdp
 from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(
@@ -109,7 +108,7 @@ def main(argv):
     cli.check(len(set(indices)) == len(indices),
               f'--audit_clients repeats a client: {",".join(_CLIENTS.value)}')
 
-  import datasets  # pylint: disable=g-import-not-at-top
+  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   try:
     data = run_robust_hdp.load_data()
   except datasets.DataFileError as e:

@@ -29,8 +29,6 @@ lower bound, and the planted noise factor.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import json
 import math
@@ -38,7 +36,7 @@ import math
 from absl import app
 from absl import flags
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 
 _OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/audit_table',
                                   'Where each run and the table go.')

@@ -32,7 +32,6 @@ import os
 import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import json
@@ -41,8 +40,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from run_scripts import cli
-from run_scripts import run_udp
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import run_udp
 from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(

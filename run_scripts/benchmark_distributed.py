@@ -42,10 +42,8 @@ each worker has its own cores. Run it on a quiet machine.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import json
@@ -56,8 +54,8 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from run_scripts import cli
-from run_scripts import timing
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import timing
 
 SYSTEMS = ('fedhdp', 'robust_hdp', 'udp')
 _SYSTEMS = flags.DEFINE_list('systems', list(SYSTEMS),
@@ -69,12 +67,12 @@ _OUTPUT = flags.DEFINE_string('output_json', None,
 
 def fedhdp_run(rounds: int):
   """(train, config, data) of FedHDP's demo setup."""
-  import datasets
+  from tff_hdp import datasets
   from tff_hdp.fedhdp import config as config_lib
   from tff_hdp.fedhdp import presets
   from tff_hdp.fedhdp import training
   preset = presets.get_preset('mnist5k')
-  config = config_lib.TrainingConfig(
+  config = config_lib.FedHdpConfig(
       algorithm='fedhdp', ratio=0.1, model=preset.model, rounds=rounds,
       clients_per_round=preset.clients_per_round,
       sampling_rate=preset.sampling_rate, local_epochs=preset.local_epochs,
@@ -91,7 +89,7 @@ def fedhdp_run(rounds: int):
 
 def robust_hdp_run(rounds: int):
   """(train, config, data) of Robust-HDP's demo setup."""
-  import datasets
+  from tff_hdp import datasets
   from tff_hdp.robust_hdp import config as config_lib
   from tff_hdp.robust_hdp import privacy_preferences
   from tff_hdp.robust_hdp import training
@@ -107,7 +105,7 @@ def robust_hdp_run(rounds: int):
 def udp_run(rounds: int):
   """(train, config, data) of UDP-Alg's demo setup (run_udp.py's mnist5k
   defaults)."""
-  import datasets
+  from tff_hdp import datasets
   from tff_hdp.udp import config as config_lib
   from tff_hdp.udp import training
   data = datasets.load_user_data('mnist5k', num_users=200)

@@ -54,10 +54,8 @@ vectorized round's time goes. The last line is
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import collections
@@ -71,8 +69,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from run_scripts import cli
-from run_scripts import timing
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import timing
 
 _QUICK = flags.DEFINE_bool(
     'quick', False, 'Reduced run (FC NN at E = 10 only, fewer rounds, a '
@@ -203,14 +201,14 @@ class OurBackend:
 
   def __init__(self, name, spec, client_data, epochs, ditto):
     import numpy as np
-    from tff_hdp.privacy import accounting
+    from tff_hdp.fedhdp import clip_noise
     from tff_hdp.fedhdp import hdp_factory
     from tff_hdp.fedhdp import privacy_groups
     from tff_hdp.fedhdp import tff_backend
     from tff_hdp.fedhdp import training
     k = len(client_data)
-    z_b = accounting.default_clipped_count_stddev(k)
-    z = accounting.split_noise_multiplier(NOISE_MULTIPLIER, z_b)[0]
+    z_b = clip_noise.default_clipped_count_stddev(k)
+    z = clip_noise.split_noise_multiplier(NOISE_MULTIPLIER, z_b)[0]
     groups = privacy_groups.build_groups(
         privacy_groups.Algorithm.DP_FEDAVG, noise_multipliers=[z],
         effective_noise_multipliers=[NOISE_MULTIPLIER], lambda_p=0.1)
@@ -400,12 +398,12 @@ def femnist_memory(rounds: int, max_samples: int):
 
 def long_run_memory(checkpoints: list[int], backend: str, worker=None):
   """Resident memory at `checkpoints` of a Poisson-sampled digits run."""
-  import datasets
+  from tff_hdp import datasets
   from tff_hdp.fedhdp import config as config_lib
   from tff_hdp.fedhdp import training
   data = datasets.load_federated_data('digits', num_clients=100, seed=0)
   rounds = checkpoints[-1]
-  config = config_lib.TrainingConfig(
+  config = config_lib.FedHdpConfig(
       algorithm='fedhdp', ratio=0.5, model='fc', rounds=rounds,
       clients_per_round=10, sampling_rate=0.1, poisson_sampling=True,
       local_epochs=1, batch_size=BATCH_SIZE, learning_rate=0.1,

@@ -48,10 +48,8 @@ seconds_per_round=<s> run_minutes_200_rounds=<m>`.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import collections
@@ -62,8 +60,8 @@ import statistics
 from absl import app
 from absl import flags
 
-from run_scripts import cli
-from run_scripts import timing
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import timing
 
 _ROUNDS = flags.DEFINE_integer('rounds', 2, 'Timed full rounds (>= 1).')
 _STEPS = flags.DEFINE_integer('steps', 30, 'Timed steps per batch size.')

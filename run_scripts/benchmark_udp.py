@@ -47,18 +47,16 @@ slower.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from absl import app
 from absl import flags
 import numpy as np
 
-from run_scripts import cli
-from run_scripts import timing
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import timing
 
 # name: (users, q, examples per user, input shape, classes)
 SETTINGS = {

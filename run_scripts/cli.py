@@ -30,16 +30,15 @@ from typing import (Any, Callable, Mapping, NamedTuple, NoReturn, Optional,
 
 from absl import flags
 
-# Binaries live in run_scripts/ but import `datasets` (not installed, see
-# setup.py) and `run_scripts.*` from the repository root.
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-  sys.path.insert(0, REPO_ROOT)
+# This module is `tff_hdp.run_scripts.cli` (setup.py installs the folder
+# run_scripts/ as `tff_hdp.run_scripts`), so importing it runs
+# tff_hdp/__init__.py first: its TensorFlow settings (oneDNN) are in place
+# before any binary imports TensorFlow. Binaries need no import path set-up.
 
-# Before any binary imports TensorFlow: `tff_hdp`'s TensorFlow settings (it
-# asks for oneDNN, see tff_hdp/__init__.py). Light: it imports no TensorFlow.
-import tff_hdp  # pylint: disable=g-import-not-at-top,wrong-import-position
-del tff_hdp  # Imported for its settings only.
+# The folder holding run_scripts/: the repository root in a checkout (and its
+# editable install), the installed `tff_hdp/` otherwise. Sweeps run their
+# sibling binaries as `REPO_ROOT/run_scripts/<name>.py`.
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 EXIT_USAGE = 2
 EXIT_RUNTIME = 1

@@ -33,10 +33,8 @@ before anything is written.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import re
@@ -45,7 +43,7 @@ from typing import Sequence
 from absl import app
 from absl import flags
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp.fedhdp import paper_tables
 from tff_hdp.fedhdp import table_rows
 

@@ -53,18 +53,15 @@ noise_multiplier=<z>` per client. TensorFlow is not imported.
 """
 
 import decimal
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from absl import app
 from absl import flags
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import presets
+from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.robust_hdp import privacy_preferences
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
@@ -298,7 +295,7 @@ def main(argv):
                 population=population))
         for eps in epsilons
     ]
-  names = accounting.private_group_names(len(noise))
+  names = privacy_groups.private_group_names(len(noise))
   for name, z in zip(names, noise):
     eps = accounting.compute_epsilon(q, z, rounds, delta,
                                      accountant=_ACCOUNTANT.value,

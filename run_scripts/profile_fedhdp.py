@@ -34,10 +34,8 @@ a part's rate counts its own multiply-adds. Medians of `--repeats` calls.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import statistics
@@ -46,8 +44,8 @@ import time
 from absl import app
 from absl import flags
 
-from run_scripts import cli
-from run_scripts import timing
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import timing
 
 _CLIENTS = flags.DEFINE_integer('clients', 28, 'Clients in the batched step '
                                 '(the FEMNIST preset trains 28 at a time).')

@@ -43,10 +43,8 @@ one line and exit status 2 before anything is written.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import dataclasses
@@ -55,7 +53,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import presets
@@ -215,7 +213,7 @@ def usage_error(error: ValueError) -> cli.UsageError:
 
 
 def build_configs():
-  """The TrainingConfig of each requested run, checked; and the preset."""
+  """The FedHdpConfig of each requested run, checked; and the preset."""
   preset = _resolve_preset()
   cli.apply_preset(preset, _FROM_PRESET)
   if _ALGORITHM.value == 'all':
@@ -244,7 +242,7 @@ def build_configs():
                              None if _POISSON.value else num_clients)
   configs = []
   for algorithm in algorithms:
-    config = config_lib.TrainingConfig(
+    config = config_lib.FedHdpConfig(
         algorithm=algorithm,
         ditto=_DITTO.value,
         ratio=ratios if len(ratios) > 1 else ratios[0],
@@ -320,7 +318,7 @@ def main(argv):
   configs, preset, num_clients = build_configs()
   cli.check_tff_workers(_RUN.tff_workers.value)
 
-  import datasets  # pylint: disable=g-import-not-at-top
+  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   dataset = _DATASET.value or preset.dataset
   try:
     data = datasets.load_federated_data(

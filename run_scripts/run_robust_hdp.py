@@ -48,10 +48,8 @@ status 2 before anything is written.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -59,7 +57,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp import claims
 from tff_hdp import tables
 from tff_hdp.robust_hdp import config as config_lib
@@ -194,7 +192,7 @@ def build_configs():
         eval_every=_EVAL_EVERY.value, backend=_RUN.backend.value,
         tff_workers=tuple(_RUN.tff_workers.value), seed=_RUN.seed.value)
     try:
-      config.check()
+      config.validate()
     except ValueError as e:
       raise cli.UsageError(f'--{e}') from None
     configs.append(config)
@@ -203,7 +201,7 @@ def build_configs():
 
 def load_data():
   """The clients' data from the flags (raises the loaders' errors)."""
-  import datasets  # pylint: disable=g-import-not-at-top
+  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   return datasets.load_shards_data(
       _DATASET.value, num_clients=_NUM_CLIENTS.value,
       data_dir=_DATA_DIR.value, examples_per_client=_EXAMPLES.value,
@@ -241,7 +239,7 @@ def main(argv):
   configs = build_configs()
   cli.check_tff_workers(_RUN.tff_workers.value)
 
-  import datasets  # pylint: disable=g-import-not-at-top
+  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   try:
     data = load_data()
   except datasets.DataFileError as e:

@@ -38,10 +38,8 @@ written.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import dataclasses
@@ -52,7 +50,7 @@ from absl import flags
 from absl import logging
 import numpy as np
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp import claims
 from tff_hdp import tables
 from tff_hdp.udp import config as config_lib
@@ -213,7 +211,7 @@ def load_and_configure():
   """The users' data and the checked config of each requested run."""
   num_users = _value(_NUM_USERS, 'num_users')
   cli.check(num_users >= 2, f'--num_users must be >= 2, got {num_users}')
-  import datasets  # pylint: disable=g-import-not-at-top
+  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   try:
     data = datasets.load_user_data(_DATASET.value, num_users=num_users,
                                    data_dir=_DATA_DIR.value, seed=_RUN.seed.value)

@@ -35,8 +35,6 @@ starting at i (0-based), to spread a table over n machines.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import functools
 from typing import Optional, Sequence
@@ -44,7 +42,7 @@ from typing import Optional, Sequence
 from absl import app
 from absl import flags
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp.fedhdp import paper_tables
 
 RUN_EXPERIMENT = os.path.join(cli.REPO_ROOT, 'run_scripts',

@@ -50,8 +50,6 @@ have finished.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import functools
 import json
@@ -61,7 +59,7 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp import claims
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import privacy_preferences

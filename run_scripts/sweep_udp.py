@@ -41,8 +41,6 @@ not is compared with the best curve at that epsilon.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import json
 import math
@@ -51,7 +49,7 @@ from typing import Optional, Sequence
 from absl import app
 from absl import flags
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp.udp import paper_numbers
 
 # Per dataset, the (S, sigma) curves: the paper's quoted pairs and their

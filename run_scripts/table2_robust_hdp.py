@@ -33,16 +33,14 @@ accountant did (the classic RDP conversion on Opacus's default orders; see
 
 import json
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from absl import app
 from absl import flags
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 from tff_hdp import tables
 
 _RESULTS_DIR = flags.DEFINE_string(

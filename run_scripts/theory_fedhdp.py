@@ -51,12 +51,9 @@ Figures written to --output_dir:
 """
 
 import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 
 import dataclasses
 import time

@@ -38,10 +38,8 @@ would have run.
 """
 
 import os
-import sys
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import dataclasses
@@ -51,8 +49,8 @@ from absl import app
 from absl import flags
 import numpy as np
 
-from run_scripts import cli
-from run_scripts import timing
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import timing
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import paper_tables
@@ -134,7 +132,7 @@ def main(argv):
           spec, preset.clients_per_round * mean_size * preset.local_epochs)
       for backend in _BACKENDS.value:
         peaks.append(timing.matmul_peak(tf)[0])
-        config = config_lib.TrainingConfig(
+        config = config_lib.FedHdpConfig(
             algorithm='fedhdp', ratio=0.01, model=preset.model,
             rounds=_ROUNDS.value, clients_per_round=preset.clients_per_round,
             sampling_rate=preset.sampling_rate,

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from tff_hdp import checkpoint
-from tff_hdp.privacy import accounting
+from tff_hdp.privacy import privacy_ledger
 
 
 class _Store:
@@ -51,7 +51,7 @@ def _state(scale):
 
 
 def test_save_then_restore_is_exact(tmp_path):
-  ledger = accounting.PrivacyLedger()
+  ledger = privacy_ledger.PrivacyLedger()
   ledger.step('private', 0.1, 1.3, count=2)
   saved = checkpoint.Checkpointer(str(tmp_path), '{"a": 1}')
   store = _Store(fill=1.5)
@@ -84,7 +84,7 @@ def test_nothing_to_restore(tmp_path):
 
 def test_another_configuration_is_refused(tmp_path):
   checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').save(
-      1, _state(1.0), None, accounting.PrivacyLedger(), [])
+      1, _state(1.0), None, privacy_ledger.PrivacyLedger(), [])
   with pytest.raises(checkpoint.CheckpointMismatchError,
                      match='another configuration'):
     checkpoint.Checkpointer(str(tmp_path), '{"a": 2}').restore(
@@ -93,7 +93,7 @@ def test_another_configuration_is_refused(tmp_path):
 
 def test_another_state_layout_is_refused(tmp_path):
   checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').save(
-      1, _state(1.0), None, accounting.PrivacyLedger(), [])
+      1, _state(1.0), None, privacy_ledger.PrivacyLedger(), [])
   with pytest.raises(checkpoint.CheckpointMismatchError,
                      match='holds 5 arrays where this run has 8'):
     checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').restore(

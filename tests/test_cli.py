@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from run_scripts import cli
+from tff_hdp.run_scripts import cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -30,9 +30,9 @@ import urllib.request
 import numpy as np
 import pytest
 
-import datasets
-from datasets import emnist
-from datasets import mnist
+from tff_hdp import datasets
+from tff_hdp.datasets import emnist
+from tff_hdp.datasets import mnist
 from tff_hdp.fedhdp import config as config_lib
 
 # ---------------------------------------------------------------- MNIST ----
@@ -119,9 +119,9 @@ def test_skewed_mnist_opt_outs_are_digit_7_clients(mnist_dir):
     np.testing.assert_array_equal(data.train[k][1], 7)
   for seed in range(5):
     setup = config_lib.resolve(
-        config_lib.TrainingConfig(skewed_optout=True, optout_fraction=0.05,
-                                  clients_per_round=4,
-                                  clipped_count_stddev=10.0, seed=seed), data)
+        config_lib.FedHdpConfig(skewed_optout=True, optout_fraction=0.05,
+                                clients_per_round=4,
+                                clipped_count_stddev=10.0, seed=seed), data)
     opted_out = np.flatnonzero(setup.opted_out)
     assert len(opted_out) == 2  # round(0.05 * 40)
     assert set(opted_out) <= set(sevens)
@@ -352,8 +352,8 @@ def test_skewed_opt_out_needs_a_one_label_split(emnist_dir):
   data = datasets.load_federated_data('fmnist', data_dir=directory)
   with pytest.raises(ValueError, match='not split one label per client'):
     config_lib.resolve(
-        config_lib.TrainingConfig(skewed_optout=True, clients_per_round=2,
-                                  clipped_count_stddev=10.0), data)
+        config_lib.FedHdpConfig(skewed_optout=True, clients_per_round=2,
+                                clipped_count_stddev=10.0), data)
 
 
 def _truncate(path, size):

@@ -279,7 +279,7 @@ def test_bad_privacy_levels_are_refused():
 
 def test_drivers_take_client_data():
   cd = _client_data()
-  config = fedhdp_config.TrainingConfig(
+  config = fedhdp_config.FedHdpConfig(
       rounds=2, clients_per_round=3, sampling_rate=0.5, local_epochs=1,
       batch_size=4, noise_multiplier=0.25, optout_fraction=0.3,
       eval_every=1, backend='vectorized')

@@ -21,8 +21,8 @@ import re
 import numpy as np
 import pytest
 
-import datasets
-from datasets import mnist_5k
+from tff_hdp import datasets
+from tff_hdp.datasets import mnist_5k
 
 
 def _write(path, pixels, labels):

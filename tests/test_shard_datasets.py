@@ -23,10 +23,10 @@ import tarfile
 import numpy as np
 import pytest
 
-import datasets
-from datasets import cifar10
-from datasets import fashion_mnist
+from tff_hdp import datasets
 from tff_hdp.data import federated_data
+from tff_hdp.datasets import cifar10
+from tff_hdp.datasets import fashion_mnist
 
 
 def _idx(array: np.ndarray) -> bytes:

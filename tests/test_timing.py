@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from run_scripts import timing
+from tff_hdp.run_scripts import timing
 from tff_hdp import models
 
 

@@ -50,7 +50,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
-from tff_hdp.privacy import accounting
+from tff_hdp.privacy import privacy_ledger
 
 
 class CheckpointMismatchError(ValueError):
@@ -90,7 +90,8 @@ class Checkpointer:
     rounds and after the last."""
     return round_num % self._every == 0 or round_num == total_rounds
 
-  def save(self, round_num: int, state, store: Optional[Any], ledger: accounting.PrivacyLedger,
+  def save(self, round_num: int, state, store: Optional[Any],
+           ledger: privacy_ledger.PrivacyLedger,
            history: list[dict[str, Any]]) -> None:
     """Saves the progress after `round_num` rounds (the version number)."""
     arrays = collections.OrderedDict(
@@ -144,7 +145,7 @@ class Checkpointer:
       store.load_state(arrays['store'])
     decode = lambda v: v.decode() if isinstance(v, bytes) else str(v)
     return (int(value['round_num']), arrays['state'],
-            accounting.PrivacyLedger.from_json(decode(value['ledger'])),
+            privacy_ledger.PrivacyLedger.from_json(decode(value['ledger'])),
             json.loads(decode(value['history'])))
 
 
@@ -173,7 +174,8 @@ def open_run(directory: Optional[str], config, *, every: int, state,
 
 def end_round(round_num: int, total_rounds: int, entry: dict, *,
               summary_writer, checkpointer: Optional['Checkpointer'],
-              state, store: Optional[Any], ledger: accounting.PrivacyLedger,
+              state, store: Optional[Any],
+              ledger: privacy_ledger.PrivacyLedger,
               history: list, on_round) -> None:
   """What every driver does once round `round_num` (from 1) is recorded.
 
@@ -205,7 +207,7 @@ class Run:
     rounds: The 0-based rounds still to run, with a progress bar if asked.
   """
   state: Any
-  ledger: accounting.PrivacyLedger
+  ledger: privacy_ledger.PrivacyLedger
   history: list
   rounds: Iterable[int]
   total_rounds: int
@@ -231,7 +233,7 @@ def start_run(config, state, *, total_rounds: int,
               store: Optional[Any] = None, progress: bool = False,
               summary_writer=None,
               on_round: Optional[Callable[[int, dict], None]] = None,
-              ledger: Optional[accounting.PrivacyLedger] = None) -> Run:
+              ledger: Optional[privacy_ledger.PrivacyLedger] = None) -> Run:
   """Where a driver's run starts: `state` and a new ledger, or the
   checkpoint in `checkpoint_dir` of the same `config` (its state, ledger
   and history, `store` loaded); see `open_run`.
@@ -248,12 +250,12 @@ def start_run(config, state, *, total_rounds: int,
     summary_writer: Optional TensorBoard writer for the entries' numbers.
     on_round: Called as on_round(round, entry) after each round.
     ledger: The empty ledger a new run starts from (default
-      `accounting.PrivacyLedger()`).
+      `privacy_ledger.PrivacyLedger()`).
   """
   checkpointer, restored = open_run(checkpoint_dir, config,
                                     every=checkpoint_every, state=state,
                                     store=store)
-  ledger = accounting.PrivacyLedger() if ledger is None else ledger
+  ledger = privacy_ledger.PrivacyLedger() if ledger is None else ledger
   history, first_round = [], 0
   if restored is not None:
     first_round, state, ledger, history = restored

@@ -17,7 +17,7 @@
   also knows the privacy of the run it drives: `process.epsilon(state)` is
   each group's (FedHDP), client's (Robust-HDP) or the users' (UDP-Alg)
   epsilon after the rounds `state` has run, and `process.ledger(state)` the
-  `tff_hdp.privacy.accounting.PrivacyLedger` behind it. The accounting needs
+  `tff_hdp.privacy.privacy_ledger.PrivacyLedger` behind it. The accounting needs
   the run's sampling: it holds when each round's clients are the ones the
   process was built for (`tff_hdp.data.client_data.PoissonClientSource`
   draws them).
@@ -37,7 +37,7 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
-from tff_hdp.privacy import accounting
+from tff_hdp.privacy import privacy_ledger
 
 
 def weights_type(shapes: Sequence[Sequence[int]]) -> tff.Type:
@@ -114,9 +114,10 @@ class RoundPrivacy:
   accountant: str = 'rdp'
   orders: Optional[tuple[float, ...]] = None
 
-  def ledger(self, rounds: int) -> accounting.PrivacyLedger:
+  def ledger(self, rounds: int) -> privacy_ledger.PrivacyLedger:
     """The ledger after `rounds` rounds."""
-    ledger = accounting.PrivacyLedger(self.orders, is_bound=self.is_bound)
+    ledger = privacy_ledger.PrivacyLedger(self.orders,
+                                          is_bound=self.is_bound)
     if rounds:
       for name, (rate, z, steps) in self.mechanisms.items():
         ledger.step(name, rate, z, count=rounds * steps)
@@ -157,7 +158,7 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
     """Rounds `state` has run."""
     return int(self._round_num(state))
 
-  def ledger(self, state) -> accounting.PrivacyLedger:
+  def ledger(self, state) -> privacy_ledger.PrivacyLedger:
     """The privacy ledger of the rounds `state` has run."""
     return self._privacy.ledger(self.round_num(state))
 

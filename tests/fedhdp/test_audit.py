@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import pytest
 
-import datasets
+from tff_hdp import datasets
 from tff_hdp import models
 from tff_hdp.fedhdp import audit as audit_lib
 from tff_hdp.fedhdp import config
@@ -187,7 +187,7 @@ def test_round_updates_are_sampled_canaries_beyond_the_clip_norm():
       audit.canaries.directions(taken), atol=1e-6)
 
 
-TINY = config.TrainingConfig(
+TINY = config.FedHdpConfig(
     algorithm='fedhdp', ditto=True, ratio=0.5, model='fc', rounds=3,
     clients_per_round=8, sampling_rate=0.2, local_epochs=1, batch_size=5,
     learning_rate=0.1, personal_learning_rate=0.1, initial_clip=0.5,
@@ -333,8 +333,7 @@ def test_global_observer_reads_the_global_model_with_cosines(data):
 
 
 def test_audit_table_formats_each_row():
-  sys.path.insert(0, REPO)
-  from run_scripts import audit_table  # pylint: disable=g-import-not-at-top
+  from tff_hdp.run_scripts import audit_table  # pylint: disable=g-import-not-at-top
   row = {'group': 'private', 'observe': 'release', 'statistic': 'lr',
          'epsilon_accounted': 4.809, 'epsilon_accounted_pld': 4.32,
          'epsilon_estimate': 4.285, 'estimate_over_accounted': 4.285 / 4.809,

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pytest
 
-import datasets
+from tff_hdp import datasets
 from tff_hdp import distributed as runtime_lib
 from tff_hdp.fedhdp import distributed
 from tff_hdp.fedhdp import hdp_factory

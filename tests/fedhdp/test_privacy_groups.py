@@ -46,6 +46,12 @@ def test_multi_level_groups_and_strictest_for_dp_fedavg():
   assert only.noise_multiplier == 2.0
 
 
+def test_private_group_names():
+  # The names the ledger and privacy_report.py give the private levels.
+  assert pg.private_group_names(1) == ['private']
+  assert pg.private_group_names(3) == ['private_1', 'private_2', 'private_3']
+
+
 def test_assign_groups():
   opted = np.array([False, True, False, True])
   np.testing.assert_array_equal(

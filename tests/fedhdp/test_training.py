@@ -18,13 +18,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-import datasets
+from tff_hdp import datasets
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import table_rows
 from tff_hdp.fedhdp import training
 
-TINY = config.TrainingConfig(
+TINY = config.FedHdpConfig(
     model='fc', rounds=2, clients_per_round=8, sampling_rate=0.2,
     local_epochs=1, batch_size=5, learning_rate=0.1,
     personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,
@@ -182,3 +182,13 @@ def test_pld_refuses_a_fixed_cohort(data):
   run = dataclasses.replace(TINY, poisson_sampling=False, accountant='pld')
   with pytest.raises(ValueError, match='accountant pld needs poisson_sampling'):
     run.validate(data.num_clients)
+
+
+def test_validate_without_the_population():
+  # Without N, clients_per_round is only checked to be >= 1.
+  dataclasses.replace(TINY, clients_per_round=41).validate()
+  with pytest.raises(ValueError,
+                     match=r'^clients_per_round must be >= 1, got 0$'):
+    dataclasses.replace(TINY, clients_per_round=0).validate()
+  with pytest.raises(ValueError, match=r'must be in \[1, 40\] \(the popul'):
+    dataclasses.replace(TINY, clients_per_round=41).validate(40)

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import datasets
+from tff_hdp import datasets
 from tff_hdp.fedhdp import batched_models
 from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import hdp_factory
@@ -351,7 +351,7 @@ def test_validation_messages():
         dataclasses.replace(settings, local_epochs=0))
 
 
-TINY = config.TrainingConfig(
+TINY = config.FedHdpConfig(
     model='fc', rounds=3, clients_per_round=8, sampling_rate=0.2,
     local_epochs=2, batch_size=5, learning_rate=0.1,
     personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,

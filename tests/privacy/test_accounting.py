@@ -19,15 +19,16 @@ Three kinds of checks:
     A_alpha by numerical integration (scipy.integrate.quad) and by the binomial
     closed form, RDP -> (eps, delta) by the conversion formula of Balle et al.
     2020, Prop. 12 (the one `dp_accounting` uses);
-  * TFF itself for the split of z_eff into (z, z_b).
+  * the classic conversion on Opacus's orders, as Robust-HDP calibrates.
+
+The ledger is tested in test_privacy_ledger.py, FedHDP's split of z_eff into
+(z, z_b) in tests/fedhdp/test_clip_noise.py.
 """
 
-import json
 import math
 import os
 import subprocess
 import sys
-import tempfile
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -36,6 +37,7 @@ from scipy import integrate
 from scipy import special
 
 from tff_hdp.privacy import accounting
+from tff_hdp.robust_hdp import privacy_preferences
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -229,7 +231,7 @@ class ClassicConversionTest(parameterized.TestCase):
         self.assertLess(abs(actual / expected - 1.0), 1e-6)
 
   def test_looser_than_improved_and_floored(self):
-    orders = accounting.OPACUS_ORDERS
+    orders = privacy_preferences.OPACUS_ORDERS
     for q, z, rounds, delta in _random_settings(seed=3, n=3):
       classic = accounting.compute_epsilon(q, z, rounds, delta, orders=orders,
                                            conversion='classic')
@@ -245,22 +247,22 @@ class ClassicConversionTest(parameterized.TestCase):
 
   def test_round_trip(self):
     z = accounting.noise_multiplier_for_epsilon(
-        1.0, 0.02, 2000, 1e-4, orders=accounting.OPACUS_ORDERS,
+        1.0, 0.02, 2000, 1e-4, orders=privacy_preferences.OPACUS_ORDERS,
         conversion='classic')
     eps = accounting.compute_epsilon(0.02, z, 2000, 1e-4,
-                                     orders=accounting.OPACUS_ORDERS,
+                                     orders=privacy_preferences.OPACUS_ORDERS,
                                      conversion='classic')
     self.assertLessEqual(eps, 1.0)
     self.assertGreater(eps, 1.0 - 1e-4)
     # More noise than the improved conversion needs for the same epsilon.
     self.assertGreater(
         z, accounting.noise_multiplier_for_epsilon(
-            1.0, 0.02, 2000, 1e-4, orders=accounting.OPACUS_ORDERS))
+            1.0, 0.02, 2000, 1e-4, orders=privacy_preferences.OPACUS_ORDERS))
 
   def test_unreachable_and_unknown(self):
     with self.assertRaisesRegex(ValueError, 'not reachable'):
       accounting.noise_multiplier_for_epsilon(
-          0.1, 0.02, 100, 1e-4, orders=accounting.OPACUS_ORDERS,
+          0.1, 0.02, 100, 1e-4, orders=privacy_preferences.OPACUS_ORDERS,
           conversion='classic')
     with self.assertRaisesRegex(ValueError, "unknown conversion 'tight'"):
       accounting.compute_epsilon(0.02, 1.0, 10, 1e-4, conversion='tight')
@@ -324,253 +326,6 @@ class NoiseMultiplierForEpsilonTest(parameterized.TestCase):
     self.assertNotIn('\n', str(cm.exception))
 
 
-class EffectiveNoiseTest(parameterized.TestCase):
-
-  def test_hand_computed_split(self):
-    # z_eff = 1.5, 100 clients: z_b = 5, z = (1/1.5^2 - 1/10^2)^(-1/2).
-    z, zb = accounting.split_noise_multiplier(1.5, clients_per_round=100)
-    self.assertEqual(zb, 5.0)
-    self.assertAlmostEqual(z, (1 / 2.25 - 1 / 100)**-0.5, places=14)
-    self.assertAlmostEqual(z, 1.5171652122725, places=12)
-
-  def test_default_clipped_count_stddev(self):
-    self.assertAlmostEqual(accounting.default_clipped_count_stddev(100), 5.0)
-    self.assertAlmostEqual(accounting.default_clipped_count_stddev(102.0), 5.1)
-    with self.assertRaisesRegex(ValueError, 'clients_per_round must be > 0'):
-      accounting.default_clipped_count_stddev(0)
-
-  @parameterized.parameters((0.3, 2.0), (1.0, 5.0), (4.0, 3.0), (1.5, 0.76))
-  def test_round_trip(self, z_eff, zb):
-    z, zb_out = accounting.split_noise_multiplier(z_eff, zb)
-    self.assertEqual(zb_out, zb)
-    self.assertGreater(z, z_eff)
-    self.assertAlmostEqual(
-        accounting.effective_noise_multiplier(z, zb), z_eff, places=12)
-
-  def test_effective_matches_composed_gaussians(self):
-    # The RDP of Gaussian(z) then Gaussian(2 z_b) at any order alpha is
-    # alpha/(2 z^2) + alpha/(2 (2 z_b)^2) = alpha / (2 z_eff^2).
-    z, zb = 1.7, 3.0
-    z_eff = accounting.effective_noise_multiplier(z, zb)
-    self.assertAlmostEqual(z_eff**-2, z**-2 + (2 * zb)**-2, places=14)
-
-  def test_zero_noise(self):
-    self.assertEqual(accounting.split_noise_multiplier(0.0), (0.0, 0.0))
-    self.assertEqual(accounting.split_noise_multiplier(0.0, 2.0), (0.0, 2.0))
-    self.assertEqual(accounting.effective_noise_multiplier(0.0, 5.0), 0.0)
-    self.assertEqual(accounting.effective_noise_multiplier(1.0, 0.0), 0.0)
-
-  def test_count_noise_too_small(self):
-    # TFF: noise_multiplier >= 2 * clipped_count_stddev is an error.
-    with self.assertRaisesRegex(ValueError,
-                                r'must be < 2 \* clipped_count_stddev'):
-      accounting.split_noise_multiplier(1.0, 0.5)
-    with self.assertRaisesRegex(ValueError, 'clipped_count_stddev'):
-      accounting.split_noise_multiplier(1.0, clients_per_round=10)
-
-  def test_needs_cohort_size_or_stddev(self):
-    with self.assertRaisesRegex(ValueError, 'clients_per_round is required'):
-      accounting.split_noise_multiplier(1.0)
-
-  def test_matches_tff_gaussian_adaptive(self):
-    """z and z_b as TFF's gaussian_adaptive derives them, read from TFF."""
-    tff = self._import_tff()
-    import dp_accounting  # pylint: disable=g-import-not-at-top
-    from dp_accounting import rdp  # pylint: disable=g-import-not-at-top
-
-    for z_eff, clients in ((1.5, 100), (4.0, 101), (1.0, 102), (0.3, 7)):
-      with self.subTest(z_eff=z_eff, clients=clients):
-        z, zb = accounting.split_noise_multiplier(
-            z_eff, clients_per_round=clients)
-        dp_factory = tff.aggregators.DifferentiallyPrivateFactory
-        factory = dp_factory.gaussian_adaptive(
-            noise_multiplier=z_eff, clients_per_round=clients)
-        process = factory.create(tff.TensorType(np.float32, [2]))
-        state = process.initialize()
-        # NormalizedQuery(QuantileAdaptiveClipSumQuery) state.
-        adaptive = state.query_state.numerator_state
-        self.assertAlmostEqual(
-            float(adaptive.noise_multiplier) / z, 1.0, delta=1e-6)
-        count_state = (
-            adaptive.quantile_estimator_state.below_estimate_state
-            .numerator_state)
-        self.assertAlmostEqual(float(count_state.stddev) / zb, 1.0, delta=1e-6)
-
-        # One round: the DP event TFF releases is Gaussian(z) + Gaussian(2 z_b)
-        # and accounts exactly like one Gaussian with z_eff.
-        output = process.next(state, [np.ones(2, np.float32)] * 3)
-        event = dp_accounting.DpEvent.from_named_tuple(output.state.dp_event)
-        self.assertIsInstance(event, dp_accounting.ComposedDpEvent)
-        multipliers = sorted(e.noise_multiplier for e in event.events)
-        np.testing.assert_allclose(multipliers, sorted([z, 2 * zb]), rtol=1e-6)
-        # TFF's event holds np.float32 values, which dp_accounting 0.4.3's RDP
-        # accountant silently mis-composes inside a ComposedDpEvent (it keeps
-        # only the first Gaussian: `isinstance(sigma, float)` is False), so
-        # rebuild the event with Python floats.
-        event = dp_accounting.ComposedDpEvent([
-            dp_accounting.GaussianDpEvent(float(e.noise_multiplier))
-            for e in event.events
-        ])
-        accountant = rdp.RdpAccountant()
-        accountant.compose(
-            dp_accounting.SelfComposedDpEvent(
-                dp_accounting.PoissonSampledDpEvent(0.03, event), 500))
-        self.assertAlmostEqual(
-            accountant.get_epsilon(1e-4) /
-            accounting.compute_epsilon(0.03, z_eff, 500, 1e-4),
-            1.0,
-            delta=1e-5)
-
-    # TFF refuses the same inputs we refuse.
-    with self.assertRaises(ValueError):
-      tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive(
-          noise_multiplier=1.0, clients_per_round=10)
-    with self.assertRaises(ValueError):
-      accounting.split_noise_multiplier(1.0, clients_per_round=10)
-
-  def _import_tff(self):
-    try:
-      import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
-    except ImportError as e:
-      self.skipTest(f'tensorflow_federated not importable: {e}')
-    # Run TFF on our own worker, which the test session ends (conftest.py),
-    # not on TFF's default one, which can outlive the tests.
-    from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
-    runtime.install_local_cpp_context()
-    return tff
-
-
-class PrivacyLedgerTest(parameterized.TestCase):
-
-  def test_never_stepped_group_is_zero(self):
-    ledger = accounting.PrivacyLedger()
-    self.assertEqual(ledger.get_epsilon('private', 1e-4), 0.0)
-    self.assertEqual(ledger.epsilons(1e-4), {})
-    ledger.step('private_2', 0.05, 1.5, count=0)
-    self.assertEqual(ledger.epsilons(1e-4), {'private_2': 0.0})
-
-  def test_single_run_equals_compute_epsilon(self):
-    ledger = accounting.PrivacyLedger()
-    ledger.step('private', 0.05, 1.5, count=500)
-    self.assertEqual(
-        ledger.get_epsilon('private', 1e-4),
-        accounting.compute_epsilon(0.05, 1.5, 500, 1e-4))
-
-  def test_steps_accumulate(self):
-    once = accounting.PrivacyLedger()
-    once.step('private', 0.05, 1.5, count=500)
-    twice = accounting.PrivacyLedger()
-    twice.step('private', 0.05, 1.5, count=250)
-    twice.step('private', 0.05, 1.5, count=250)
-    one_by_one = accounting.PrivacyLedger()
-    for _ in range(500):
-      one_by_one.step('private', 0.05, 1.5)
-    eps = once.get_epsilon('private', 1e-4)
-    self.assertEqual(twice.get_epsilon('private', 1e-4), eps)
-    self.assertEqual(one_by_one.get_epsilon('private', 1e-4), eps)
-    # Stored compactly: one run, not 500 entries.
-    self.assertEqual(one_by_one.history('private'), ((0.05, 1.5, 500),))
-    self.assertEqual(one_by_one.rounds('private'), 500)
-    self.assertGreater(eps, once.get_epsilon('private', 1e-3))
-
-  def test_heterogeneous_runs_compose(self):
-    ledger = accounting.PrivacyLedger()
-    runs = [(0.05, 1.5, 100), (0.03, 4.0, 200), (0.05, 1.5, 50)]
-    for q, z, count in runs:
-      ledger.step('private', q, z, count)
-    self.assertEqual(ledger.history('private'), tuple(runs))
-    rdp = sum(
-        _reference_rdp(q, z, count, _INTEGER_ORDERS, _log_a_binomial)
-        for q, z, count in runs)
-    ledger_int = accounting.PrivacyLedger(orders=_INTEGER_ORDERS)
-    for q, z, count in runs:
-      ledger_int.step('private', q, z, count)
-    self.assertAlmostEqual(
-        ledger_int.get_epsilon('private', 1e-5) /
-        _reference_epsilon(_INTEGER_ORDERS, rdp, 1e-5),
-        1.0,
-        delta=1e-9)
-
-  def test_groups_are_independent(self):
-    ledger = accounting.PrivacyLedger()
-    ledger.step('private_1', 0.05, 1.0, count=500)
-    ledger.step('private_2', 0.05, 4.0, count=500)
-    eps = ledger.epsilons(1e-4)
-    self.assertEqual(list(eps), ['private_1', 'private_2'])
-    self.assertEqual(eps['private_1'],
-                     accounting.compute_epsilon(0.05, 1.0, 500, 1e-4))
-    self.assertEqual(eps['private_2'],
-                     accounting.compute_epsilon(0.05, 4.0, 500, 1e-4))
-    self.assertEqual(ledger.get_epsilon('non_private', 1e-4), 0.0)
-
-  def test_zero_noise_is_not_private(self):
-    ledger = accounting.PrivacyLedger()
-    ledger.step('private', 0.05, 0.0)
-    self.assertEqual(ledger.get_epsilon('private', 1e-4), math.inf)
-
-  def test_save_load_round_trip(self):
-    ledger = accounting.PrivacyLedger()
-    ledger.step('private_1', 0.05, 1.5, count=123)
-    ledger.step('private_1', 0.05, 1.1, count=7)
-    ledger.step('private_2', 0.0317, 2.718281828459045, count=77)
-    with tempfile.TemporaryDirectory() as tmp:
-      path = os.path.join(tmp, 'sub', 'ledger.json')
-      ledger.save(path)
-      restored = accounting.PrivacyLedger.load(path)
-      with open(path) as f:
-        json.load(f)  # Plain JSON on disk.
-    self.assertEqual(restored, ledger)
-    self.assertEqual(restored.epsilons(1e-4), ledger.epsilons(1e-4))
-    self.assertEqual(
-        accounting.PrivacyLedger.from_json(ledger.to_json()).epsilons(1e-5),
-        ledger.epsilons(1e-5))
-
-  def test_resumed_run_matches_uninterrupted(self):
-    uninterrupted = accounting.PrivacyLedger()
-    uninterrupted.step('private', 0.03, 1.0, count=500)
-    first_half = accounting.PrivacyLedger()
-    first_half.step('private', 0.03, 1.0, count=250)
-    resumed = accounting.PrivacyLedger.from_json(first_half.to_json())
-    resumed.step('private', 0.03, 1.0, count=250)
-    self.assertEqual(resumed.history('private'), ((0.03, 1.0, 500),))
-    self.assertEqual(
-        resumed.get_epsilon('private', 1e-4),
-        uninterrupted.get_epsilon('private', 1e-4))
-
-  def test_custom_orders_survive_round_trip(self):
-    ledger = accounting.PrivacyLedger(orders=[2, 4, 8, 16, 32])
-    ledger.step('private', 0.05, 1.5, count=10)
-    restored = accounting.PrivacyLedger.from_json(ledger.to_json())
-    self.assertEqual(restored.orders, (2.0, 4.0, 8.0, 16.0, 32.0))
-    self.assertEqual(restored.get_epsilon('private', 1e-4),
-                     ledger.get_epsilon('private', 1e-4))
-
-  @parameterized.named_parameters(
-      ('not_json', '{'),
-      ('wrong_format', '{"format": "other", "version": 1, "groups": {}}'),
-      ('bad_run', '{"format": "tff_hdp.PrivacyLedger", "version": 1, '
-       '"groups": {"private": [{"count": 1}]}}'),
-      ('bad_value', '{"format": "tff_hdp.PrivacyLedger", "version": 1, '
-       '"groups": {"private": [{"sampling_rate": 2, "noise_multiplier": 1, '
-       '"count": 1}]}}'),
-  )
-  def test_malformed_json(self, text):
-    with self.assertRaises(ValueError):
-      accounting.PrivacyLedger.from_json(text)
-
-  def test_bad_step(self):
-    ledger = accounting.PrivacyLedger()
-    with self.assertRaisesRegex(ValueError, 'sampling_rate must be in'):
-      ledger.step('private', 1.5, 1.0)
-    with self.assertRaisesRegex(ValueError, 'noise_multiplier must be >= 0'):
-      ledger.step('private', 0.5, -1.0)
-    with self.assertRaisesRegex(ValueError, 'count must be an integer >= 0'):
-      ledger.step('private', 0.5, 1.0, count=-1)
-    with self.assertRaisesRegex(ValueError, 'group must be a non-empty string'):
-      ledger.step('', 0.5, 1.0)
-    with self.assertRaisesRegex(ValueError, 'delta must be in'):
-      ledger.get_epsilon('private', 0.0)
-    self.assertEqual(ledger.groups, ())
 
 
 
@@ -642,19 +397,7 @@ class PldAccountantTest(parameterized.TestCase):
     self.assertGreaterEqual(got, expected - 1e-4)
     self.assertLess(got, expected + 0.01 * max(1.0, expected))
 
-  def test_ledger_and_calibration(self):
-    ledger = accounting.PrivacyLedger()
-    ledger.step('private', 0.2, 2.0, 60)
-    ledger.step('private', 0.1, 1.0, 40)
-    pld = ledger.get_epsilon('private', 1e-4, accountant='pld')
-    self.assertLess(pld, ledger.get_epsilon('private', 1e-4))
-    self.assertEqual(ledger.epsilons(1e-4, 'pld'), {'private': pld})
-    single = accounting.PrivacyLedger()
-    single.step('g', 0.2, 2.0, 100)
-    self.assertAlmostEqual(
-        single.get_epsilon('g', 1e-4, 'pld'),
-        accounting.compute_epsilon(0.2, 2.0, 100, 1e-4, accountant='pld'),
-        places=9)
+  def test_calibration(self):
     z = accounting.noise_multiplier_for_epsilon(3.0, 0.2, 100, 1e-4,
                                                 accountant='pld')
     self.assertLessEqual(
@@ -667,8 +410,6 @@ class PldAccountantTest(parameterized.TestCase):
   def test_unknown_accountant(self):
     with self.assertRaisesRegex(ValueError, 'unknown accountant .*rdp, pld'):
       accounting.compute_epsilon(0.1, 1.0, 10, 1e-5, accountant='prv')
-    with self.assertRaisesRegex(ValueError, 'unknown accountant'):
-      accounting.PrivacyLedger().get_epsilon('g', 1e-5, accountant='x')
 
 
 def _replace_one_pair_rdp(gamma, sigma, alpha):
@@ -745,39 +486,6 @@ class FixedCohortTest(parameterized.TestCase):
                                          orders=orders)
     self.assertLess(poisson, exact)
 
-  def test_ledger_records_the_relation(self):
-    ledger = accounting.PrivacyLedger()
-    ledger.step('private', 0.2, 2.0, 100, population=200)
-    self.assertEqual(ledger.relation('private'), accounting.REPLACE_ONE)
-    self.assertEqual(ledger.history('private'), ((0.2, 2.0, 100, 200),))
-    self.assertAlmostEqual(
-        ledger.get_epsilon('private', 1e-4),
-        accounting.compute_epsilon(0.2, 2.0, 100, 1e-4, population=200),
-        places=9)
-    restored = accounting.PrivacyLedger.from_json(ledger.to_json())
-    self.assertEqual(restored, ledger)
-    self.assertIn('replace-one', restored.guarantee('private'))
-    with self.assertRaisesRegex(ValueError, 'cannot compose'):
-      ledger.step('private', 0.2, 2.0)  # A Poisson round in the same group.
-    with self.assertRaisesRegex(ValueError, "accountant 'pld' has no event"):
-      ledger.get_epsilon('private', 1e-4, accountant='pld')
-
-  def test_approximation_is_labelled(self):
-    ledger = accounting.PrivacyLedger(is_bound=False)
-    ledger.step('private', 0.2, 2.0, 10)
-    self.assertFalse(accounting.PrivacyLedger.from_json(
-        ledger.to_json()).is_bound)
-    self.assertIn('not a bound', ledger.guarantee('private'))
-
-  def test_version_1_ledgers_still_load(self):
-    record = {'format': 'tff_hdp.PrivacyLedger', 'version': 1,
-              'orders': None, 'groups': {'private': [
-                  {'sampling_rate': 0.2, 'noise_multiplier': 2.0,
-                   'count': 3}]}}
-    ledger = accounting.PrivacyLedger.from_dict(record)
-    self.assertEqual(ledger.history('private'), ((0.2, 2.0, 3),))
-    self.assertTrue(ledger.is_bound)
-
   def test_calibration_meets_the_bound(self):
     z = accounting.noise_multiplier_for_epsilon(8.0, 0.2, 100, 1e-4,
                                                 population=200)
@@ -794,15 +502,6 @@ class FixedCohortTest(parameterized.TestCase):
   def test_bad_cohorts(self, kwargs, message):
     with self.assertRaisesRegex(ValueError, message):
       accounting.compute_epsilon(0.2, 2.0, 10, 1e-4, **kwargs)
-
-
-class GroupNamesTest(absltest.TestCase):
-
-  def test_names(self):
-    self.assertEqual(accounting.private_group_names(1), ['private'])
-    self.assertEqual(
-        accounting.private_group_names(3),
-        ['private_1', 'private_2', 'private_3'])
 
 
 class TensorFlowFreeTest(absltest.TestCase):

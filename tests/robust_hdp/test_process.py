@@ -47,6 +47,12 @@ def data():
   return _data()
 
 
+def test_config_validate_names_the_field():
+  _config('weiavg', 'direct').validate()
+  with pytest.raises(ValueError, match=r'^rounds must be >= 1, got 0$'):
+    _config('weiavg', 'direct', rounds=0).validate()
+
+
 @pytest.mark.parametrize('algorithm', aggregation_rules.RULES)
 def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
   del tff_runtime

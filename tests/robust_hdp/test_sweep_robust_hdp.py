@@ -26,7 +26,7 @@ import pytest
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-from run_scripts import sweep_robust_hdp as sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
+from tff_hdp.run_scripts import sweep_robust_hdp as sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tff_hdp.robust_hdp import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(

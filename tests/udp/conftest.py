@@ -15,7 +15,7 @@
 
 import pytest
 
-import datasets
+from tff_hdp import datasets
 from tff_hdp.udp import config
 
 # A run of seconds: 3 rounds, 2 local steps, the FC NN target.

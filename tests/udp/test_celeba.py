@@ -21,8 +21,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-import datasets
-from datasets import celeba
+from tff_hdp import datasets
+from tff_hdp.datasets import celeba
 from tff_hdp.udp import training
 
 

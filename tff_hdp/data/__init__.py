@@ -14,8 +14,8 @@
 """Federated data and client sampling shared by every system.
 
 `federated_data.FederatedData` holds per-client train and test arrays (the
-loaders in the repository's `datasets/` return it); `sampling` draws the
-round's cohort from a generator seeded by (seed, round).
+loaders of `tff_hdp.datasets`, the repository's `datasets/`, return it);
+`sampling` draws the round's cohort from a generator seeded by (seed, round).
 
 Public API (docs/api.md): `to_federated_data`, `in_client_order`,
 `PoissonClientSource`.

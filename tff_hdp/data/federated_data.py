@@ -13,9 +13,10 @@
 # limitations under the License.
 """The in-memory form of a federated dataset that training consumes.
 
-Loaders in the repository's `datasets/` package return a `FederatedData`:
-per-client train and test arrays, the server test set, and what the skewed
-opt-out needs (the label each client holds, for single-label splits).
+The loaders of `tff_hdp.datasets` (the repository's `datasets/` folder)
+return a `FederatedData`: per-client train and test arrays, the server test
+set, and what the skewed opt-out needs (the label each client holds, for
+single-label splits).
 TensorFlow-free.
 """
 

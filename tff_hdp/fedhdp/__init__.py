@@ -16,8 +16,10 @@ Heterogeneous Differential Privacy* (first published as FeO2).
 
 Everything specific to the paper's Algorithm 2: the client update with Ditto
 (`client_update`), privacy groups (`privacy_groups`), the per-group noisy
-averages and their combination (`group_aggregation`), the `tff.aggregators`
-factory (`hdp_factory`) and iterative process (`hdp_process`), the TFF,
+averages and their combination (`group_aggregation`), adaptive clipping's
+split of z_eff into value and clip-count noise (`clip_noise`), the
+`tff.aggregators` factory (`hdp_factory`) and iterative process
+(`hdp_process`), the TFF,
 vectorized and distributed round backends, the driver (`training.train`), the
 metrics of the paper's tables (`evaluation`, `table_rows`, `paper_tables`) and
 the presets of Tables 5 and 7 (`presets`). The server is trusted: it adds the

@@ -13,7 +13,7 @@
 # limitations under the License.
 """The configuration of one run and what it resolves to (TensorFlow-free).
 
-`TrainingConfig` records every hyperparameter of a run; `resolve` turns it and
+`FedHdpConfig` records every hyperparameter of a run; `resolve` turns it and
 a dataset into the privacy groups, the clients' group assignment (the opt-out
 set drawn once with the run's seed) and the noise parameters, checking every
 value first so that a bad run is refused before anything is trained or
@@ -27,6 +27,7 @@ import numpy as np
 
 from tff_hdp.privacy import accounting
 from tff_hdp.data import federated_data
+from tff_hdp.fedhdp import clip_noise
 from tff_hdp.fedhdp import privacy_groups
 
 
@@ -34,8 +35,20 @@ DENOMINATORS = ('expected', 'realised')
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingConfig:
-  """Every hyperparameter of one run (recorded with its results).
+class FedHdpConfig:
+  """A FedHDP run's configuration: every hyperparameter of one run.
+
+  Recorded with the run's results (`dataclasses.asdict`). The defaults are
+  paper 001's non-IID MNIST setting (Tables 5 and 7, Section 5: the defaults
+  of `presets.Preset`, with clients_per_round = qN = 100); `ratio`,
+  `lambda_p` and `lambda_np` have no single paper value (each of its tables
+  sets its own). `run_scripts/run_fedhdp.py` fills every field from its
+  preset and flags.
+
+  `validate(num_clients=None)` checks every field's range and that the fields
+  agree with each other (levels, ratios, accountant and sampling, backend and
+  workers), and, given the population N, that clients_per_round <= N; it
+  raises a one-line ValueError naming the first bad field.
 
   Attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
   `ditto`, `ratio` (r), `lambda_p`, `lambda_np`, `clients_per_round`,
@@ -113,9 +126,20 @@ class TrainingConfig:
     return dict(sampling_rate=self.clients_per_round / num_clients,
                 population=num_clients)
 
-  def validate(self, num_clients: int) -> None:
-    """Raises ValueError (one line naming the field) on a bad value."""
+  def validate(self, num_clients: Optional[int] = None) -> None:
+    """Raises ValueError naming the first bad field and what is allowed.
+
+    Args:
+      num_clients: The population N; if given, clients_per_round must also
+        be <= N (else only >= 1).
+    """
     privacy_groups.Algorithm.parse(self.algorithm)
+    if num_clients is None:
+      cohort_ok = self.clients_per_round >= 1
+      cohort_range = '>= 1'
+    else:
+      cohort_ok = 1 <= self.clients_per_round <= num_clients
+      cohort_range = f'in [1, {num_clients}] (the population)'
     checks = [
         (all(0.0 <= r <= 1.0 for r in self.ratios),
          f'r must be in [0, 1], got {self.ratio}'),
@@ -147,8 +171,7 @@ class TrainingConfig:
          'replacement)'),
         (all(z >= 0 for z in self.noise_multipliers),
          f'noise_multiplier must be >= 0, got {self.noise_multiplier}'),
-        (1 <= self.clients_per_round <= num_clients, 'clients_per_round must '
-         f'be in [1, {num_clients}] (the population), got '
+        (cohort_ok, f'clients_per_round must be {cohort_range}, got '
          f'{self.clients_per_round}'),
         (0.0 < self.sampling_rate <= 1.0,
          f'sampling_rate must be in (0, 1], got {self.sampling_rate}'),
@@ -192,11 +215,11 @@ class Setup:
 
 
 def resolve_noise(
-    config: TrainingConfig) -> tuple[list[float], list[float], float]:
+    config: FedHdpConfig) -> tuple[list[float], list[float], float]:
   """(z per level, z_eff per level, z_b) of `config`'s algorithm.
 
   z_b defaults to TFF's 0.05 x cohort; z is derived from z_eff and z_b as
-  TFF's `gaussian_adaptive` does (`accounting.split_noise_multiplier`).
+  TFF's `gaussian_adaptive` does (`clip_noise.split_noise_multiplier`).
   Raises ValueError if some z_eff >= 2 z_b. The Non-Private baseline has no
   noise at all.
   """
@@ -205,13 +228,13 @@ def resolve_noise(
   z_effs = [z if noised else 0.0 for z in config.noise_multipliers]
   z_b = config.clipped_count_stddev
   if z_b is None and any(z_effs):
-    z_b = accounting.default_clipped_count_stddev(config.clients_per_round)
+    z_b = clip_noise.default_clipped_count_stddev(config.clients_per_round)
   z_b = z_b or 0.0
-  zs = [accounting.split_noise_multiplier(z, z_b)[0] for z in z_effs]
+  zs = [clip_noise.split_noise_multiplier(z, z_b)[0] for z in z_effs]
   return zs, z_effs, z_b
 
 
-def resolve(config: TrainingConfig,
+def resolve(config: FedHdpConfig,
             data: federated_data.FederatedData) -> Setup:
   """Draws the opt-out set and builds the groups and noise parameters."""
   config.validate(data.num_clients)
@@ -235,7 +258,7 @@ def resolve(config: TrainingConfig,
                expected_counts(config, groups, client_groups))
 
 
-def expected_counts(config: TrainingConfig,
+def expected_counts(config: FedHdpConfig,
                     groups: Sequence[privacy_groups.PrivacyGroup],
                     client_groups: np.ndarray) -> Optional[tuple[float, ...]]:
   """E[N_i^t] per group (0 for a group never communicated with), or None.

@@ -42,7 +42,7 @@ Privacy: each private group's sum has L2 sensitivity S^t (add/remove one
 client) and gets Gaussian noise of stddev z_i S^t; the clip count of all
 sampled clients has sensitivity 1/2 per client (TF Privacy centres it) and
 noise stddev z_b. A private group's accountant therefore uses the effective
-noise multiplier z_eff = (z_i^-2 + (2 z_b)^-2)^-1/2 (see `accounting`). With
+noise multiplier z_eff = (z_i^-2 + (2 z_b)^-2)^-1/2 (see `clip_noise`). With
 fixed denominators that is the whole release of a Poisson-sampled round; with
 realised ones the counts must be public, which holds for a fixed cohort
 (accounted under replace-one neighbours, where both sensitivities double).
@@ -55,8 +55,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
+from tff_hdp.fedhdp import clip_noise
 from tff_hdp.fedhdp import group_aggregation
-from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import privacy_groups
 
 
@@ -101,7 +101,7 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
         then needs a fixed cohort, see `tff_hdp.privacy.accounting`).
       clipped_count_stddev: z_b >= 0, stddev of the noise on the clip count
         sum. Default (None): TFF's 0.05 x the expected cohort,
-        sum(expected_counts) (`accounting.default_clipped_count_stddev`);
+        sum(expected_counts) (`clip_noise.default_clipped_count_stddev`);
         without `expected_counts` it must then be given when a group adds
         noise and the clip adapts. Must be > 0 in that case.
       seed: Seed of every noise draw (the same seed gives the same noise).
@@ -125,7 +125,7 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     noised = any(g.noise_multiplier for g in groups)
     if clipped_count_stddev is None:
       if expected_counts is not None and sum(expected_counts) > 0:
-        clipped_count_stddev = accounting.default_clipped_count_stddev(
+        clipped_count_stddev = clip_noise.default_clipped_count_stddev(
             sum(expected_counts))
       elif noised and clip_learning_rate > 0:
         raise ValueError('clipped_count_stddev is needed when a group adds '

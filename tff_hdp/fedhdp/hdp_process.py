@@ -425,7 +425,7 @@ def build_fedhdp_process(
   opted_out = np.array([l is None for l in levels])
   level_index = np.array([0 if l is None else l for l in levels], np.int32)
   num_clients = len(levels)
-  config = config_lib.TrainingConfig(
+  config = config_lib.FedHdpConfig(
       algorithm=algorithm, ditto=ditto,
       ratio=ratio, lambda_p=lambda_p, lambda_np=lambda_np,
       clients_per_round=max(1, int(round(sampling_rate * num_clients))),

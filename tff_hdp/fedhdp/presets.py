@@ -32,7 +32,8 @@ class Preset:
   """All hyperparameters of one dataset's experiments.
 
   Attributes:
-    dataset: Dataset name understood by `datasets.load_federated_data`.
+    dataset: Dataset name understood by
+      `tff_hdp.datasets.load_federated_data`.
     model: 'fc' (FC NN of Table 6) or 'cnn' (CNN of Table 6).
     num_clients: Population size N (Table 5).
     sampling_rate: Expected fraction q of clients per round (Table 5); also

@@ -50,7 +50,7 @@ class PrivacyGroup:
       clipped; only the Non-Private baseline turns clipping off.
     ditto_lambda: Ditto's lambda for this group's clients (lambda_p/lambda_np).
     effective_noise_multiplier: z_eff, the value the accountant uses (value
-      noise and clip-count noise together, see `accounting`); None when
+      noise and clip-count noise together, see `clip_noise`); None when
       non-private.
   """
 

@@ -38,8 +38,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp.privacy import accounting
 from tff_hdp.privacy import canary_audit
+from tff_hdp.privacy import privacy_ledger
 from tff_hdp import checkpoint
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import evaluation
@@ -79,9 +79,9 @@ def build_backend(name: str, spec, initial_weights, factory, settings,
   raise ValueError(f"unknown backend {name!r}; allowed: 'tff', 'vectorized'")
 
 
-def privacy_record(ledger: accounting.PrivacyLedger,
+def privacy_record(ledger: privacy_ledger.PrivacyLedger,
                    epsilon: dict[str, float],
-                   config: config_lib.TrainingConfig) -> dict[str, Any]:
+                   config: config_lib.FedHdpConfig) -> dict[str, Any]:
   """What the run's epsilons are: a bound (under which neighbours) or not."""
   return {
       'is_bound': ledger.is_bound,
@@ -93,7 +93,7 @@ def privacy_record(ledger: accounting.PrivacyLedger,
   }
 
 
-def train(config: config_lib.TrainingConfig,
+def train(config: config_lib.FedHdpConfig,
           data: federated_data.FederatedData,
           *,
           summary_writer: Optional[tf.summary.SummaryWriter] = None,
@@ -176,7 +176,7 @@ def train(config: config_lib.TrainingConfig,
       checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
       store=store, progress=progress, summary_writer=summary_writer,
       on_round=on_round,
-      ledger=accounting.PrivacyLedger(is_bound=config.epsilon_is_bound))
+      ledger=privacy_ledger.PrivacyLedger(is_bound=config.epsilon_is_bound))
   state = tff_backend.to_numpy(run.state)
   ledger = run.ledger
   for round_num in run.rounds:

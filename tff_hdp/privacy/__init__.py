@@ -14,8 +14,9 @@
 """Privacy accounting shared by every system, on `dp_accounting`.
 
 TensorFlow-free: `accounting` computes epsilon from noise multipliers and
-sampling rates (and the inverse) with the RDP accountant, and keeps the ledger
-a resumed run continues.
+sampling rates (and the inverse) with the RDP or PLD accountant (`pld`), and
+`privacy_ledger` keeps each run's record, the ledger a resumed run continues.
+The audit's statistics are `auditing`, `canaries` and `canary_audit`.
 
 Public API (docs/api.md): `compute_epsilon`, `noise_multiplier_for_epsilon`,
 `PrivacyLedger`.
@@ -28,7 +29,7 @@ import importlib
 _PUBLIC = {
     'compute_epsilon': 'tff_hdp.privacy.accounting',
     'noise_multiplier_for_epsilon': 'tff_hdp.privacy.accounting',
-    'PrivacyLedger': 'tff_hdp.privacy.accounting',
+    'PrivacyLedger': 'tff_hdp.privacy.privacy_ledger',
 }
 __all__ = sorted(_PUBLIC)
 

@@ -12,10 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 """Argument checks of the accountants: one-line ValueErrors naming the
-argument and its allowed range (`accounting`, `pld`). TensorFlow-free."""
+argument and its allowed range (`accounting`, `privacy_ledger`, `pld`, and
+FedHDP's `tff_hdp.fedhdp.clip_noise`). TensorFlow-free."""
 
 import math
 import numbers
+from typing import Optional, Sequence, Tuple
 
 
 def as_real(value, name: str) -> float:
@@ -65,4 +67,30 @@ def check_count(n, name: str) -> int:
   n = int(n)
   if n < 0:
     raise ValueError(f'{name} must be an integer >= 0, got {n!r}')
+  return n
+
+
+def check_orders(orders: Optional[Sequence[float]]) -> Optional[Tuple[float,
+                                                                       ...]]:
+  """RDP orders: None, or a non-empty sequence of finite numbers > 1."""
+  if orders is None:
+    return None
+  orders = tuple(as_real(a, 'orders') for a in orders)
+  if not orders or any(not 1.0 < a < math.inf for a in orders):
+    raise ValueError(
+        f'orders must be a non-empty list of finite numbers > 1, got {orders}')
+  return orders
+
+
+def check_population(population, sampling_rate: float) -> Optional[int]:
+  """N of a fixed cohort, checked: q N must be a whole cohort size n >= 1."""
+  if population is None:
+    return None
+  n = check_count(population, 'population')
+  size = sampling_rate * n
+  if n < 1 or abs(size - round(size)) > 1e-6 * max(1.0, size) or round(
+      size) < 1:
+    raise ValueError(f'a fixed cohort needs sampling_rate x population to be '
+                     f'a cohort size >= 1, got {sampling_rate!r} x '
+                     f'{population!r}')
   return n

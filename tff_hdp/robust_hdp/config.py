@@ -44,7 +44,17 @@ ALGORITHM_NAMES = {
 
 @dataclasses.dataclass(frozen=True)
 class RobustHdpConfig:
-  """One run's hyperparameters (defaults: paper 003's code, docs/robust_hdp.md).
+  """A Robust-HDP run's configuration: every hyperparameter of one run.
+
+  Recorded with the run's results (`dataclasses.asdict`). The defaults are
+  paper 003's settings as its authors' code runs them (cnn5, 200 rounds, one
+  epoch, eta_l = 0.1, c = 3, delta = 1e-4; docs/robust_hdp.md);
+  `algorithm`, `epsilons` and `batch_sizes` have none.
+  `run_scripts/run_robust_hdp.py` fills every field from its flags.
+
+  `validate()` checks every field's range and that the fields agree with each
+  other (one epsilon and one batch size per client, backend and workers); it
+  raises a one-line ValueError naming the first bad field.
 
   Attributes:
     algorithm: One of `RULES`.
@@ -96,7 +106,7 @@ class RobustHdpConfig:
   tff_workers: tuple[str, ...] = ()
   seed: int = 0
 
-  def check(self) -> None:
+  def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""
     if self.algorithm not in RULES:
       raise ValueError(f'algorithm must be one of '

@@ -53,6 +53,10 @@ REFERENCE_CSV = (resources.files('tff_hdp.robust_hdp') / 'reference' /
 # 2% of the default grid's).
 ORDERS = (tuple(1 + x / 2 for x in range(1, 20)) + tuple(range(11, 64)) +
           (128, 256, 512, 1024))
+# Opacus's default RDP orders (opacus.accountants.rdp.RDPAccountant), the
+# grid of the classic conversion when paper 003's numbers are reproduced.
+OPACUS_ORDERS = (tuple(1 + x / 10.0 for x in range(1, 100)) +
+                 tuple(range(12, 64)))
 
 DISTRIBUTIONS = tuple(f'dist{i}' for i in range(1, 10))
 CLIENT_COUNTS = (20, 40, 60)
@@ -232,7 +236,7 @@ def _calibrate(calibration) -> float:
 
 
 def _orders(conversion: str) -> tuple[float, ...]:
-  return accounting.OPACUS_ORDERS if conversion == 'classic' else ORDERS
+  return OPACUS_ORDERS if conversion == 'classic' else ORDERS
 
 
 def achieved_epsilon(client: ClientPrivacy, delta: float,

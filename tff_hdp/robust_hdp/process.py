@@ -352,7 +352,7 @@ def build_robust_hdp_process(
       local_epochs=local_epochs, learning_rate=learning_rate, clip=clip,
       delta=delta, accountant=accountant, poisson=poisson,
       rpca_method=rpca_method, seed=seed)
-  config.check()
+  config.validate()
   if len(num_examples) != len(config.epsilons):
     raise ValueError(f'num_examples must give one N_i per client '
                      f'({len(config.epsilons)}), got {len(num_examples)}')

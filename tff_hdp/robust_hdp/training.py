@@ -95,7 +95,7 @@ def train(config: config_lib.RobustHdpConfig,
       there resumes from it, exactly.
     checkpoint_every: See `checkpoint_dir`.
   """
-  config.check()
+  config.validate()
   data = client_data_lib.as_federated_data(data)
   if data.num_clients != len(config.epsilons):
     raise ValueError(f'the data has {data.num_clients} clients but the '

@@ -32,7 +32,17 @@ BACKENDS = ('direct', 'tff')
 
 @dataclasses.dataclass(frozen=True)
 class UdpConfig:
-  """Every hyperparameter of one run.
+  """A UDP-Alg run's configuration: every hyperparameter of one run.
+
+  Recorded with the run's results (`dataclasses.asdict`). The defaults are
+  paper 004's values where it gives them (S, z, q, delta and the two learning
+  rates) and ours where it does not (w_hat, K, T, batch size, zeta; see the
+  module docstring). `run_scripts/run_udp.py` fills every field but
+  `embedding_dim` from its flags.
+
+  `validate()` checks every field's range and that the fields agree with each
+  other (backend and workers); it raises a one-line ValueError naming the
+  first bad field.
 
   Attributes:
     algorithm: 'udp' (Algorithm 1), 'clip_only' (Algorithm 1 with z = 0:

@@ -1,0 +1,301 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The privacy ledger of a run: what each privacy group has spent, saved.
+
+One idea: the record of a run's releases, per privacy group, as runs of
+identical rounds (q, z, count) or (q, z, count, N), from which epsilon is
+recomputed on demand with `accounting`'s round events (a fresh
+`dp_accounting` accountant each time, so a restored ledger reports
+bit-identical epsilons), and its file format: JSON with format
+'tff_hdp.PrivacyLedger', version 2 (version 1, from before fixed cohorts
+were accounted, still loads).
+
+Every system keeps one: FedHDP one entry per private group, stepped in each
+round the group is queried (`tff_hdp.fedhdp.training`); UDP-Alg one entry for
+its users (`tff_hdp.udp.training`); `tff_hdp.templates.RoundPrivacy.ledger`
+builds the one behind each learning process's `epsilon(state)` (FedHDP's
+groups, Robust-HDP's clients, UDP-Alg's users); and `tff_hdp.checkpoint`
+saves it with every checkpoint, so that a resumed run keeps counting where it
+stopped.
+
+This module is TensorFlow-free: it imports only `dp_accounting` and the
+package's accountants.
+"""
+
+import json
+import math
+import os
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import dp_accounting
+from dp_accounting import rdp
+
+from tff_hdp.privacy import accounting
+from tff_hdp.privacy import arguments
+from tff_hdp.privacy import pld
+
+_LEDGER_FORMAT = 'tff_hdp.PrivacyLedger'
+_LEDGER_VERSION = 2
+
+
+class PrivacyLedger:
+  """Per-group RDP ledger of a run, saved and restored with the run.
+
+  Each private group has its own history of rounds in which it was queried,
+  kept as runs `(q, z, count)` of identical consecutive steps (500 rounds at a
+  fixed (q, z) are one entry), or `(q, z, count, N)` for rounds that drew a
+  fixed cohort of q N out of N (accounted under replace-one neighbours, see
+  `accounting`; one group's rounds must all share one relation).
+  epsilon is always recomputed from the history with a fresh `dp_accounting`
+  accountant, so a ledger restored by `from_json` / `load` reports
+  bit-identical epsilons, and stepping 250 + 250 rounds equals stepping 500
+  at once.
+
+  `is_bound` says whether the epsilons are bounds for what ran. A run whose
+  release the events do not describe (FedHDP's Poisson cohorts with realised
+  denominators, where the counts reveal who took part) keeps its Poisson
+  figure, but as an approximation: `is_bound=False`, and every report says so.
+
+  A group that was never stepped (or the non-private group, which is never
+  stepped) has epsilon = 0; a group stepped with z = 0 and q > 0 has inf.
+
+  Example:
+    ledger = PrivacyLedger()
+    for _ in range(rounds):
+      ...  # train one round
+      ledger.step('private', sampling_rate=0.05, noise_multiplier=1.5)
+    ledger.save(os.path.join(root_dir, 'privacy_ledger.json'))
+    ledger.get_epsilon('private', delta=1e-4)   # ~3.61
+  """
+
+  def __init__(self, orders: Optional[Sequence[float]] = None, *,
+               is_bound: bool = True):
+    """Creates an empty ledger.
+
+    Args:
+      orders: RDP orders of every accountant; `dp_accounting`'s default grid
+        when None.
+      is_bound: False when the run's release is not what the recorded events
+        describe, so that its epsilons are approximations (see above).
+    """
+    self._orders = arguments.check_orders(orders)
+    self._is_bound = bool(is_bound)
+    self._history: Dict[str, List[List]] = {}
+    self._cache: Dict[str, rdp.RdpAccountant] = {}
+
+  @property
+  def orders(self) -> Optional[Tuple[float, ...]]:
+    return self._orders
+
+  @property
+  def is_bound(self) -> bool:
+    """Whether every epsilon of this ledger bounds the run that recorded it."""
+    return self._is_bound
+
+  @property
+  def groups(self) -> Tuple[str, ...]:
+    """Names of the groups the ledger knows, in order of first step."""
+    return tuple(self._history)
+
+  def history(self, group: str) -> Tuple[Tuple, ...]:
+    """The runs `(q, z, count)` (or `(q, z, count, N)`) of `group`."""
+    return tuple(
+        tuple(run[:3]) if run[3] is None else tuple(run)
+        for run in self._history.get(group, ()))
+
+  def rounds(self, group: str) -> int:
+    """Number of rounds recorded for `group`."""
+    return sum(run[2] for run in self._history.get(group, ()))
+
+  def relation(self, group: str) -> Optional[str]:
+    """`accounting.ADD_OR_REMOVE_ONE` or `REPLACE_ONE`; None if unstepped."""
+    runs = self._history.get(group)
+    return accounting.relation_of(runs[0][3]) if runs else None
+
+  def step(self,
+           group: str,
+           sampling_rate: float,
+           noise_multiplier: float,
+           count: int = 1,
+           *,
+           population: Optional[int] = None) -> None:
+    """Records `count` rounds in which `group` was queried at (q, z).
+
+    Args:
+      group: Name of the privacy group (e.g. 'private', 'private_2').
+      sampling_rate: q in [0, 1], the group's Poisson sampling rate, or the
+        cohort's share n / N of a fixed cohort.
+      noise_multiplier: z >= 0, the effective noise multiplier of the round
+        (relative to one client's add/remove sensitivity).
+      count: Number of identical rounds (>= 0).
+      population: N, when each round drew a fixed cohort of q N clients
+        without replacement (replace-one neighbours); None for Poisson.
+    """
+    if not isinstance(group, str) or not group:
+      raise ValueError(f'group must be a non-empty string, got {group!r}')
+    q = arguments.check_sampling_rate(sampling_rate)
+    z = arguments.check_noise(noise_multiplier)
+    count = arguments.check_count(count, 'count')
+    population = arguments.check_population(population, q)
+    runs = self._history.setdefault(group, [])
+    if count == 0:
+      return
+    relation = accounting.relation_of(population)
+    if runs and accounting.relation_of(runs[0][3]) != relation:
+      raise ValueError(
+          f'group {group!r} is accounted under {self.relation(group)}; a '
+          f'round under {relation} cannot compose with it')
+    if runs and runs[-1][0] == q and runs[-1][1] == z and (
+        runs[-1][3] == population):
+      runs[-1][2] += count
+    else:
+      runs.append([q, z, count, population])
+    self._cache.pop(group, None)
+
+  def _accountant(self, group: str) -> rdp.RdpAccountant:
+    accountant = self._cache.get(group)
+    if accountant is None:
+      accountant = accounting.fresh_accountant(
+          self._orders, self.relation(group) or accounting.ADD_OR_REMOVE_ONE)
+      for q, z, count, population in self._history.get(group, ()):
+        accountant.compose(
+            dp_accounting.SelfComposedDpEvent(
+                accounting.round_event(q, z, population), count))
+      self._cache[group] = accountant
+    return accountant
+
+  def get_epsilon(self, group: str, delta: float,
+                  accountant: str = 'rdp') -> float:
+    """epsilon of `group` at `delta` in (0, 1); 0 if it was never stepped.
+
+    `accountant`: 'rdp' (this ledger's orders) or 'pld' (`pld.epsilon` over
+    the same history; Poisson rounds only, see
+    `accounting.compute_epsilon`).
+    """
+    d = arguments.check_delta(delta)
+    accountant = accounting.check_accountant(accountant)
+    if not self._history.get(group):
+      return 0.0
+    if accountant == 'pld':
+      if self.relation(group) != accounting.ADD_OR_REMOVE_ONE:
+        accounting.check_pld_relation(self._history[group][0][3])
+      if any(q > 0 and z == 0 for q, z, _, _ in self._history[group]):
+        return math.inf
+      return pld.epsilon([(accounting.round_event(q, z), count)
+                          for q, z, count, _ in self._history[group]], d)
+    return float(self._accountant(group).get_epsilon(d))
+
+  def epsilons(self, delta: float,
+               accountant: str = 'rdp') -> Dict[str, float]:
+    """`{group: epsilon}` at `delta` for every group the ledger knows."""
+    return {group: self.get_epsilon(group, delta, accountant)
+            for group in self._history}
+
+  def guarantee(self, group: str) -> str:
+    """What `group`'s epsilon is, in words for a report."""
+    relation = self.relation(group)
+    if relation is None:
+      return 'no rounds recorded'
+    if not self._is_bound:
+      return ('Poisson approximation, not a bound (realised denominators '
+              'reveal who took part)')
+    if relation == accounting.REPLACE_ONE:
+      return 'bound, replace-one neighbours, fixed cohort'
+    return 'bound, add-or-remove-one neighbours, Poisson sampling'
+
+  def to_dict(self) -> Dict:
+    """A JSON-serialisable record of the ledger (floats round-trip exactly)."""
+    def run_record(q, z, count, population):
+      record = {'sampling_rate': q, 'noise_multiplier': z, 'count': count}
+      if population is not None:
+        record['population'] = population
+      return record
+
+    return {
+        'format': _LEDGER_FORMAT,
+        'version': _LEDGER_VERSION,
+        'orders': None if self._orders is None else list(self._orders),
+        'is_bound': self._is_bound,
+        'groups': {group: [run_record(*run) for run in runs]
+                   for group, runs in self._history.items()},
+    }
+
+  @classmethod
+  def from_dict(cls, record: Mapping) -> 'PrivacyLedger':
+    """Inverse of `to_dict`; raises ValueError on a malformed record.
+
+    Version 1 records (before fixed cohorts were accounted) hold Poisson
+    rounds only and read as bounds.
+    """
+    if not isinstance(record, Mapping) or record.get(
+        'format') != _LEDGER_FORMAT:
+      raise ValueError(f'ledger record must have format {_LEDGER_FORMAT!r}')
+    if record.get('version') not in (1, _LEDGER_VERSION):
+      raise ValueError(f'ledger version must be 1 or {_LEDGER_VERSION}, got '
+                       f'{record.get("version")!r}')
+    ledger = cls(orders=record.get('orders'),
+                 is_bound=record.get('is_bound', True))
+    groups = record.get('groups', {})
+    if not isinstance(groups, Mapping):
+      raise ValueError('ledger groups must be a mapping of group to runs')
+    for group, runs in groups.items():
+      ledger._history.setdefault(group, [])  # pylint: disable=protected-access
+      for run in runs:
+        try:
+          q, z, count = run['sampling_rate'], run['noise_multiplier'], run[
+              'count']
+        except (KeyError, TypeError):
+          raise ValueError(
+              f'ledger run of group {group!r} must have sampling_rate, '
+              f'noise_multiplier and count, got {run!r}') from None
+        ledger.step(group, q, z, count, population=run.get('population'))
+    return ledger
+
+  def to_json(self) -> str:
+    return json.dumps(self.to_dict(), indent=1, sort_keys=True)
+
+  @classmethod
+  def from_json(cls, text: str) -> 'PrivacyLedger':
+    try:
+      record = json.loads(text)
+    except json.JSONDecodeError as e:
+      raise ValueError(f'ledger is not valid JSON: {e}') from None
+    return cls.from_dict(record)
+
+  def save(self, path: str) -> None:
+    """Writes the ledger to `path` atomically (write, then rename)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = f'{path}.tmp{os.getpid()}'
+    with open(tmp, 'w') as f:
+      f.write(self.to_json())
+      f.write('\n')
+    os.replace(tmp, path)
+
+  @classmethod
+  def load(cls, path: str) -> 'PrivacyLedger':
+    with open(path) as f:
+      return cls.from_json(f.read())
+
+  def __eq__(self, other) -> bool:
+    if not isinstance(other, PrivacyLedger):
+      return NotImplemented
+    return self.to_dict() == other.to_dict()
+
+  def __repr__(self) -> str:
+    runs = {g: len(r) for g, r in self._history.items()}
+    return f'PrivacyLedger(runs={runs})'
+
+
+__all__ = ['PrivacyLedger']
