@@ -47,7 +47,7 @@ $(STAMP): requirements.txt constraints.txt setup.py
 # a line saying whether its paper's claim holds in the run.
 demo: install
 	$(PY) run_scripts/run_fedhdp.py --dataset=mnist5k --algorithm=all --r=0.1 \
-	    --lambda_p=0.05 --lambda_np=0.05 --backend=vectorized --noprogress \
+	    --lambda_p=0.05 --lambda_np=0.05 --backend=direct --noprogress \
 	    --output_dir=results/mnist5k
 	$(PY) run_scripts/run_robust_hdp.py --dataset=mnist5k \
 	    --algorithm=robust_hdp,weiavg,dpfedavg --privacy_distribution=dist1 \

@@ -35,7 +35,7 @@ so that this distribution installs no top-level name but `tff_hdp`:
   user with it installed gets the wrong one); a sibling top-level name such
   as `tff_hdp_datasets` would avoid that but add a second top-level name for
   this distribution to own. Under `tff_hdp` nothing can collide, and the
-  callers keep their `datasets.load_federated_data(...)`.
+  callers keep their `datasets.load_fedhdp_data(...)`.
 * `run_scripts` as a top-level package would be a generic name too (PyPI's
   `run-scripts` distribution is one candidate for a clash), so the binaries'
   shared helpers are `tff_hdp.run_scripts.*` for the same reason.

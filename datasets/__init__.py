@@ -11,12 +11,20 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Federated datasets of paper 001 (Table 5) and the offline default.
+"""Each system's federated datasets, one loader per system.
 
-`load_federated_data(name, ...)` returns a
-`tff_hdp.data.federated_data.FederatedData`: per-client train and test arrays, the
-server test set, and for the one-digit-per-client splits the digit each
-client holds, from which the skewed opt-out is drawn.
+| loader                 | system (paper)   | its dataset names     |
+|------------------------|------------------|-----------------------|
+| `load_fedhdp_data`     | FedHDP (001)     | `FEDHDP_DATASETS`     |
+| `load_robust_hdp_data` | Robust-HDP (003) | `ROBUST_HDP_DATASETS` |
+| `load_udp_data`        | UDP-Alg (004)    | `UDP_DATASETS`        |
+
+Each returns a `tff_hdp.data.federated_data.FederatedData`: per-client train
+and test arrays, the server test set, and for FedHDP's one-digit-per-client
+splits the digit each client holds, from which the skewed opt-out is drawn.
+Paper 004's users (`load_udp_data`) are described in its docstring.
+
+Paper 001 (FedHDP, Table 5), `load_fedhdp_data`:
 
 | name         | what it is                                        | file needed        |
 |--------------|---------------------------------------------------|--------------------|
@@ -28,7 +36,7 @@ client holds, from which the skewed opt-out is drawn.
 | femnist      | TFF EMNIST full, 62 classes (3,400 clients)       | emnist_all.sqlite  |
 
 Paper 003 (Robust-HDP) splits its datasets by shards instead
-(`load_shards_data`, `tff_hdp.data.federated_data.split_by_shards`): the
+(`load_robust_hdp_data`, `tff_hdp.data.federated_data.split_by_shards`): the
 dataset's train and test parts are pooled, sorted by label and cut into
 shards; every client gets `shards_per_client` shards (default 10, as the
 authors' `noniid(dataset, num_users, user_max_class)` with its default
@@ -59,23 +67,25 @@ import numpy as np
 from tff_hdp.data import federated_data
 from tff_hdp.datasets.errors import DataFileError
 
-DATASETS = ('mnist5k', 'digits', 'mnist', 'skewed_mnist', 'fmnist', 'femnist')
-SHARD_DATASETS = ('mnist5k', 'digits', 'mnist', 'fashion_mnist', 'cifar10')
+FEDHDP_DATASETS = ('mnist5k', 'digits', 'mnist', 'skewed_mnist', 'fmnist',
+                   'femnist')
+ROBUST_HDP_DATASETS = ('mnist5k', 'digits', 'mnist', 'fashion_mnist',
+                       'cifar10')
 # The authors' `--user_max_class` default (Saber-mm/HDPFL, utils/sampling.py).
 SHARDS_PER_CLIENT = 10
 # Paper 003: 3,000 images per client (2,400 train / 600 test).
 SHARD_EXAMPLES_PER_CLIENT = 3000
 
 
-def load_federated_data(name: str,
-                        *,
-                        data_dir: Optional[str] = None,
-                        num_clients: Optional[int] = None,
-                        seed: int = 0) -> federated_data.FederatedData:
-  """Loads the federated dataset called `name`.
+def load_fedhdp_data(name: str,
+                     *,
+                     data_dir: Optional[str] = None,
+                     num_clients: Optional[int] = None,
+                     seed: int = 0) -> federated_data.FederatedData:
+  """Paper 001's (FedHDP) federated dataset called `name`.
 
   Args:
-    name: One of `DATASETS`.
+    name: One of `FEDHDP_DATASETS`.
     data_dir: Directory holding the downloaded file (mnist.npz or
       emnist_all.sqlite); defaults to where Keras / TFF cache them.
     num_clients: Population size N for the one-digit-per-client splits
@@ -92,9 +102,9 @@ def load_federated_data(name: str,
     DataFileError: The file is missing or unreadable (the message says which
       file, where, and how to get it).
   """
-  if name not in DATASETS:
+  if name not in FEDHDP_DATASETS:
     raise ValueError(
-        f'unknown dataset {name!r}; allowed: {", ".join(DATASETS)}')
+        f'unknown dataset {name!r}; allowed: {", ".join(FEDHDP_DATASETS)}')
   if num_clients is not None and num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
   if name == 'mnist5k':
@@ -115,17 +125,18 @@ def load_federated_data(name: str,
                      num_clients=num_clients, name=name)
 
 
-def load_shards_data(name: str,
-                     *,
-                     num_clients: int,
-                     data_dir: Optional[str] = None,
-                     examples_per_client: Optional[int] = None,
-                     shards_per_client: int = SHARDS_PER_CLIENT,
-                     seed: int = 0) -> federated_data.FederatedData:
-  """Paper 003's non-IID shards split of dataset `name` (see module doc).
+def load_robust_hdp_data(name: str,
+                         *,
+                         num_clients: int,
+                         data_dir: Optional[str] = None,
+                         examples_per_client: Optional[int] = None,
+                         shards_per_client: int = SHARDS_PER_CLIENT,
+                         seed: int = 0) -> federated_data.FederatedData:
+  """Paper 003's (Robust-HDP) non-IID shards split of dataset `name` (see
+  module doc).
 
   Args:
-    name: One of `SHARD_DATASETS`.
+    name: One of `ROBUST_HDP_DATASETS`.
     num_clients: n >= 1.
     data_dir: Directory holding the downloaded file(s).
     examples_per_client: Images per client, split 80/20 into train and test;
@@ -140,9 +151,10 @@ def load_shards_data(name: str,
     ValueError: Unknown dataset or impossible sizes.
     DataFileError: The file is missing or unreadable.
   """
-  if name not in SHARD_DATASETS:
+  if name not in ROBUST_HDP_DATASETS:
     raise ValueError(
-        f'unknown dataset {name!r}; allowed: {", ".join(SHARD_DATASETS)}')
+        f'unknown dataset {name!r}; allowed: '
+        f'{", ".join(ROBUST_HDP_DATASETS)}')
   if num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
   if shards_per_client < 1:
@@ -178,14 +190,14 @@ def _pooled_offline(name: str) -> tuple[np.ndarray, np.ndarray]:
   return (bunch.images / 16.0).astype(np.float32), bunch.target.astype(np.int32)
 
 
-USER_DATASETS = ('mnist5k', 'digits', 'cifar10', 'femnist', 'celeba')
+UDP_DATASETS = ('mnist5k', 'digits', 'cifar10', 'femnist', 'celeba')
 
 
-def load_user_data(name: str,
-                   *,
-                   num_users: int,
-                   data_dir: Optional[str] = None,
-                   seed: int = 0) -> federated_data.FederatedData:
+def load_udp_data(name: str,
+                  *,
+                  num_users: int,
+                  data_dir: Optional[str] = None,
+                  seed: int = 0) -> federated_data.FederatedData:
   """Paper 004's (UDP-Alg) users of dataset `name`.
 
   mnist5k and digits (offline) and CIFAR-10:
@@ -196,9 +208,9 @@ def load_user_data(name: str,
   3,400). CelebA: TFF's celebrities, split by
   examples, label `smiling` (`celeba.load`).
   """
-  if name not in USER_DATASETS:
+  if name not in UDP_DATASETS:
     raise ValueError(
-        f'unknown dataset {name!r}; allowed: {", ".join(USER_DATASETS)}')
+        f'unknown dataset {name!r}; allowed: {", ".join(UDP_DATASETS)}')
   if name == 'celeba':
     from tff_hdp.datasets import celeba  # pylint: disable=g-import-not-at-top
     return celeba.load(data_dir=data_dir, num_clients=num_users)

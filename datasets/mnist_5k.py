@@ -32,8 +32,8 @@ The splits
   split (seeded), then one digit per client
   (`federated_data.split_one_label_per_client`).
 - Robust-HDP and UDP-Alg pool the 5,000 images (`load_arrays`) and split them
-  their own way (`tff_hdp.datasets.load_shards_data`,
-  `tff_hdp.datasets.load_user_data`).
+  their own way (`tff_hdp.datasets.load_robust_hdp_data`,
+  `tff_hdp.datasets.load_udp_data`).
 """
 
 import gzip

@@ -19,7 +19,7 @@
         --rounds=50 --noditto --canaries_per_group=2000
 
 Takes every run flag of `run_fedhdp.py` (one algorithm, default fedhdp,
-on the vectorized backend) and adds m = --canaries_per_group canary clients
+on the direct backend) and adds m = --canaries_per_group canary clients
 to each privacy group (`tff_hdp.fedhdp.audit`). By default the auditor sees
 each group's own noised release every round, minus the trained clients'
 known updates (--observe=release), and reads it with the likelihood-ratio
@@ -98,11 +98,11 @@ def main(argv):
   cli.check(_PLANTED_SCALE.value > 0,
             f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
   cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
-  cli.check(flags.FLAGS.backend == 'vectorized',
-            '--backend must be vectorized for an audit (canaries join the '
-            'vectorized round), got ' + flags.FLAGS.backend)
+  cli.check(flags.FLAGS.backend == 'direct',
+            '--backend must be direct for an audit (canaries join the '
+            'direct round), got ' + flags.FLAGS.backend)
   cli.check(not flags.FLAGS.tff_workers,
-            '--tff_workers is not supported by an audit (vectorized only)')
+            '--tff_workers is not supported by an audit (direct only)')
   cli.check(flags.FLAGS.algorithm != 'all',
             '--algorithm=all is not audited; give one of '
             f'{", ".join(run_fedhdp.ALGORITHMS)}')
@@ -111,7 +111,7 @@ def main(argv):
   from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   dataset = flags.FLAGS.dataset or preset.dataset
   try:
-    data = datasets.load_federated_data(
+    data = datasets.load_fedhdp_data(
         dataset, data_dir=flags.FLAGS.data_dir, num_clients=num_clients,
         seed=flags.FLAGS.seed)
   except datasets.DataFileError as e:
@@ -168,6 +168,6 @@ def main(argv):
 
 
 if __name__ == '__main__':
-  flags.FLAGS.set_default('backend', 'vectorized')
+  flags.FLAGS.set_default('backend', 'direct')
   flags.FLAGS.set_default('output_dir', 'results/audit')
   app.run(cli.run_main(main), flags_parser=cli.parse_flags)

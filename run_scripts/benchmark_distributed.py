@@ -82,8 +82,8 @@ def fedhdp_run(rounds: int):
       noise_multiplier=preset.noise_multiplier,
       optout_fraction=preset.optout_fraction, eval_every=rounds,
       backend='tff')
-  data = datasets.load_federated_data('mnist5k',
-                                      num_clients=preset.num_clients)
+  data = datasets.load_fedhdp_data('mnist5k',
+                                   num_clients=preset.num_clients)
   return training.train, config, data
 
 
@@ -98,7 +98,7 @@ def robust_hdp_run(rounds: int):
       algorithm='robust_hdp', epsilons=tuple(eps),
       batch_sizes=tuple(batch_sizes), rounds=rounds, rpca_method='ialm',
       eval_every=rounds, backend='tff')
-  data = datasets.load_shards_data('mnist5k', num_clients=20)
+  data = datasets.load_robust_hdp_data('mnist5k', num_clients=20)
   return training.train, config, data
 
 
@@ -108,7 +108,7 @@ def udp_run(rounds: int):
   from tff_hdp import datasets
   from tff_hdp.udp import config as config_lib
   from tff_hdp.udp import training
-  data = datasets.load_user_data('mnist5k', num_users=200)
+  data = datasets.load_udp_data('mnist5k', num_users=200)
   sizes = [len(y) for _, y in data.train]
   config = config_lib.UdpConfig(
       target='fc', rounds=rounds, sampling_rate=0.2, clip=0.1,

@@ -24,7 +24,8 @@ Speed: in one process, on the same synthetic data (random 28x28 inputs,
   with `DifferentiallyPrivateFactory.gaussian_adaptive`, a Keras model of the
   same architecture and `dataset.batch(20).repeat(E)` per client;
 - `tff`: our `TffBackend` (the FedHDP process on TFF's runtime);
-- `vectorized`: our `VectorizedBackend` (the cohort as stacked tensors);
+- `direct`: our `DirectBackend` (the same round without TFF's runtime, the
+  cohort as stacked tensors);
 - `*+ditto`: the same with Ditto personal models (full run only);
 
 for the FC NN (100 clients, E = 1 and E = 10) and the CNN (20 clients,
@@ -36,7 +37,7 @@ matmul peak (the best rate of a 2048x2048 matmul timed between rounds; the
 JSON output also has the ratio per CPU-second, which other processes on a
 shared machine disturb less). Client-training FLOPs
 are counted analytically: 3 x 2 x (multiply-adds of one example's forward
-pass) per example and epoch, twice with Ditto. For the vectorized backend the
+pass) per example and epoch, twice with Ditto. For the direct backend the
 fraction uses its client-work time alone; for the TFF runtimes (which do not
 expose it) the whole round.
 
@@ -49,7 +50,7 @@ each privacy group change every round) for both backends; for the TFF
 backend the worker process's memory is given too.
 
 If a target of the issue is missed, the output says so and shows where the
-vectorized round's time goes. The last line is
+direct round's time goes. The last line is
 `speedup_vs_stock_tff=<x> peak_fraction=<y>` (FC NN, E = 10).
 """
 
@@ -204,6 +205,7 @@ class OurBackend:
     from tff_hdp.fedhdp import clip_noise
     from tff_hdp.fedhdp import hdp_factory
     from tff_hdp.fedhdp import privacy_groups
+    from tff_hdp import templates
     from tff_hdp.fedhdp import tff_backend
     from tff_hdp.fedhdp import training
     k = len(client_data)
@@ -225,7 +227,7 @@ class OurBackend:
                                           client_id=np.int32(c))
                   for c in range(k)]
     self._state = self._backend.initialize()
-    self._personal = [tff_backend.global_weights(self._state)] * k
+    self._personal = [templates.global_weights(self._state)] * k
     self.last_round_seconds = {}
 
   def round(self):
@@ -300,7 +302,7 @@ def time_setting(tf, worker_pid, name, spec, num_clients, epochs, rounds,
 
 
 def profile_fc_step(tf, num_clients, spec):
-  """Where a vectorized FC step's time goes: its big ops, timed alone."""
+  """Where a direct-backend FC step's time goes: its big ops, timed alone."""
   d, h = spec.shapes[0]
   x = tf.random.stateless_normal([num_clients, BATCH_SIZE, d], seed=[1, 1])
   xt = tf.transpose(x, [0, 2, 1])
@@ -332,14 +334,15 @@ def profile_fc_step(tf, num_clients, spec):
 
 
 def femnist_memory(rounds: int, max_samples: int):
-  """Peak resident memory of a FEMNIST-sized vectorized run with Ditto."""
+  """Peak resident memory of a FEMNIST-sized direct-backend run with Ditto."""
   import numpy as np
   from tff_hdp.fedhdp import hdp_factory
   from tff_hdp import models
   from tff_hdp.fedhdp import personal_store
+  from tff_hdp import templates
   from tff_hdp.fedhdp import privacy_groups
   from tff_hdp.fedhdp import tff_backend
-  from tff_hdp.fedhdp import vectorized_backend
+  from tff_hdp.fedhdp import direct_backend
   spec = models.cnn_model((28, 28), 62)
   groups = privacy_groups.build_groups(
       privacy_groups.Algorithm.FEDHDP, noise_multipliers=[1.0], ratios=[0.1],
@@ -349,8 +352,8 @@ def femnist_memory(rounds: int, max_samples: int):
   settings = tff_backend.ClientSettings(
       ditto_lambdas=(0.25, 0.25), local_epochs=1, batch_size=BATCH_SIZE,
       learning_rate=0.02, personal_learning_rate=0.02, ditto=True, seed=0)
-  backend = vectorized_backend.VectorizedBackend(spec, spec.init(0), factory,
-                                                 settings)
+  backend = direct_backend.DirectBackend(spec, spec.init(0), factory,
+                                         settings)
   cohort_size = round(FEMNIST_RATE * FEMNIST_CLIENTS)
   before = read_status()
   with tempfile.TemporaryDirectory() as directory:
@@ -366,7 +369,7 @@ def femnist_memory(rounds: int, max_samples: int):
                rng.integers(0, 62, n).astype(np.int32)) for n in sizes]
       info = [collections.OrderedDict(group=np.int32(c % 20 == 0),
                                       client_id=np.int32(c)) for c in cohort]
-      theta = tff_backend.global_weights(state)
+      theta = templates.global_weights(state)
       start = time.perf_counter()
       state, personal, _ = backend.next(state, data,
                                         store.gather(cohort, theta), info)
@@ -376,7 +379,7 @@ def femnist_memory(rounds: int, max_samples: int):
     after = read_status()
     # A long run ends with every client holding a personal model: write them
     # all, as the store's worst case.
-    theta = tff_backend.global_weights(state)
+    theta = templates.global_weights(state)
     for start in range(0, FEMNIST_CLIENTS, 200):
       ids = np.arange(start, min(start + 200, FEMNIST_CLIENTS))
       store.scatter(ids, [theta] * len(ids))
@@ -401,7 +404,7 @@ def long_run_memory(checkpoints: list[int], backend: str, worker=None):
   from tff_hdp import datasets
   from tff_hdp.fedhdp import config as config_lib
   from tff_hdp.fedhdp import training
-  data = datasets.load_federated_data('digits', num_clients=100, seed=0)
+  data = datasets.load_fedhdp_data('digits', num_clients=100, seed=0)
   rounds = checkpoints[-1]
   config = config_lib.FedHdpConfig(
       algorithm='fedhdp', ratio=0.5, model='fc', rounds=rounds,
@@ -508,7 +511,7 @@ def main(argv):
         f"store {femnist['all_stored_rss_file_mib']:.0f})", flush=True)
 
   long_runs = []
-  long_runs.append(long_run_memory(checkpoints, 'vectorized'))
+  long_runs.append(long_run_memory(checkpoints, 'direct'))
   with runtime.local_cpp_context():
     worker = runtime.install_local_cpp_context()
     long_runs.append(long_run_memory(checkpoints, 'tff', worker))
@@ -525,9 +528,9 @@ def main(argv):
     if not quick:
       settings = [('FC NN', fc, _FC_CLIENTS.value, 1)] + settings + [
           ('CNN', cnn, _CNN_CLIENTS.value, 1)]
-    variants = ['stock_tff', 'tff', 'vectorized']
+    variants = ['stock_tff', 'tff', 'direct']
     if not quick:
-      variants += ['tff+ditto', 'vectorized+ditto']
+      variants += ['tff+ditto', 'direct+ditto']
     rows = []
     for name, spec, clients, epochs in settings:
       rows += time_setting(tf, worker.process.pid, name, spec, clients,
@@ -539,20 +542,20 @@ def main(argv):
   _print_table(rows)
   by = {(r['setting'], r['epochs'], r['variant']): r for r in rows}
   stock = by[('FC NN', 10, 'stock_tff')]
-  vectorized = by[('FC NN', 10, 'vectorized')]
+  direct = by[('FC NN', 10, 'direct')]
   ours = by[('FC NN', 10, 'tff')]
-  speedup = stock['seconds_per_round'] / vectorized['seconds_per_round']
-  fraction = vectorized['peak_fraction']
+  speedup = stock['seconds_per_round'] / direct['seconds_per_round']
+  fraction = direct['peak_fraction']
   tff_ratio = ours['seconds_per_round'] / stock['seconds_per_round']
   print(f"\nmatmul peak (2048x2048 float32, best of the run): "
-        f"{vectorized['peak_gflops']:.1f} GFLOP/s")
+        f"{direct['peak_gflops']:.1f} GFLOP/s")
   checks = [
       (speedup >= TARGETS['speedup'],
-       f"vectorized vs stock TFF, FC NN E=10: {speedup:.1f}x "
+       f"direct vs stock TFF, FC NN E=10: {speedup:.1f}x "
        f"(target >= {TARGETS['speedup']:g}x)"),
       (fraction >= TARGETS['peak_fraction'],
-       f'vectorized client training: {fraction:.2f} of the matmul peak '
-       f"(CPU-time basis {vectorized['peak_fraction_cpu']:.2f}; target >= "
+       f'direct client training: {fraction:.2f} of the matmul peak '
+       f"(CPU-time basis {direct['peak_fraction_cpu']:.2f}; target >= "
        f"{TARGETS['peak_fraction']:g})"),
       (tff_ratio <= TARGETS['tff_vs_stock'],
        f'our TFF backend vs stock TFF, FC NN E=10, Ditto off: {tff_ratio:.2f}x '
@@ -561,16 +564,16 @@ def main(argv):
   for ok, line in checks:
     print(('target met:    ' if ok else 'TARGET MISSED: ') + line)
   if not all(ok for ok, _ in checks):
-    print('\nwhere the vectorized round goes (median seconds):')
+    print('\nwhere the direct round goes (median seconds):')
     for r in rows:
-      if r['variant'].startswith('vectorized'):
+      if r['variant'].startswith('direct'):
         parts = ', '.join(f'{k} {v:.3f}' for k, v in r['breakdown'].items())
         print(f"  {r['setting']} E={r['epochs']} {r['variant']}: {parts}")
     profile = profile_fc_step(tf, _FC_CLIENTS.value, fc)
     results['fc_step_profile'] = profile
     steps = math.ceil(_SAMPLES.value / BATCH_SIZE) * 10
     print(f"  one FC step ({_FC_CLIENTS.value} clients, batch {BATCH_SIZE}) "
-          f"takes {vectorized['client_training_seconds'] / steps * 1e3:.2f} "
+          f"takes {direct['client_training_seconds'] / steps * 1e3:.2f} "
           'ms; its big operations, timed alone (ms):')
     for name, seconds in profile.items():
       print(f'    {name}: {seconds * 1e3:.2f}')

@@ -25,8 +25,8 @@ cnn5 model, p = 28,938):
    milliseconds, their ratio, the same step with `tff_hdp/per_example.py`
    as of commit PER_EXAMPLE_BEFORE (each convolution's per-example filter
    gradients by TF's op in a `tf.map_fn` over the examples), and with
-   `vectorized_map` per-example gradients (the path before
-   `tff_hdp.per_example`), and the achieved GFLOP/s and fraction of the
+   per-example gradients from TF's `vectorized_map` of a `GradientTape`
+   per example, and the achieved GFLOP/s and fraction of the
    matmul peak. The steps are timed in turn, one call of each per
    repetition, so that a change in the machine's speed during the run
    moves all of them alike. FLOPs per example and step: 3 x 2 x the
@@ -36,8 +36,9 @@ cnn5 model, p = 28,938):
 3. A full round: 20 clients x 2,400 examples, 1 epoch, Dist1's batch sizes,
    Robust-HDP with RPCA every round, on the direct runner: client training
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
-4. RPCA's noise estimate on that round's updates, now and with the solver
-   of commit RPCA_BEFORE (read with `git show`), with their difference;
+4. RPCA's noise estimate on that round's updates, with this checkout's
+   solver and with that of commit RPCA_BEFORE (read with `git show`),
+   with their difference;
    and its profile (`rpca_profile`): iterations, milliseconds per
    iteration, and an iteration's two p x n x n matmuls (its floor) and its
    element-wise passes timed alone, the passes also fused by XLA.
@@ -67,10 +68,12 @@ _ROUNDS = flags.DEFINE_integer('rounds', 2, 'Timed full rounds (>= 1).')
 _STEPS = flags.DEFINE_integer('steps', 30, 'Timed steps per batch size.')
 _OUTPUT = flags.DEFINE_string('output_json', None,
                               'Also write the figures to this JSON file.')
-# The last commit before RPCA's two-matmul, mixed-precision iteration.
+# The commit whose RPCA solver is timed beside this checkout's: its
+# iteration is float64 throughout, with SVT as three matmuls.
 RPCA_BEFORE = '4987cd9'
-# The last commit whose per-example convolution gradients ran TF's filter
-# gradient per example in a `tf.map_fn`, before the tap-by-tap matmuls.
+# The commit whose `tff_hdp/per_example.py` is timed beside this checkout's:
+# it forms each convolution's per-example filter gradients with TF's filter
+# gradient op, one example at a time in a `tf.map_fn`.
 PER_EXAMPLE_BEFORE = 'aa2289e'
 
 
@@ -164,8 +167,8 @@ def main(argv):
     return [v - 0.1 * d for v, d in zip(w, g)]
 
   def vectorized_map_gradients(w, x, y):
-    """The per-example gradients before tff_hdp.per_example: TF's
-    `vectorized_map` of a `GradientTape` per example (kept here to time)."""
+    """Per-example gradients as TF's `vectorized_map` of a `GradientTape`
+    per example, timed beside `tff_hdp.per_example`'s."""
 
     def one(example):
       with tf.GradientTape() as tape:
@@ -211,8 +214,9 @@ def main(argv):
     x = tf.constant(rng.random((b, 28, 28), np.float32))
     y = tf.constant(rng.integers(0, 10, b).astype(np.int32))
     key = tf.constant([1, 2])
-    # The vectorized_map path's known warning ("Conv2DBackpropFilter uses a
-    # while_loop"), the reason for tff_hdp.per_example, is not repeated.
+    # The vectorized_map path warns once while it traces
+    # ("Conv2DBackpropFilter uses a while_loop": a loop over the examples);
+    # the warning is silenced for that call.
     level = tf.get_logger().level
     tf.get_logger().setLevel('ERROR')
     try:
@@ -310,7 +314,8 @@ def main(argv):
         f' (weights differ by at most {weights_gap:.1e}); 200 rounds with '
         f'{config.rpca_method}: {200 * per_round / 60:.0f} min, with ialm: '
         f"{200 * (client_s + server_s['ialm']) / 60:.0f} min")
-  # RPCA now and as of RPCA_BEFORE, on the last round's update matrix.
+  # RPCA of this checkout and of RPCA_BEFORE, on the last round's update
+  # matrix.
   from tff_hdp.robust_hdp import rpca
   before = timing.module_at_commit(RPCA_BEFORE, 'tff_hdp/robust_hdp/rpca.py')
   matrix = tf.transpose(tf.cast(rows, tf.float64))

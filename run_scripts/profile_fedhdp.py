@@ -19,7 +19,7 @@ One SGD step of `--clients` FEMNIST clients (the CNN of paper 001, Table 6:
 28x28 inputs, 62 classes; batch 20; dropout on), timed in one run against a
 2048x2048 float32 matmul:
 
-- `batched, grouped` / `batched, im2col`: the vectorized backend's step
+- `batched, grouped` / `batched, im2col`: the direct backend's step
   (`fedhdp.batched_models`) with each form of its convolutions, and the
   parts of the grouped one timed alone (forward and gradient): the first
   convolution, the second, both conv+pool layers, the dropout masks;

@@ -137,9 +137,10 @@ _DENOMINATORS = flags.DEFINE_enum(
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate the global model every k rounds.')
 _RUN = cli.define_run_flags(
-    output_dir='results/run', backends=('tff', 'vectorized'), backend='tff',
-    backend_help='TFF\'s runtime, or the whole cohort as stacked tensors in '
-    'one tf.function (same algorithm and results, faster).',
+    output_dir='results/run', backends=config_lib.BACKENDS, backend='tff',
+    backend_help="TFF's runtime, or the same round in plain TensorFlow "
+    '(direct: the whole cohort as stacked tensors in one tf.function; same '
+    'algorithm and results, faster).',
     merged='the DP noise is added once, after their partial sums are merged')
 
 # Preset attribute -> flag it fills when the flag is not given.
@@ -321,7 +322,7 @@ def main(argv):
   from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   dataset = _DATASET.value or preset.dataset
   try:
-    data = datasets.load_federated_data(
+    data = datasets.load_fedhdp_data(
         dataset, data_dir=_DATA_DIR.value, num_clients=num_clients,
         seed=_RUN.seed.value)
   except datasets.DataFileError as e:

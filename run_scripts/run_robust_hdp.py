@@ -202,7 +202,7 @@ def build_configs():
 def load_data():
   """The clients' data from the flags (raises the loaders' errors)."""
   from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
-  return datasets.load_shards_data(
+  return datasets.load_robust_hdp_data(
       _DATASET.value, num_clients=_NUM_CLIENTS.value,
       data_dir=_DATA_DIR.value, examples_per_client=_EXAMPLES.value,
       shards_per_client=_SHARDS.value, seed=_RUN.seed.value)

@@ -213,8 +213,8 @@ def load_and_configure():
   cli.check(num_users >= 2, f'--num_users must be >= 2, got {num_users}')
   from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   try:
-    data = datasets.load_user_data(_DATASET.value, num_users=num_users,
-                                   data_dir=_DATA_DIR.value, seed=_RUN.seed.value)
+    data = datasets.load_udp_data(_DATASET.value, num_users=num_users,
+                                  data_dir=_DATA_DIR.value, seed=_RUN.seed.value)
   except datasets.DataFileError as e:
     raise cli.UsageError(str(e)) from None
   except ValueError as e:

@@ -31,7 +31,7 @@ Runs go to `<results_dir>/sweep_udp/<dataset>/S<S>_sigma<sigma>/` and
 one resumes from its checkpoint, `--parallel=k` runs k at a time, and flags
 after `--` go to every run (e.g. `-- --rounds=50`). The figure
 (`figures/accuracy_vs_epsilon.png`) and `table.md`, which puts the paper's
-quoted numbers (`tff_hdp/udp/reference/paper004_quoted.csv`, `tff_hdp.udp.paper_numbers`)
+quoted numbers (`tff_hdp/udp/reference/paper004_quoted.csv`, `tff_hdp.udp.paper_tables`)
 beside ours, are drawn from whatever runs have finished. A quoted number that names (S, sigma)
 is compared with that curve at the largest evaluated epsilon not above the
 quoted one (or its last point when the quote gives no epsilon); one that does
@@ -50,7 +50,7 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.udp import paper_numbers
+from tff_hdp.udp import paper_tables
 
 # Per dataset, the (S, sigma) curves: the paper's quoted pairs and their
 # neighbours on the grid of its Section 4 (S in {0.05, 0.1, 0.2}).
@@ -89,10 +89,10 @@ def load_runs(sweep_dir: str) -> dict[str, dict]:
   """{run name: its record} of the finished runs."""
   out = {}
   for pair in GRIDS[_DATASET.value] + [None]:
-    path = os.path.join(sweep_dir, paper_numbers.run_name(pair), 'results.json')
+    path = os.path.join(sweep_dir, paper_tables.run_name(pair), 'results.json')
     if os.path.exists(path):
       with open(path) as f:
-        out[paper_numbers.run_name(pair)] = json.load(f)['runs'][0]
+        out[paper_tables.run_name(pair)] = json.load(f)['runs'][0]
   return out
 
 
@@ -102,9 +102,9 @@ def draw(runs: dict[str, dict], figure_dir: str, dataset: str) -> None:
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, ax = plt.subplots(figsize=(5, 3.6))
   for pair in GRIDS[dataset]:
-    record = runs.get(paper_numbers.run_name(pair))
+    record = runs.get(paper_tables.run_name(pair))
     if record is not None:
-      eps, acc = paper_numbers.curve(record)
+      eps, acc = paper_tables.curve(record)
       ax.plot(eps, acc, marker='o', markersize=3,
               label=f'S = {pair[0]:g}, σ = {pair[1]:g}')
   if 'noiseless' in runs:
@@ -129,20 +129,20 @@ def main(argv: Sequence[str]):
   pairs = GRIDS[dataset] + [None]
   if _LIST.value:
     for pair in pairs:
-      print(paper_numbers.run_name(pair), ' '.join(run_args(pair) + extra))
+      print(paper_tables.run_name(pair), ' '.join(run_args(pair) + extra))
     return
   if not _PLOT_ONLY.value:
     script = os.path.join(cli.REPO_ROOT, 'run_scripts', 'run_udp.py')
     jobs = []
     for pair in pairs:
-      out = os.path.join(sweep_dir, paper_numbers.run_name(pair))
+      out = os.path.join(sweep_dir, paper_tables.run_name(pair))
       if os.path.exists(os.path.join(out, 'results.json')):
         continue
       command = [sys.executable, script, f'--dataset={dataset}',
                  *([f'--data_dir={_DATA_DIR.value}'] if _DATA_DIR.value
                    else []), *run_args(pair), '--noprogress',
                  f'--output_dir={out}', *extra]
-      jobs.append((paper_numbers.run_name(pair),
+      jobs.append((paper_tables.run_name(pair),
                    lambda c=command, o=out: cli.run_logged(c, o)))
     failed = cli.run_jobs(jobs, _PARALLEL.value)
     cli.check(not failed, f'{len(failed)} runs failed; see their log.txt')
@@ -151,9 +151,9 @@ def main(argv: Sequence[str]):
   draw(runs, os.path.join(sweep_dir, 'figures'), dataset)
   header = ['quantity', 'ε', 'S / σ', 'paper 004', 'ours']
   lines = ['| ' + ' | '.join(header) + ' |', '|---' * len(header) + '|']
-  lines += ['| ' + ' | '.join(r) + ' |' for r in paper_numbers.comparison(runs, dataset)]
+  lines += ['| ' + ' | '.join(r) + ' |' for r in paper_tables.comparison(runs, dataset)]
   for name, record in sorted(runs.items()):
-    eps, acc = paper_numbers.curve(record)
+    eps, acc = paper_tables.curve(record)
     last = (f'ε = {eps[-1]:.2f}' if eps and not math.isnan(eps[-1])
             else 'no ε')
     print(f'{name}: accuracy {record["metrics"]["accuracy_mean"]:.2f} '

@@ -18,7 +18,8 @@
 
 Prints, for every rule and Dist1-Dist9, our noise power next to the paper's
 (`ours (paper)`) in Table 2's setting (FMNIST: 20 clients x 2,400 images,
-E = 200, K = 1, c = 3, delta = 1e-4, p = 28,938); see
+E = 200, K = 1, c = 3, delta = 1e-4, p = 28,938; the paper's values and
+setting are `tff_hdp.robust_hdp.paper_tables`); see
 `tff_hdp.robust_hdp.noise_power` for how each entry is obtained. With
 --results_dir, Robust-HDP's entry of a distribution is the mean over rounds of
 the noise power measured in run_robust_hdp.py runs found there (results.json
@@ -84,6 +85,7 @@ def measured_robust_hdp(results_dir: str) -> dict[str, float]:
 def main(argv):
   cli.check(len(argv) <= 1, f'unexpected arguments: {" ".join(argv[1:])}')
   from tff_hdp.robust_hdp import noise_power
+  from tff_hdp.robust_hdp import paper_tables
   from tff_hdp.robust_hdp import privacy_preferences
   distributions = _DISTRIBUTIONS.value or list(privacy_preferences.DISTRIBUTIONS)
   unknown = [d for d in distributions
@@ -95,14 +97,14 @@ def main(argv):
               f'--results_dir={_RESULTS_DIR.value} is not a directory')
   measured = (measured_robust_hdp(_RESULTS_DIR.value)
               if _RESULTS_DIR.value else {})
-  paper = noise_power.load_reference()
-  setting = dict(noise_power.SETTING)
+  paper = paper_tables.load_reference()
+  setting = dict(paper_tables.SETTING)
   del setting['num_clients']
   setting['conversion'] = _CONVERSION.value
-  cells = {rule: {} for rule in noise_power.TABLE_RULES}
+  cells = {rule: {} for rule in paper_tables.TABLE_RULES}
   for dist in distributions:
     eps, bs = privacy_preferences.load_distribution(dist, 20)
-    for rule in noise_power.TABLE_RULES:
+    for rule in paper_tables.TABLE_RULES:
       if rule == 'robust_hdp':
         value = measured.get(dist)
         if value is None:
@@ -111,11 +113,11 @@ def main(argv):
         value = noise_power.fixed_rule_noise_power(rule, eps, bs, **setting)
       cells[rule][dist] = value
     print(f'{dist}: ' + ' '.join(f'{r}={cells[r][dist]:.3g}'
-                                 for r in noise_power.TABLE_RULES), flush=True)
+                                 for r in paper_tables.TABLE_RULES), flush=True)
   header = ['alg \\ dist'] + [d.replace('dist', 'Dist') for d in distributions]
   rows = [[NAMES[r]] + [f'{cells[r][d]:.2f} ({paper[r][d]:.2f})'
                         for d in distributions]
-          for r in noise_power.TABLE_RULES]
+          for r in paper_tables.TABLE_RULES]
   source = ('Robust-HDP: measured in runs under ' + _RESULTS_DIR.value
             if measured else 'Robust-HDP: RPCA on synthetic updates')
   title = ('Table 2, ours (paper): noise power sum w_i^2 sigma_i^2 / (p '

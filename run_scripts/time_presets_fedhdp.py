@@ -14,7 +14,7 @@
 """Measures seconds per round of each paper preset, and extrapolates.
 
     python run_scripts/time_presets_fedhdp.py --presets=mnist,fmnist,femnist \
-        --backends=tff,vectorized --rounds=3
+        --backends=tff,direct --rounds=3
 
 For each preset and backend: a short FedHDP+Ditto run at the preset's full
 scale (Table 5's population and cohort, Table 7's epochs and batch size) on
@@ -30,7 +30,7 @@ Against the machine: a 2048x2048 float32 `tf.matmul` is timed in the same
 run (before each preset; the best rate is the peak), and each round's
 client training is counted as 6 x (forward multiply-adds) FLOPs per example
 and epoch (`timing.training_flops`), twice with Ditto. GFLOP/s are given
-over the whole round (both backends) and, for the vectorized backend, over
+over the whole round (both backends) and, for the direct backend, over
 its client work alone; with the fraction of padded work its batched steps
 ran (a client's last, smaller batch of an epoch is padded to the batch
 size) and the fraction that padding every client to the largest of its part
@@ -63,7 +63,7 @@ _TABLE_OF = {'mnist': 8, 'skewed_mnist': 9, 'fmnist': 10, 'femnist': 11}
 
 _PRESETS = flags.DEFINE_list('presets', ['mnist', 'fmnist', 'femnist'],
                              'Presets to time.')
-_BACKENDS = flags.DEFINE_list('backends', ['tff', 'vectorized'],
+_BACKENDS = flags.DEFINE_list('backends', list(config_lib.BACKENDS),
                               'Backends to time.')
 _ROUNDS = flags.DEFINE_integer('rounds', 3, 'Rounds run (the first is not '
                                'timed).')
@@ -97,9 +97,9 @@ def main(argv):
     cli.check(name in presets.PRESETS, f'--presets: unknown preset {name!r}; '
               f'allowed: {", ".join(sorted(presets.PRESETS))}')
   for backend in _BACKENDS.value:
-    cli.check(backend in ('tff', 'vectorized'),
-              f'--backends: unknown backend {backend!r}; allowed: tff, '
-              'vectorized')
+    cli.check(backend in config_lib.BACKENDS,
+              f'--backends: unknown backend {backend!r}; allowed: '
+              f'{", ".join(config_lib.BACKENDS)}')
   cli.check(_ROUNDS.value >= 2, f'--rounds must be >= 2, got {_ROUNDS.value}')
 
   import tensorflow as tf
@@ -111,8 +111,9 @@ def main(argv):
   reference = paper_tables.load_reference()
   print(f'# {timing.cpu_name()}, {os.cpu_count()} cores, TensorFlow '
         f'{tf.__version__}, GPUs: '
-        f'{len(tf.config.list_physical_devices("GPU"))}; the vectorized CNN '
-        f'uses {batched_models.default_cnn_conv()} convolutions')
+        f'{len(tf.config.list_physical_devices("GPU"))}; the direct '
+        f'backend\'s CNN uses {batched_models.default_cnn_conv()} '
+        'convolutions')
   print('| preset | backend | clients/round | E | s/round (measured) | '
         'round GFLOP/s (of peak) | client-work GFLOP/s (of peak) | padded '
         'work (ours / to largest) | per run, T rounds (extrapolated) | '

@@ -17,7 +17,7 @@ MNIST: an `np.savez` archive laid out as Keras' `mnist.npz`. EMNIST: an
 `emnist_all.sqlite` written with TFF's own
 `tff.simulation.datasets.save_to_sql_client_data` (one database per split,
 merged into one file, as TFF's file holds the four splits), loaded through
-`datasets.load_federated_data`, hence through TFF's `emnist.load_data`, and
+`datasets.load_fedhdp_data`, hence through TFF's `emnist.load_data`, and
 checked against TFF's own per-client datasets. Then damaged and missing files.
 """
 
@@ -70,8 +70,8 @@ def mnist_dir(tmp_path_factory):
 
 def test_mnist_one_digit_per_client_equal_counts(mnist_dir):
   directory, (x_train, y_train, x_test, y_test) = mnist_dir
-  data = datasets.load_federated_data('mnist', data_dir=directory,
-                                      num_clients=20, seed=3)
+  data = datasets.load_fedhdp_data('mnist', data_dir=directory,
+                                   num_clients=20, seed=3)
   assert (data.name, data.num_clients, data.num_classes,
           data.input_shape) == ('mnist', 20, 10, (28, 28))
   np.testing.assert_array_equal(data.client_labels, np.arange(20) % 10)
@@ -91,8 +91,8 @@ def test_mnist_one_digit_per_client_equal_counts(mnist_dir):
 
 def test_mnist_local_and_server_test_sets(mnist_dir):
   directory, (_, _, x_test, y_test) = mnist_dir
-  data = datasets.load_federated_data('mnist', data_dir=directory,
-                                      num_clients=20, seed=3)
+  data = datasets.load_fedhdp_data('mnist', data_dir=directory,
+                                   num_clients=20, seed=3)
   for digit in range(10):
     owners = np.flatnonzero(data.client_labels == digit)
     parts = [_index_of(data.test[k][0]) - 1000 for k in owners]
@@ -110,8 +110,8 @@ def test_mnist_local_and_server_test_sets(mnist_dir):
 
 def test_skewed_mnist_opt_outs_are_digit_7_clients(mnist_dir):
   directory, _ = mnist_dir
-  data = datasets.load_federated_data('skewed_mnist', data_dir=directory,
-                                      num_clients=40, seed=0)
+  data = datasets.load_fedhdp_data('skewed_mnist', data_dir=directory,
+                                   num_clients=40, seed=0)
   assert data.name == 'skewed_mnist'
   sevens = data.clients_with_label(7)
   assert len(sevens) == 4
@@ -132,10 +132,10 @@ def test_skewed_mnist_opt_outs_are_digit_7_clients(mnist_dir):
 def test_mnist_num_clients_must_fit_the_split(mnist_dir):
   directory, _ = mnist_dir
   with pytest.raises(ValueError, match='multiple of 10'):
-    datasets.load_federated_data('mnist', data_dir=directory, num_clients=15)
+    datasets.load_fedhdp_data('mnist', data_dir=directory, num_clients=15)
   with pytest.raises(ValueError, match='too many clients'):
-    datasets.load_federated_data('mnist', data_dir=directory,
-                                 num_clients=200)
+    datasets.load_fedhdp_data('mnist', data_dir=directory,
+                              num_clients=200)
 
 
 def _damage_mnist(path, how, arrays):
@@ -179,8 +179,8 @@ def test_damaged_mnist_file_is_named(mnist_dir, tmp_path, how):
   shutil.copy(os.path.join(source, 'mnist.npz'), path)
   _damage_mnist(path, how, arrays)
   with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_federated_data('mnist', data_dir=str(tmp_path),
-                                 num_clients=20)
+    datasets.load_fedhdp_data('mnist', data_dir=str(tmp_path),
+                              num_clients=20)
   message = str(info.value)
   assert path in message and 'unusable' in message
   assert mnist.fetch_command(str(tmp_path)) in message
@@ -190,7 +190,7 @@ def test_damaged_mnist_file_is_named(mnist_dir, tmp_path, how):
 def test_missing_mnist_file_says_where_and_how(tmp_path):
   directory = str(tmp_path / 'nowhere')
   with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_federated_data('skewed_mnist', data_dir=directory)
+    datasets.load_fedhdp_data('skewed_mnist', data_dir=directory)
   message = str(info.value)
   assert os.path.join(directory, 'mnist.npz') in message
   assert 'not found' in message
@@ -291,7 +291,7 @@ def _stack(dataset):
 def test_emnist_clients_and_server_test_set(emnist_dir, name, only_digits):
   directory, content = emnist_dir
   train_split, test_split = emnist.SPLITS[only_digits]
-  data = datasets.load_federated_data(name, data_dir=directory)
+  data = datasets.load_fedhdp_data(name, data_dir=directory)
   writers = sorted(content[train_split])
   assert len(writers) == (4 if only_digits else 5)
   assert (data.name, data.num_clients, data.input_shape,
@@ -333,8 +333,8 @@ def test_emnist_matches_tff_per_client_datasets(emnist_dir, only_digits):
 
 def test_emnist_first_num_clients(emnist_dir):
   directory, content = emnist_dir
-  data = datasets.load_federated_data('femnist', data_dir=directory,
-                                      num_clients=2)
+  data = datasets.load_fedhdp_data('femnist', data_dir=directory,
+                                   num_clients=2)
   assert data.num_clients == 2
   first = sorted(content['all_train'])[:2]
   for k, writer in enumerate(first):
@@ -344,12 +344,12 @@ def test_emnist_first_num_clients(emnist_dir):
       data.server_test[1],
       np.concatenate([content['all_test'][w][1] for w in first]))
   with pytest.raises(ValueError, match=r'num_clients must be in \[1, 4\]'):
-    datasets.load_federated_data('fmnist', data_dir=directory, num_clients=5)
+    datasets.load_fedhdp_data('fmnist', data_dir=directory, num_clients=5)
 
 
 def test_skewed_opt_out_needs_a_one_label_split(emnist_dir):
   directory, _ = emnist_dir
-  data = datasets.load_federated_data('fmnist', data_dir=directory)
+  data = datasets.load_fedhdp_data('fmnist', data_dir=directory)
   with pytest.raises(ValueError, match='not split one label per client'):
     config_lib.resolve(
         config_lib.FedHdpConfig(skewed_optout=True, clients_per_round=2,
@@ -434,7 +434,7 @@ def test_damaged_emnist_file_is_named(emnist_dir, tmp_path, monkeypatch, how,
   shutil.copy(os.path.join(source, 'emnist_all.sqlite'), path)
   _damage_emnist(path, how)
   with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_federated_data('fmnist', data_dir=str(tmp_path))
+    datasets.load_fedhdp_data('fmnist', data_dir=str(tmp_path))
   message = str(info.value)
   assert path in message and says in message
   assert emnist.fetch_command(str(tmp_path)) in message
@@ -449,7 +449,7 @@ def test_missing_emnist_file_says_where_and_how_without_downloading(
                       lambda *a, **k: downloads.append(a))
   directory = str(tmp_path / 'cache')
   with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_federated_data('femnist', data_dir=directory)
+    datasets.load_fedhdp_data('femnist', data_dir=directory)
   message = str(info.value)
   assert os.path.join(directory, 'emnist_all.sqlite') in message
   assert 'not found' in message
@@ -463,7 +463,7 @@ def test_missing_emnist_file_says_where_and_how_without_downloading(
 
 
 def test_digits_offline_default():
-  data = datasets.load_federated_data('digits', num_clients=20, seed=1)
+  data = datasets.load_fedhdp_data('digits', num_clients=20, seed=1)
   assert (data.num_clients, data.input_shape, data.num_classes) == (20, (8, 8),
                                                                     10)
   for k, (x, y) in enumerate(data.train):
@@ -479,4 +479,4 @@ def test_digits_offline_default():
 ])
 def test_bad_arguments(name, num_clients, says):
   with pytest.raises(ValueError, match=says):
-    datasets.load_federated_data(name, num_clients=num_clients)
+    datasets.load_fedhdp_data(name, num_clients=num_clients)

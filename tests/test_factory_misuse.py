@@ -32,7 +32,7 @@ import tensorflow_federated as tff
 from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.fedhdp import hdp_factory
-from tff_hdp.fedhdp import hdp_process
+from tff_hdp.fedhdp import process as fedhdp_process
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
@@ -176,22 +176,22 @@ def test_robust_build_process_runs_with_row_indices(tff_runtime):
   state, measurements = _robust_round(_robust_factory(3), [2, 0, 1])
   assert int(state['round_num']) == 1
   np.testing.assert_allclose(measurements['weights'], [1 / 3] * 3, rtol=1e-6)
-  assert not np.allclose(robust_process.global_weights(state)[0],
+  assert not np.allclose(templates.global_weights(state)[0],
                          SPEC.init(0)[0])
 
 
 def test_fedhdp_learning_process_runs_with_group_indices(tff_runtime):
   del tff_runtime
   factory = _hdp_factory()
-  settings = hdp_process.ClientSettings(
+  settings = fedhdp_process.ClientSettings(
       ditto_lambdas=(0.0, 0.0), local_epochs=1, batch_size=2,
       learning_rate=0.1, personal_learning_rate=0.1)
-  process = hdp_process.compose_fedhdp_process(
+  process = fedhdp_process.compose_fedhdp_process(
       SPEC, SPEC.init(0), factory, settings,
       templates.RoundPrivacy('client-level', {}, delta=1e-5))
   initial = SPEC.init(0)
-  clients = [hdp_process.client_element(*_client_data(i), group=g,
-                                         client_id=i, batch_size=2)
+  clients = [fedhdp_process.client_element(*_client_data(i), group=g,
+                                            client_id=i, batch_size=2)
              for i, g in enumerate([0, 1, 1])]
   output = process.next(process.initialize(), clients)
   measurements = output.metrics['aggregator']
@@ -199,4 +199,4 @@ def test_fedhdp_learning_process_runs_with_group_indices(tff_runtime):
           measurements['non_private/count']) == (1.0, 2.0)
   assert int(output.state.client_work) == 1
   state = output.state
-  assert not np.allclose(hdp_process.global_weights(state)[0], initial[0])
+  assert not np.allclose(templates.global_weights(state)[0], initial[0])

@@ -60,34 +60,34 @@ import tff_hdp.robust_hdp
 import tff_hdp.udp
 from tff_hdp import datasets
 from tff_hdp.datasets import mnist_5k
-from tff_hdp.fedhdp import paper_tables
-from tff_hdp.robust_hdp import noise_power
+from tff_hdp.fedhdp import paper_tables as fedhdp_tables
+from tff_hdp.robust_hdp import paper_tables as robust_hdp_tables
 from tff_hdp.robust_hdp import privacy_preferences
-from tff_hdp.udp import paper_numbers
+from tff_hdp.udp import paper_tables as udp_tables
 from tff_hdp.run_scripts import cli
 
-rows = paper_tables.load_reference()
-row = paper_tables.find_row(rows, dataset='mnist', algorithm='hdp_fedavg',
-                            r=None, lambda_p=0.005, lambda_np=0.005, table=2)
+rows = fedhdp_tables.load_reference()
+row = fedhdp_tables.find_row(rows, dataset='mnist', algorithm='hdp_fedavg',
+                             r=None, lambda_p=0.005, lambda_np=0.005, table=2)
 epsilons, batch_sizes = privacy_preferences.load_distribution('dist1', 20)
-digits = datasets.load_federated_data('digits', num_clients=20, seed=0)
+digits = datasets.load_fedhdp_data('digits', num_clients=20, seed=0)
 print(json.dumps({
     'files': [m.__file__ for m in (tff_hdp, tff_hdp.fedhdp, tff_hdp.privacy,
                                    tff_hdp.robust_hdp, tff_hdp.udp, datasets,
                                    mnist_5k, cli)],
     'one_error_class': mnist_5k.DataFileError is datasets.DataFileError,
     'digits_clients': digits.num_clients,
-    'tables': [str(t) for t in (paper_tables.REFERENCE_CSV,
-                                noise_power.REFERENCE_CSV,
+    'tables': [str(t) for t in (fedhdp_tables.REFERENCE_CSV,
+                                robust_hdp_tables.REFERENCE_CSV,
                                 privacy_preferences.REFERENCE_CSV,
-                                paper_numbers.REFERENCE)],
+                                udp_tables.REFERENCE_CSV)],
     'paper001_rows': len(rows),
     'paper001_table2_mnist_hdp_fedavg_acc_g': row.values['acc_g'],
     'paper003_table2_min_epsilon_dist6':
-        noise_power.load_reference()['min_epsilon']['dist6'],
+        robust_hdp_tables.load_reference()['min_epsilon']['dist6'],
     'paper003_dist1_client0': [epsilons[0], batch_sizes[0]],
     'paper004_femnist': [(r['quantity'], r['value'])
-                         for r in paper_numbers.reference_rows('femnist')],
+                         for r in udp_tables.reference_rows('femnist')],
 }))
 '''
 
@@ -158,7 +158,7 @@ def test_checkout_folders_import_by_installed_names(tmp_path):
        'import json, tff_hdp; from tff_hdp import datasets; '
        'from tff_hdp.run_scripts import cli; import datasets as other; '
        'assert not other.IS_OURS; '
-       'assert datasets.load_federated_data("digits", num_clients=20)'
+       'assert datasets.load_fedhdp_data("digits", num_clients=20)'
        '.num_clients == 20; '
        'print(json.dumps([m.__file__ for m in (tff_hdp, datasets, cli)]))'],
       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

@@ -282,7 +282,7 @@ def test_drivers_take_client_data():
   config = fedhdp_config.FedHdpConfig(
       rounds=2, clients_per_round=3, sampling_rate=0.5, local_epochs=1,
       batch_size=4, noise_multiplier=0.25, optout_fraction=0.3,
-      eval_every=1, backend='vectorized')
+      eval_every=1, backend='direct')
   a = fedhdp_training.train(config, cd)
   b = fedhdp_training.train(config, client_data.to_federated_data(cd))
   assert a['history'] == b['history'] and a['epsilon'] == b['epsilon']
@@ -310,4 +310,15 @@ def test_public_names():
       'global_weights']
   for name in tff_hdp.fedhdp.__all__ + tff_hdp.robust_hdp.__all__:
     assert not name.startswith('_')
+  # One definition, shared: a process's state or a driver's state dict.
+  assert (tff_hdp.fedhdp.global_weights is tff_hdp.robust_hdp.global_weights
+          is templates.global_weights)
+  weights = [np.ones((2,), np.float32)]
+  assert templates.global_weights({'global_weights': weights})[0].tolist() == [
+      1.0, 1.0]
+  learning_state = tff.learning.templates.LearningAlgorithmState(
+      global_model_weights=tff.learning.models.ModelWeights(
+          trainable=weights, non_trainable=[]),
+      distributor=(), client_work=(), aggregator=(), finalizer=())
+  assert templates.global_weights(learning_state)[0].tolist() == [1.0, 1.0]
   assert isinstance(_fedhdp(PACKAGE), templates.PrivateLearningProcess)

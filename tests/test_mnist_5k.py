@@ -95,7 +95,7 @@ def test_the_installed_file():
 
 
 def test_fedhdp_split_one_digit_per_client():
-  data = datasets.load_federated_data('mnist5k', num_clients=200, seed=0)
+  data = datasets.load_fedhdp_data('mnist5k', num_clients=200, seed=0)
   assert (data.num_clients, data.input_shape) == (200, (28, 28))
   for k, (x, y) in enumerate(data.train):
     np.testing.assert_array_equal(y, k % 10)

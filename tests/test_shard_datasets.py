@@ -179,10 +179,10 @@ def test_shards_per_client_by_hand():
   assert sorted(seen) == list(range(40))  # Disjoint, every example used.
 
 
-def test_load_shards_data_shards_per_client():
-  ten = datasets.load_shards_data('mnist5k', num_clients=20)
-  two = datasets.load_shards_data('mnist5k', num_clients=20,
-                                  shards_per_client=2)
+def test_load_robust_hdp_data_shards_per_client():
+  ten = datasets.load_robust_hdp_data('mnist5k', num_clients=20)
+  two = datasets.load_robust_hdp_data('mnist5k', num_clients=20,
+                                      shards_per_client=2)
   for data in (ten, two):
     assert [len(y) for _, y in data.train] == [200] * 20
     assert [len(y) for _, y in data.test] == [50] * 20
@@ -191,7 +191,8 @@ def test_load_shards_data_shards_per_client():
   assert max(labels(two)) <= 3  # Two shards of 125: at most 3 labels.
   assert min(labels(ten)) >= 4  # Ten shards of 25 sorted images.
   with pytest.raises(ValueError, match='shards_per_client must be >= 1'):
-    datasets.load_shards_data('mnist5k', num_clients=20, shards_per_client=0)
+    datasets.load_robust_hdp_data('mnist5k', num_clients=20,
+                                  shards_per_client=0)
 
 
 def test_shards_split_refuses_impossible_sizes():
@@ -204,24 +205,24 @@ def test_shards_split_refuses_impossible_sizes():
                                    name='t')
 
 
-def test_load_shards_data_fashion_and_digits(tmp_path):
+def test_load_robust_hdp_data_fashion_and_digits(tmp_path):
   _write_fashion(tmp_path, n_train=36, n_test=4)
-  data = datasets.load_shards_data('fashion_mnist', num_clients=4,
-                                   data_dir=str(tmp_path))
+  data = datasets.load_robust_hdp_data('fashion_mnist', num_clients=4,
+                                       data_dir=str(tmp_path))
   assert data.input_shape == (28, 28) and data.num_clients == 4
   assert len(data.train[0][1]) == 8 and data.train[0][0].max() <= 1.0
-  digits = datasets.load_shards_data('digits', num_clients=20)
+  digits = datasets.load_robust_hdp_data('digits', num_clients=20)
   # 1,797 // 20 = 89 images, rounded down to 10 shards of 8: 64 train.
   assert [len(y) for _, y in digits.train] == [64] * 20
   with pytest.raises(ValueError, match='unknown dataset'):
-    datasets.load_shards_data('svhn', num_clients=2)
+    datasets.load_robust_hdp_data('svhn', num_clients=2)
 
 
 def test_cifar10_users_for_udp(tmp_path):
   # 48 tiny images of 10 labels; 4 users of 2 labels each.
   _write_cifar(tmp_path / 'cifar-10-python.tar.gz', per_batch=8)
-  data = datasets.load_user_data('cifar10', num_users=4,
-                                 data_dir=str(tmp_path), seed=0)
+  data = datasets.load_udp_data('cifar10', num_users=4,
+                                data_dir=str(tmp_path), seed=0)
   assert data.num_clients == 4 and data.input_shape == (32, 32, 3)
   assert all(x.dtype == np.float32 and x.max() <= 1.0 for x, _ in data.train)
   assert all(len(set(y) | set(t[1])) <= 2

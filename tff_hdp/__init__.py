@@ -38,9 +38,10 @@ import os
 # TensorFlow's oneDNN kernels, asked for before TensorFlow is imported (the
 # setting is read then; a user's own value wins). TensorFlow turns them on by
 # default only on CPUs with AVX-512 VNNI or newer; on others (e.g. AVX2) its
-# own kernels run, which have no gradient for the grouped convolutions of the
-# vectorized CNN (`fedhdp.batched_models` then falls back to a slower form)
-# and are slower for the clients' small convolutions. Without effect on a GPU.
+# own kernels run, which have no gradient for the grouped convolutions of
+# FedHDP's direct backend's batched CNN (`fedhdp.batched_models` then falls
+# back to a slower form) and are slower for the clients' small convolutions.
+# Without effect on a GPU.
 os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 
 __version__ = '0.1.0'

@@ -27,8 +27,12 @@
   noise draws stay those of the drivers').
 - `model_weights_type`, `initial_model_weights`: TFF's `ModelWeights` of a
   `tff_hdp.models.ModelSpec` (trainable weights only).
+- `global_weights`: theta^t of a process's state or of a driver's state
+  dict (public as `tff_hdp.fedhdp.global_weights` and
+  `tff_hdp.robust_hdp.global_weights`).
 """
 
+import collections.abc
 import dataclasses
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -175,3 +179,13 @@ def client_work_round(state) -> int:
   """The round counter a composed process keeps as its client work's state
   (a `tff.learning.templates.LearningAlgorithmState`)."""
   return int(state.client_work)
+
+
+def global_weights(state) -> list[np.ndarray]:
+  """theta^t, as numpy arrays, of a learning process's state (a
+  `tff.learning.templates.LearningAlgorithmState`) or of a driver's state
+  dict (`{'global_weights': [...], ...}`: FedHDP's round backends,
+  Robust-HDP's runners)."""
+  if isinstance(state, collections.abc.Mapping):
+    return [np.asarray(w) for w in state['global_weights']]
+  return [np.asarray(w) for w in state.global_model_weights.trainable]

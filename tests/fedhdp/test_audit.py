@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The FedHDP audit: canaries in the vectorized round, the planted fault,
+"""The FedHDP audit: canaries in the direct round, the planted fault,
 the accountant left alone, real clients' metrics untouched, the binary."""
 
 import collections
@@ -28,13 +28,14 @@ import pytest
 
 from tff_hdp import datasets
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.fedhdp import audit as audit_lib
 from tff_hdp.fedhdp import config
+from tff_hdp.fedhdp import direct_backend
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.fedhdp import training
-from tff_hdp.fedhdp import vectorized_backend
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -49,8 +50,8 @@ def _backend(noise=0.0, count_stddev=0.0):
   settings = tff_backend.ClientSettings(
       ditto_lambdas=(0.1, 0.1), local_epochs=1, batch_size=4,
       learning_rate=0.2, personal_learning_rate=0.2, seed=3)
-  return spec, vectorized_backend.VectorizedBackend(spec, spec.init(1),
-                                                    factory, settings)
+  return spec, direct_backend.DirectBackend(spec, spec.init(1), factory,
+                                            settings)
 
 
 def _split(spec, flat):
@@ -89,7 +90,7 @@ def test_canaries_join_the_clients_of_their_group():
   rng = np.random.default_rng(1)
   data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
            rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
-  theta = tff_backend.global_weights(backend.initialize())
+  theta = templates.global_weights(backend.initialize())
   info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
           for c, g in enumerate((0, 1, 0))]
   extra = ([np.ones((3,) + s, np.float32) for s in spec.shapes],
@@ -116,7 +117,7 @@ def test_release_observation_is_the_canaries_plus_the_group_noise():
   rng = np.random.default_rng(2)
   data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
            rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
-  theta = tff_backend.global_weights(backend.initialize())
+  theta = templates.global_weights(backend.initialize())
   info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
           for c, g in enumerate((0, 0, 1))]
   directions = rng.normal(size=(3, spec.num_parameters))
@@ -192,12 +193,12 @@ TINY = config.FedHdpConfig(
     clients_per_round=8, sampling_rate=0.2, local_epochs=1, batch_size=5,
     learning_rate=0.1, personal_learning_rate=0.1, initial_clip=0.5,
     noise_multiplier=1.0, clipped_count_stddev=1.0, optout_fraction=0.25,
-    eval_every=1, lambda_p=0.1, lambda_np=0.1, seed=1, backend='vectorized')
+    eval_every=1, lambda_p=0.1, lambda_np=0.1, seed=1, backend='direct')
 
 
 @pytest.fixture(scope='module')
 def data():
-  return datasets.load_federated_data('digits', num_clients=40, seed=0)
+  return datasets.load_fedhdp_data('digits', num_clients=40, seed=0)
 
 
 def _audit(data, run, **kwargs):
@@ -247,10 +248,9 @@ def test_audited_run_keeps_accountant_and_real_clients(data):
           audit.canaries.included[audit.canaries.groups == 0].sum())
 
 
-def test_audit_needs_the_vectorized_backend_without_checkpoints(data,
-                                                                tmp_path):
+def test_audit_needs_the_direct_backend_without_checkpoints(data, tmp_path):
   audit = _audit(data, TINY, canaries_per_group=4, sampling_rate=0.2)
-  with pytest.raises(ValueError, match='vectorized backend'):
+  with pytest.raises(ValueError, match='direct backend'):
     training.train(dataclasses.replace(TINY, backend='tff'), data,
                    audit=audit)
   with pytest.raises(ValueError, match='without checkpoints'):
@@ -268,7 +268,7 @@ def _script(name, args, timeout=300):
      'only run_scripts/audit_fedhdp.py takes it'),
     ('run_fedhdp.py', ['--planted_noise_group=private'],
      'only run_scripts/audit_fedhdp.py takes it'),
-    ('audit_fedhdp.py', ['--backend=tff'], '--backend must be vectorized'),
+    ('audit_fedhdp.py', ['--backend=tff'], '--backend must be direct'),
     ('audit_fedhdp.py', ['--algorithm=all'], '--algorithm=all is not'),
     ('audit_fedhdp.py', ['--canaries_per_group=1'],
      '--canaries_per_group must be >= 2'),

@@ -25,6 +25,7 @@ from tff_hdp import distributed as runtime_lib
 from tff_hdp.fedhdp import distributed
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
 
@@ -40,7 +41,7 @@ def context(two_workers):
 
 @pytest.fixture(scope='module')
 def data():
-  return datasets.load_federated_data('digits', num_clients=20, seed=0)
+  return datasets.load_fedhdp_data('digits', num_clients=20, seed=0)
 
 
 @pytest.fixture(scope='module')
@@ -94,7 +95,7 @@ def test_rounds_match_single_machine(tff_runtime, backends, data):
   # The 1-client round uses a single worker (no empty subround).
   for size in (7, 1, 6):
     cohort = rng.choice(data.num_clients, size, replace=False)
-    theta = tff_backend.global_weights(local_state)
+    theta = templates.global_weights(local_state)
     client_data = [data.train[c] for c in cohort]
     weights = [personal.get(c, theta) for c in cohort]
     info = _info(cohort, rng.integers(0, 2, size))
@@ -125,7 +126,7 @@ def test_noise_is_added_once_after_the_merge(tff_runtime, backends, data):
   n = 6
   empty = (np.zeros((0,) + data.input_shape, np.float32),
            np.zeros((0,), np.int32))
-  theta = tff_backend.global_weights(state)
+  theta = templates.global_weights(state)
   args = ([empty] * n, [theta] * n, _info(range(n), [0] * n))
   local_state, _, _ = local.next(state, *args)
   remote_state, remote_personal, _ = remote.next(state, *args)

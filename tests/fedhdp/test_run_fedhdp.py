@@ -60,6 +60,8 @@ def _run(args, timeout=600):
      '/nonexistent/dir/emnist_all.sqlite not found'),
     (['--rounds=many'], '--rounds'),
     (['--no_such_flag=1'], 'no_such_flag'),
+    # The backend's name before it was 'direct', as Robust-HDP's and UDP-Alg's.
+    (['--backend=vectorized'], 'should be one of <tff|direct>'),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
                                                       message):

@@ -34,7 +34,7 @@ TINY = config.FedHdpConfig(
 
 @pytest.fixture(scope='module')
 def data():
-  return datasets.load_federated_data('digits', num_clients=40, seed=0)
+  return datasets.load_fedhdp_data('digits', num_clients=40, seed=0)
 
 
 @pytest.mark.parametrize('ditto', [True, False])
@@ -77,9 +77,9 @@ def test_same_seed_same_results_other_seed_differs(tff_runtime, data):
   assert a['history'] != c['history']
 
 
-def test_profile_records_each_round_of_the_vectorized_backend(data):
+def test_profile_records_each_round_of_the_direct_backend(data):
   profile = []
-  run = dataclasses.replace(TINY, backend='vectorized')
+  run = dataclasses.replace(TINY, backend='direct')
   training.train(run, data, profile=profile)
   assert len(profile) == run.rounds
   for entry in profile:
@@ -103,7 +103,7 @@ def test_r_zero_never_uses_private_clients(tff_runtime, data):
 
 def test_pld_accountant_reports_the_same_rounds_tighter(data):
   run = dataclasses.replace(TINY, algorithm='dp_fedavg', ditto=False,
-                            backend='vectorized')
+                            backend='direct')
   rdp = training.train(run, data)['epsilon']['private']
   pld = training.train(dataclasses.replace(run, accountant='pld'),
                        data)['epsilon']['private']
@@ -123,7 +123,7 @@ def test_epsilon_is_accounted_for_the_runs_sampling(data, poisson,
                                                     denominators, relation,
                                                     is_bound):
   run = dataclasses.replace(TINY, algorithm='dp_fedavg', ditto=False,
-                            backend='vectorized', poisson_sampling=poisson,
+                            backend='direct', poisson_sampling=poisson,
                             denominators=denominators)
   record = training.train(run, data)
   population = None if poisson else data.num_clients

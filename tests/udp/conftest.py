@@ -29,4 +29,4 @@ TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
 @pytest.fixture(scope='session')
 def data():
   """12 offline users (digits, two labels each)."""
-  return datasets.load_user_data('digits', num_users=12, seed=0)
+  return datasets.load_udp_data('digits', num_users=12, seed=0)

@@ -76,7 +76,7 @@ def celeba_dir(tmp_path_factory):
 
 def test_users_images_and_smiling_labels(celeba_dir):
   directory, users = celeba_dir
-  data = datasets.load_user_data('celeba', num_users=2, data_dir=directory)
+  data = datasets.load_udp_data('celeba', num_users=2, data_dir=directory)
   assert data.num_clients == 2 and data.num_classes == 2
   assert data.input_shape == (84, 84, 3)
   for (x, y), (tx, ty), user in zip(data.train, data.test, ('alice', 'bob')):
@@ -101,5 +101,5 @@ def test_bad_file_is_named(tmp_path, damage, message):
   elif damage == 'text':
     path.write_text('not a database' * 20)
   with pytest.raises(datasets.DataFileError) as error:
-    datasets.load_user_data('celeba', num_users=2, data_dir=str(tmp_path))
+    datasets.load_udp_data('celeba', num_users=2, data_dir=str(tmp_path))
   assert str(path) in str(error.value) and message in str(error.value)

@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from tff_hdp.udp import paper_numbers
+from tff_hdp.udp import paper_tables
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -84,14 +84,14 @@ def test_gap_to_noiseless():
   runs = {'S0.05_sigma0.0015': _record([(1.0, 60.0), (2.9, 70.0),
                                         (3.5, 72.0)], 72.0)['runs'][0],
           'noiseless': {'metrics': {'accuracy_mean': 78.0}}}
-  rows = paper_numbers.comparison(runs, 'femnist')
+  rows = paper_tables.comparison(runs, 'femnist')
   assert rows == [['gap_to_noiseless', '3', '0.05 / 0.0015', '5.31', '8.00']]
 
 
 @pytest.mark.skipif(not os.path.exists(PAPER), reason='needs ../shared')
 def test_quotes_are_the_papers_words():
   text = open(PAPER).read()
-  with open(paper_numbers.REFERENCE) as f:
+  with open(paper_tables.REFERENCE_CSV) as f:
     rows = list(csv.DictReader(f))
   assert len(rows) == 6
   for row in rows:

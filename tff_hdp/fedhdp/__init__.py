@@ -19,11 +19,10 @@ Everything specific to the paper's Algorithm 2: the client update with Ditto
 averages and their combination (`group_aggregation`), adaptive clipping's
 split of z_eff into value and clip-count noise (`clip_noise`), the
 `tff.aggregators` factory (`hdp_factory`) and iterative process
-(`hdp_process`), the TFF,
-vectorized and distributed round backends, the driver (`training.train`), the
-metrics of the paper's tables (`evaluation`, `table_rows`, `paper_tables`) and
-the presets of Tables 5 and 7 (`presets`). The server is trusted: it adds the
-noise.
+(`process`), the TFF, direct and distributed round backends, the driver
+(`training.train`), the metrics of the paper's tables (`evaluation`,
+`table_rows`, `paper_tables`) and the presets of Tables 5 and 7 (`presets`).
+The server is trusted: it adds the noise.
 
 Public API (docs/api.md): `build_fedhdp_process`, `build_data_source`,
 `client_element`, `global_weights`.
@@ -34,10 +33,10 @@ import importlib
 # The public API (the rest may change): imported when first used, so that
 # importing the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
-    'build_fedhdp_process': 'tff_hdp.fedhdp.hdp_process',
-    'build_data_source': 'tff_hdp.fedhdp.hdp_process',
-    'client_element': 'tff_hdp.fedhdp.hdp_process',
-    'global_weights': 'tff_hdp.fedhdp.hdp_process',
+    'build_fedhdp_process': 'tff_hdp.fedhdp.process',
+    'build_data_source': 'tff_hdp.fedhdp.process',
+    'client_element': 'tff_hdp.fedhdp.process',
+    'global_weights': 'tff_hdp.templates',  # shared with Robust-HDP
 }
 __all__ = sorted(_PUBLIC)
 

@@ -50,7 +50,7 @@ the named groups by f in the mechanism only; the accountant and the LR
 statistic keep the configured z. It exists to check that the audit can see a
 bug, and only `run_scripts/audit_fedhdp.py` accepts it.
 
-Only the vectorized backend takes canaries (`VectorizedBackend.next`'s
+Only the direct backend takes canaries (`DirectBackend.next`'s
 `extra_updates`); TFF's runtime would need them as clients with data.
 """
 
@@ -159,7 +159,7 @@ class FedHdpAudit:
     Args:
       old_weights, new_weights: The global model before and after it.
       releases: Per group, its noised sum minus the trained clients'
-        clipped updates (`VectorizedBackend.last_round_releases`).
+        clipped updates (`DirectBackend.last_round_releases`).
       measurements: The round's, with each group's count N_i^t.
       clip_norm: S^t, the round's clip norm.
     """

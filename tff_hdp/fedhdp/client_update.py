@@ -73,7 +73,7 @@ def client_update(spec: models.ModelSpec,
     seed: int32 [2] seed for dropout (models without dropout ignore it).
     train_global: Whether to run the global model's steps (False: Delta is
       zero; Ditto's personal step alone, as TFF's learning process keeps the
-      personal models apart, `hdp_process.build_ditto_step`). Either step
+      personal models apart, `process.build_ditto_step`). Either step
       draws the same batches and dropout masks as when both run.
 
   Returns:

@@ -32,6 +32,10 @@ from tff_hdp.fedhdp import privacy_groups
 
 
 DENOMINATORS = ('expected', 'realised')
+# How rounds run: 'tff' (TFF's runtime) or 'direct' (the same round in plain
+# TensorFlow, without TFF's runtime, faster; `direct_backend`), as in
+# Robust-HDP and UDP-Alg.
+BACKENDS = ('tff', 'direct')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,8 +194,9 @@ class FedHdpConfig:
         (self.lr_decay_rounds >= 1,
          f'lr_decay_rounds must be >= 1, got {self.lr_decay_rounds}'),
         (self.eval_every >= 1, f'eval_every must be >= 1, got {self.eval_every}'),
-        (self.backend in ('tff', 'vectorized'),
-         f"backend must be 'tff' or 'vectorized', got {self.backend!r}"),
+        (self.backend in BACKENDS,
+         f'backend must be one of {", ".join(BACKENDS)}, got '
+         f'{self.backend!r}'),
         (not self.tff_workers or self.backend == 'tff',
          'tff_workers needs backend tff (TFF workers run TFF computations)'),
     ]

@@ -58,7 +58,7 @@ import tensorflow_federated as tff
 from tff_hdp import distributed
 from tff_hdp import models
 from tff_hdp.fedhdp import hdp_factory
-from tff_hdp.fedhdp import hdp_process
+from tff_hdp.fedhdp import process as process_lib
 from tff_hdp.fedhdp import tff_backend
 
 def build_round_form(spec: models.ModelSpec,
@@ -81,7 +81,7 @@ def build_round_form(spec: models.ModelSpec,
   """
   weights_type = state_type.global_weights
   agg = factory.create_parts(weights_type, tff.TensorType(np.int32))
-  proc = hdp_process.build_round_parts(
+  proc = process_lib.build_round_parts(
       spec, agg.initial_state.type_signature.result, settings)
 
   @tff.tensorflow.computation(state_type)
@@ -100,9 +100,9 @@ def build_round_form(spec: models.ModelSpec,
 
   @tff.federated_computation(
       tff.FederatedType(state_type, tff.SERVER),
-      tff.FederatedType(hdp_process.dataset_type(spec), tff.CLIENTS),
+      tff.FederatedType(process_lib.dataset_type(spec), tff.CLIENTS),
       tff.FederatedType(weights_type, tff.CLIENTS),
-      tff.FederatedType(hdp_process.CLIENT_INFO_TYPE, tff.CLIENTS),
+      tff.FederatedType(process_lib.CLIENT_INFO_TYPE, tff.CLIENTS),
       tff.FederatedType(np.int32, tff.CLIENTS))
   def up_to_merge(state, client_data, personal_weights, client_info,
                   position):

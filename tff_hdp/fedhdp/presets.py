@@ -33,7 +33,7 @@ class Preset:
 
   Attributes:
     dataset: Dataset name understood by
-      `tff_hdp.datasets.load_federated_data`.
+      `tff_hdp.datasets.load_fedhdp_data`.
     model: 'fc' (FC NN of Table 6) or 'cnn' (CNN of Table 6).
     num_clients: Population size N (Table 5).
     sampling_rate: Expected fraction q of clients per round (Table 5); also

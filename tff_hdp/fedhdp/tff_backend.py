@@ -31,7 +31,7 @@ know how a round executes:
 - `measurements`: the aggregator's, as Python floats.
 
 `TffBackend` runs the package's `tff.learning.templates.LearningProcess`
-(`hdp_process.compose_fedhdp_process`, what `build_fedhdp_process` returns)
+(`process.compose_fedhdp_process`, what `build_fedhdp_process` returns)
 and Ditto's personal step beside it on the current TFF context.
 """
 
@@ -42,13 +42,13 @@ import numpy as np
 import tensorflow_federated as tff
 
 from tff_hdp.fedhdp import hdp_factory
-from tff_hdp.fedhdp import hdp_process
+from tff_hdp.fedhdp import process as process_lib
 from tff_hdp import models
 from tff_hdp import templates
 
 
 # The clients' settings belong to the process; the backends share them.
-ClientSettings = hdp_process.ClientSettings
+ClientSettings = process_lib.ClientSettings
 
 
 def to_numpy(structure: Any) -> Any:
@@ -63,8 +63,8 @@ def to_numpy(structure: Any) -> Any:
 
 class TffBackend:
   """Runs each round on TFF's runtime: the package's learning process
-  (`hdp_process.compose_fedhdp_process`) and, beside it, Ditto's personal
-  step (`hdp_process.build_ditto_step`)."""
+  (`process.compose_fedhdp_process`) and, beside it, Ditto's personal
+  step (`process.build_ditto_step`)."""
 
   name = 'tff'
 
@@ -75,10 +75,10 @@ class TffBackend:
                privacy: Optional[templates.RoundPrivacy] = None):
     self._spec = spec
     self._settings = settings
-    self._process = hdp_process.compose_fedhdp_process(
+    self._process = process_lib.compose_fedhdp_process(
         spec, initial_weights, factory, settings,
         privacy or templates.RoundPrivacy('client-level', {}, delta=1e-5))
-    self._ditto_step = (hdp_process.build_ditto_step(spec, self._process,
+    self._ditto_step = (process_lib.build_ditto_step(spec, self._process,
                                                      settings)
                         if settings.ditto else None)
 
@@ -91,7 +91,7 @@ class TffBackend:
 
   def next(self, state, client_data, personal_weights, client_info):
     clients = [
-        hdp_process.client_element(x, y, group=info['group'],
+        process_lib.client_element(x, y, group=info['group'],
                                    client_id=info['client_id'],
                                    batch_size=self._settings.batch_size)
         for (x, y), info in zip(client_data, client_info)
@@ -124,8 +124,3 @@ def from_learning_state(state) -> collections.OrderedDict:
       global_weights=list(state.global_model_weights.trainable),
       round_num=state.client_work,
       aggregator=state.aggregator))
-
-
-def global_weights(state) -> list[np.ndarray]:
-  """theta^t of a backend state."""
-  return [np.asarray(w) for w in state['global_weights']]

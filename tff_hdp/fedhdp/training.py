@@ -15,11 +15,11 @@
 
 `train(config, data)` draws the opt-out set once (`config.resolve`), builds
 the privacy groups, the aggregator and a round backend (`tff_backend`: TFF's
-runtime), and each round samples a cohort, feeds the clients' data and Ditto
-models to `backend.next`, stores the updated personal
-models, steps the privacy ledger of each private group that was queried, and
-evaluates the global model every `eval_every` rounds. It returns one results
-record (config, spec-section-7 metrics, epsilon per group, history).
+runtime; `direct_backend`: the same round in plain TensorFlow, faster), and
+each round samples a cohort, feeds the clients' data and Ditto models to
+`backend.next`, stores the updated personal models, steps the privacy ledger
+of each private group that was queried, and evaluates the global model every
+`eval_every` rounds. It returns one results record (config, spec-section-7 metrics, epsilon per group, history).
 
 Everything random is derived from `config.seed`: opt-outs, initial weights,
 cohorts and local shuffles (numpy, per round), DP noise (stateless, from the
@@ -47,6 +47,7 @@ from tff_hdp.data import client_data as client_data_lib
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.fedhdp import personal_store
 from tff_hdp.data import sampling
 from tff_hdp.fedhdp import tff_backend
@@ -72,11 +73,12 @@ def build_backend(name: str, spec, initial_weights, factory, settings,
   if name == 'tff':
     return tff_backend.TffBackend(spec, initial_weights, factory, settings,
                                   privacy)
-  if name == 'vectorized':
-    from tff_hdp.fedhdp import vectorized_backend  # pylint: disable=g-import-not-at-top
-    return vectorized_backend.VectorizedBackend(spec, initial_weights, factory,
-                                                settings)
-  raise ValueError(f"unknown backend {name!r}; allowed: 'tff', 'vectorized'")
+  if name == 'direct':
+    from tff_hdp.fedhdp import direct_backend  # pylint: disable=g-import-not-at-top
+    return direct_backend.DirectBackend(spec, initial_weights, factory,
+                                        settings)
+  raise ValueError(f'unknown backend {name!r}; allowed: '
+                   f'{", ".join(config_lib.BACKENDS)}')
 
 
 def privacy_record(ledger: privacy_ledger.PrivacyLedger,
@@ -124,11 +126,11 @@ def train(config: config_lib.FedHdpConfig,
       groups: its canaries join every round's aggregation, its mechanism
       groups replace the configured ones (a planted fault), the accountant
       keeps the configured ones, and the results gain an 'audit' record.
-      Vectorized backend only, without checkpoints.
+      Direct backend only, without checkpoints.
     audit_statistic: The canaries' statistic ('max' or 'sum', see
       `tff_hdp.privacy.canaries.CanarySet.statistics`).
     profile: If given, each round appends where the backend's time and work
-      went: {'seconds': ..., 'work': ...} from the vectorized backend's
+      went: {'seconds': ..., 'work': ...} from the direct backend's
       `last_round_seconds` and `last_round_work` (empty for TFF's).
 
   Returns:
@@ -141,9 +143,9 @@ def train(config: config_lib.FedHdpConfig,
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   if audit is not None:  # A bad observer/statistic pair fails before work.
     canary_audit.check_observer(audit.observe, audit_statistic)
-  if audit is not None and (config.backend != 'vectorized' or
+  if audit is not None and (config.backend != 'direct' or
                             checkpoint_dir is not None):
-    raise ValueError('an audit runs on the vectorized backend without '
+    raise ValueError('an audit runs on the direct backend without '
                      f'checkpoints; got backend {config.backend!r} and '
                      f'checkpoint_dir {checkpoint_dir!r}')
   factory = hdp_factory.HeterogeneousDPFactory(
@@ -186,7 +188,7 @@ def train(config: config_lib.FedHdpConfig,
         poisson=config.poisson_sampling, sampling_rate=config.sampling_rate)
     cohort = np.array([c for c in cohort
                        if setup.client_groups[c] not in excluded], np.int64)
-    theta = tff_backend.global_weights(state)
+    theta = templates.global_weights(state)
     extra = {}
     if audit is not None:
       canary_updates, canary_groups = audit.round_updates(
@@ -212,7 +214,7 @@ def train(config: config_lib.FedHdpConfig,
       state, personal, measurements = backend.next(state, client_data,
                                                    personal, info, **extra)
       if audit is not None:
-        audit.observe_round(theta, tff_backend.global_weights(state),
+        audit.observe_round(theta, templates.global_weights(state),
                             backend.last_round_releases, measurements,
                             clip_norm)
       if store is not None and len(cohort):
@@ -234,11 +236,11 @@ def train(config: config_lib.FedHdpConfig,
     entry.update({k: float(v) for k, v in measurements.items()})
     if (round_num + 1) % config.eval_every == 0 or round_num + 1 == config.rounds:
       entry['loss'], entry['accuracy'] = evaluation.loss_and_accuracy(
-          spec, tff_backend.global_weights(state), *data.server_test)
+          spec, templates.global_weights(state), *data.server_test)
     run.state = state
     run.end_round(round_num + 1, entry)
 
-  final = tff_backend.global_weights(state)
+  final = templates.global_weights(state)
   client_global = evaluation.per_client_accuracy(spec, final, data.test)
   client_personal = evaluation.personal_accuracy(spec, store, client_global,
                                                  data.test)

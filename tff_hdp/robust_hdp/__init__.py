@@ -28,6 +28,8 @@ which receives the updates alone).
   aggregator           the rules as a `tff.aggregators` factory
   process              the round as a `tff.learning.templates.LearningProcess`
   training             the driver: one run, one results record
+  paper_tables         Table 2 as the paper prints it (and its setting)
+  noise_power          Table 2 computed
 
 Public API (docs/api.md): `build_robust_hdp_process`, `build_data_source`,
 `client_element`, `global_weights`.
@@ -41,7 +43,7 @@ _PUBLIC = {
     'build_robust_hdp_process': 'tff_hdp.robust_hdp.process',
     'build_data_source': 'tff_hdp.robust_hdp.process',
     'client_element': 'tff_hdp.robust_hdp.process',
-    'global_weights': 'tff_hdp.robust_hdp.process',
+    'global_weights': 'tff_hdp.templates',  # shared with FedHDP
 }
 __all__ = sorted(_PUBLIC)
 

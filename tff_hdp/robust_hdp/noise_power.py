@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Paper 003's Table 2: the noise power of each rule's aggregate, computed.
+"""Paper 003's Table 2 computed: the noise power of each rule's aggregate.
 
 Table 2 prints, for FMNIST with E = 200 rounds and each privacy distribution,
 the noise power sum_i w_i^2 sigma_i^2 / (p eta_l^2) of the aggregate, with
@@ -25,41 +25,17 @@ close RPCA gets to the oracle when the DP noise is what the model says it is.
 A trained run's measured value (`run_robust_hdp.py`, results.json) replaces
 it where available (run_scripts/table2_robust_hdp.py).
 
-The paper's values are transcribed in
-`tff_hdp/robust_hdp/reference/paper003_table2.csv` (package data, read with
-`importlib.resources`).
+The paper's values, its rules and its setting are `paper_tables` (the
+transcription in `tff_hdp/robust_hdp/reference/paper003_table2.csv`).
 """
 
-import csv
-from importlib import resources
-import pathlib
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import privacy_preferences
-
-# Package data (setup.py's package_data), found wherever tff_hdp is installed.
-REFERENCE_CSV = (resources.files('tff_hdp.robust_hdp') / 'reference' /
-                 'paper003_table2.csv')
-TABLE_RULES = ('weiavg', 'dpfedavg', 'min_epsilon', 'robust_hdp', 'oracle')
-# Table 2's setting: FMNIST, 20 clients of 2,400 training images, E = 200,
-# K = 1, and the authors' code defaults c = 3, eta_l = 0.1, delta = 1e-4; p
-# of the cnn5 model on 28 x 28 images.
-SETTING = dict(num_clients=20, num_examples=2400, rounds=200, local_epochs=1,
-               clip=3.0, learning_rate=0.1, delta=1e-4, num_parameters=28938)
-
-
-def load_reference(path: Optional[str] = None
-                   ) -> dict[str, dict[str, float]]:
-  """{rule: {distribution: noise power}} as the paper prints it (from
-  `path`, default the package's `REFERENCE_CSV`)."""
-  source = REFERENCE_CSV if path is None else pathlib.Path(path)
-  with source.open(newline='', encoding='utf-8') as f:
-    return {row.pop('algorithm'): {k: float(v) for k, v in row.items()}
-            for row in csv.DictReader(f)}
 
 
 def client_variances(epsilons: Sequence[float], batch_sizes: Sequence[int], *,
@@ -83,7 +59,7 @@ def client_variances(epsilons: Sequence[float], batch_sizes: Sequence[int], *,
 def fixed_rule_noise_power(rule: str, epsilons, batch_sizes,
                            **setting) -> float:
   """Table 2's entry of a fixed-weight rule (weiavg, dpfedavg, min_epsilon,
-  oracle); `setting` as `SETTING` without num_clients."""
+  oracle); `setting` as `paper_tables.SETTING` without num_clients."""
   floor = min(epsilons) if rule == 'min_epsilon' else None
   variances = client_variances(epsilons, batch_sizes, floor=floor, **setting)
   weights = aggregation_rules.fixed_weights(

@@ -518,13 +518,6 @@ class DirectRunner:
         state, self.client_updates(state, client_data, client_info))
 
 
-def global_weights(state) -> list[np.ndarray]:
-  """theta^e of a process state (or of a runner's state dict)."""
-  if isinstance(state, dict):
-    return [np.asarray(w) for w in state['global_weights']]
-  return [np.asarray(w) for w in state.global_model_weights.trainable]
-
-
 def client_dataset(x: np.ndarray, y: np.ndarray) -> tf.data.Dataset:
   """A client's data as the process takes it: one element, all examples."""
   return tf.data.Dataset.from_tensors((np.asarray(x, np.float32),

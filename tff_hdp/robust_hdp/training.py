@@ -36,6 +36,7 @@ import tensorflow as tf
 
 from tff_hdp import checkpoint
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.data import client_data as client_data_lib
 from tff_hdp.data import federated_data
 from tff_hdp.robust_hdp import aggregation_rules
@@ -139,11 +140,11 @@ def train(config: config_lib.RobustHdpConfig,
     if (round_num + 1) % config.eval_every == 0 or (
         round_num + 1 == config.rounds):
       entry['accuracy'] = float(np.nanmean(local_accuracies(
-          spec, process_lib.global_weights(run.state), data)))
+          spec, templates.global_weights(run.state), data)))
     run.end_round(round_num + 1, entry)
 
   history = run.history
-  accuracies = local_accuracies(spec, process_lib.global_weights(run.state),
+  accuracies = local_accuracies(spec, templates.global_weights(run.state),
                                 data)
   return {
       'config': dataclasses.asdict(config),

@@ -23,6 +23,7 @@ ICML 2021).
   VJPs, clipping, TF Privacy's weighted fixed-denominator estimator, noise,
   the updates of phi and the embeddings).
 - `config`, `training`: the run configuration and the driver.
+- `paper_tables`: the paper's quoted numbers beside ours.
 
 Threat model and what the guarantee covers (precise where the paper is not):
 

@@ -13,11 +13,12 @@
 # limitations under the License.
 """Paper 004's quoted numbers beside ours (UDP-Alg's Figures 2-3).
 
-Paper 004 prints no table; its text quotes six numbers (accuracy at an
-epsilon, or the gap to Noiseless), transcribed with their words in
-`tff_hdp/udp/reference/paper004_quoted.csv` (package data, read with
-`importlib.resources`). A quote that names (S, sigma) is
-compared with that curve of ours at the largest evaluated epsilon not above
+Paper 004 prints no table (the module has the name of its counterparts in
+FedHDP and Robust-HDP, which hold their papers' tables); its text quotes six
+numbers (accuracy at an epsilon, or the gap to Noiseless), transcribed with
+their words in `tff_hdp/udp/reference/paper004_quoted.csv` (package data,
+read with `importlib.resources`). A quote that names (S, sigma) is compared
+with that curve of ours at the largest evaluated epsilon not above
 the quoted one (or its last point when the quote gives no epsilon); one that
 does not is compared with the best of our curves at that epsilon. A run's
 curve is its (epsilon, accuracy) at every evaluation (`training.train`'s
@@ -29,7 +30,8 @@ from importlib import resources
 from typing import Optional
 
 # Package data (setup.py's package_data), found wherever tff_hdp is installed.
-REFERENCE = resources.files('tff_hdp.udp') / 'reference' / 'paper004_quoted.csv'
+REFERENCE_CSV = (resources.files('tff_hdp.udp') / 'reference' /
+                 'paper004_quoted.csv')
 
 
 def run_name(pair: Optional[tuple[float, float]]) -> str:
@@ -54,7 +56,7 @@ def accuracy_at(record, epsilon: Optional[float]) -> Optional[float]:
 
 
 def reference_rows(dataset: str) -> list[dict]:
-  with REFERENCE.open(newline='', encoding='utf-8') as f:
+  with REFERENCE_CSV.open(newline='', encoding='utf-8') as f:
     return [r for r in csv.DictReader(f) if r['dataset'] == dataset]
 
 

@@ -11,10 +11,12 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""A round backend that runs the whole cohort as stacked tensors.
+"""The 'direct' round backend: the round in plain TensorFlow, without TFF's
+runtime, the whole cohort as stacked tensors.
 
 Same interface and the same round as `tff_backend.TffBackend` (paper 001,
-Algorithm 2; see `tff_backend` for the interface), executed differently: the
+Algorithm 2; see `tff_backend` for the interface), executed differently (as
+Robust-HDP's and UDP-Alg's 'direct' backends are beside their 'tff'): the
 K sampled clients' models are stacked on a leading axis and every local step
 of every client is one batched step (`batched_models`: one batched matmul or
 one grouped convolution per layer for the cohort), inside one `tf.function`
@@ -39,7 +41,7 @@ step count so that the clients still training at step t are a prefix of the
 cohort; a finished client's weights are set aside untouched. On a CPU the
 clients of a step form two independent halves, which run on two cores at
 once (batched small matmuls use one core well, two less so). Learning rates
-decay as in `hdp_process`; dropout seeds are derived as there (per round,
+decay as in `process`; dropout seeds are derived as there (per round,
 client id and step; Ditto's personal step folds in 7), so dropout masks are
 bit-identical. A cohort whose batched step would exceed a memory budget
 (FEMNIST's CNN with 100 clients) trains in consecutive parts.
@@ -53,8 +55,8 @@ count's from key l, the next state's key is key l + 1), combined with
 w_i = r_i N_i^t / sum_k r_k N_k^t, and the clip norm updated. Hence, from the
 same state and inputs, both backends give the same global model, clip norm,
 personal models and measurements up to float32 round-off
-(tests/test_vectorized_backend.py checks 1e-5 after several rounds; ~1e-7 is
-typical).
+(tests/fedhdp/test_direct_backend.py checks 1e-5 after several rounds;
+~1e-7 is typical).
 
 Shapes: every `tf.function` here has an input signature with unknown cohort
 size and step count, so it is traced once (and shared by backends with the
@@ -174,7 +176,7 @@ def _client_work_fn(model: batched_models.BatchedModel, batch: int,
   @tf.function(input_signature=signature, autograph=False)
   def client_work(global_weights, personal, x, y, rows, steps, phase_clients,
                   phase_end, lambdas, client_ids, round_num, rates, ints):
-    # `hdp_process`'s server message: decayed rates and the dropout key.
+    # `process`'s server message: decayed rates and the dropout key.
     decay = tf.pow(rates[2],
                    tf.cast(round_num // ints[0], tf.float32))
     learning_rate = rates[0] * decay
@@ -403,10 +405,10 @@ def pack_cohort(client_data, order: np.ndarray, batch_size: int,
   return x, y, rows, steps.astype(np.int32)
 
 
-class VectorizedBackend:
+class DirectBackend:
   """Runs each round as batched TensorFlow over the stacked cohort."""
 
-  name = 'vectorized'
+  name = 'direct'
 
   def __init__(self, spec: models.ModelSpec,
                initial_weights: Sequence[np.ndarray],

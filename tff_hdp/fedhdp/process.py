@@ -502,10 +502,3 @@ def build_data_source(process: templates.PrivateLearningProcess,
   return client_data.PoissonClientSource(data.num_clients,
                                          process.sampling_rate, make_cohort,
                                          spec_type, seed=seed)
-
-
-def global_weights(state) -> list[np.ndarray]:
-  """theta^t of a process state (or of a backend's state dict)."""
-  if isinstance(state, dict):
-    return [np.asarray(w) for w in state['global_weights']]
-  return [np.asarray(w) for w in state.global_model_weights.trainable]

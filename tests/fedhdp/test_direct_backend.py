@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The vectorized backend against the TFF backend, and its batched models.
+"""The direct backend against the TFF backend, and its batched models.
 
 The arbiter is equivalence: from the same initial weights, inputs and noise
 key, both backends must give the same global model, clip norm, noise key,
@@ -36,10 +36,11 @@ from tff_hdp.fedhdp import batched_models
 from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.fedhdp import training
-from tff_hdp.fedhdp import vectorized_backend
+from tff_hdp.fedhdp import direct_backend
 
 TOLERANCE = 1e-5
 NUM_CLIENTS = 8
@@ -91,7 +92,7 @@ def _run(backend, data, group_of, rounds=3, seed=1):
     for c in cohort:
       order = rng.permutation(len(data[c][1]))
       client_data.append((data[c][0][order], data[c][1][order]))
-    theta = tff_backend.global_weights(state)
+    theta = templates.global_weights(state)
     personal = [store.get(c, theta) for c in cohort]
     info = [collections.OrderedDict(group=np.int32(group_of[c]),
                                     client_id=np.int32(c)) for c in cohort]
@@ -133,13 +134,13 @@ def _assert_same_as_tff_backend(model, algorithm, ditto, cnn_conv=None):
   # calls of 4 clients (6 = 4 + 2, 3 = 3, 5 = 4 + 1), in 2 parts of up to 2
   # clients each (fewer, or none, as clients with fewer steps drop out).
   per_call, parts = (6, 3) if model == 'fc' else (4, 2)
-  backend = vectorized_backend.VectorizedBackend(
+  backend = direct_backend.DirectBackend(
       spec, initial, factory, settings,
-      memory_budget_bytes=per_call * vectorized_backend.step_bytes_per_client(
+      memory_budget_bytes=per_call * direct_backend.step_bytes_per_client(
           spec, settings), parallel_parts=parts, cnn_conv=cnn_conv)
   assert backend.clients_per_call == per_call
-  vectorized = _run(backend, data, group_of)
-  _assert_same(reference, vectorized)
+  direct = _run(backend, data, group_of)
+  _assert_same(reference, direct)
   # The comparison is not vacuous: the model moved, and so did Ditto's.
   final = reference[-1][0]['global_weights']
   assert max(np.abs(a - b).max() for a, b in zip(final, initial)) > 1e-3
@@ -193,8 +194,8 @@ def test_work_counts_padding_of_last_batches_only():
   spec = _spec('fc')
   data = _client_data(spec)
   factory, settings, _ = _setup('fedhdp', True)  # batch 4, E = 2.
-  backend = vectorized_backend.VectorizedBackend(spec, spec.init(0), factory,
-                                                 settings)
+  backend = direct_backend.DirectBackend(spec, spec.init(0), factory,
+                                         settings)
   cohort = COHORTS[0]  # Sizes 3, 17, 9, 5, 7, 16: 1, 5, 3, 2, 2, 4 batches.
   theta = spec.init(0)
   info = [collections.OrderedDict(group=np.int32(0), client_id=np.int32(c))
@@ -278,21 +279,21 @@ def test_masked_loss_is_mean_over_real_examples():
       float(models.loss_fn(logits[1, :2], labels[1, :2])), rel=1e-6)
 
 
-def _vectorized(model='fc', algorithm='fedhdp', ditto=True):
+def _direct(model='fc', algorithm='fedhdp', ditto=True):
   spec = _spec(model)
   factory, settings, group_of = _setup(algorithm, ditto)
-  return (vectorized_backend.VectorizedBackend(spec, spec.init(1), factory,
-                                               settings),
+  return (direct_backend.DirectBackend(spec, spec.init(1), factory,
+                                       settings),
           _client_data(spec), group_of)
 
 
 def test_client_without_examples_is_unchanged_and_order_does_not_matter():
-  backend, data, group_of = _vectorized()
+  backend, data, group_of = _direct()
   spec = _spec('fc')
   empty = (np.zeros((0,) + spec.input_shape, np.float32),
            np.zeros((0,), np.int32))
   state = backend.initialize()
-  theta = tff_backend.global_weights(state)
+  theta = templates.global_weights(state)
   own = [w + 0.5 for w in theta]
   cohorts = ([0, 1, 2], [2, 0, 1])
   results = []
@@ -317,7 +318,7 @@ def test_client_without_examples_is_unchanged_and_order_does_not_matter():
 
 
 def test_varying_cohorts_do_not_retrace():
-  backend, data, group_of = _vectorized('fc', 'hdp_fedavg')
+  backend, data, group_of = _direct('fc', 'hdp_fedavg')
   # pylint: disable=protected-access
   client_work, aggregate = backend._client_work, backend._aggregate
   _run(backend, data, group_of, rounds=1)
@@ -333,20 +334,20 @@ def test_validation_messages():
   spec = _spec('fc')
   factory, settings, _ = _setup('fedhdp', True)
   with pytest.raises(ValueError, match='one lambda per privacy group'):
-    vectorized_backend.VectorizedBackend(
+    direct_backend.DirectBackend(
         spec, spec.init(0), factory,
         dataclasses.replace(settings, ditto_lambdas=(0.1,)))
   with pytest.raises(ValueError, match='initial_weights must have the shapes'):
-    vectorized_backend.VectorizedBackend(spec, spec.init(0)[:2], factory,
-                                         settings)
+    direct_backend.DirectBackend(spec, spec.init(0)[:2], factory,
+                                 settings)
   with pytest.raises(ValueError, match='memory_budget_bytes must be > 0'):
-    vectorized_backend.VectorizedBackend(spec, spec.init(0), factory,
-                                         settings, memory_budget_bytes=0)
+    direct_backend.DirectBackend(spec, spec.init(0), factory,
+                                 settings, memory_budget_bytes=0)
   with pytest.raises(ValueError, match='parallel_parts must be >= 1'):
-    vectorized_backend.VectorizedBackend(spec, spec.init(0), factory,
-                                         settings, parallel_parts=0)
+    direct_backend.DirectBackend(spec, spec.init(0), factory,
+                                 settings, parallel_parts=0)
   with pytest.raises(ValueError, match='local_epochs must be >= 1'):
-    vectorized_backend.VectorizedBackend(
+    direct_backend.DirectBackend(
         spec, spec.init(0), factory,
         dataclasses.replace(settings, local_epochs=0))
 
@@ -359,23 +360,23 @@ TINY = config.FedHdpConfig(
     lambda_p=0.1, lambda_np=0.1, seed=1, poisson_sampling=True)
 
 
-def test_training_with_vectorized_backend_matches_tff(tff_runtime):
+def test_training_with_direct_backend_matches_tff(tff_runtime):
   """The driver end to end: Poisson cohorts, the personal-model store."""
   del tff_runtime
-  data = datasets.load_federated_data('digits', num_clients=40, seed=0)
+  data = datasets.load_fedhdp_data('digits', num_clients=40, seed=0)
   results = [training.train(dataclasses.replace(TINY, backend=b), data)
-             for b in ('tff', 'vectorized')]
-  (ref, vec) = results
-  assert vec['config']['backend'] == 'vectorized'
+             for b in ('tff', 'direct')]
+  (ref, direct) = results
+  assert direct['config']['backend'] == 'direct'
   assert [h['num_clients'] for h in ref['history']] == [
-      h['num_clients'] for h in vec['history']]
-  for h_ref, h_vec in zip(ref['history'], vec['history']):
-    assert list(h_ref) == list(h_vec)
+      h['num_clients'] for h in direct['history']]
+  for h_ref, h_direct in zip(ref['history'], direct['history']):
+    assert list(h_ref) == list(h_direct)
     for key in h_ref:
-      assert h_vec[key] == pytest.approx(h_ref[key], abs=TOLERANCE), key
+      assert h_direct[key] == pytest.approx(h_ref[key], abs=TOLERANCE), key
   for key, value in ref['metrics'].items():
     if value is None:
-      assert vec['metrics'][key] is None, key
+      assert direct['metrics'][key] is None, key
     else:
-      assert vec['metrics'][key] == pytest.approx(value, abs=TOLERANCE), key
-  assert vec['epsilon'] == ref['epsilon']
+      assert direct['metrics'][key] == pytest.approx(value, abs=TOLERANCE), key
+  assert direct['epsilon'] == ref['epsilon']
