@@ -29,10 +29,11 @@ has tens of them (FedHDP's demo spent a quarter of its time saving). The
 run's configuration is saved with it; resuming under another configuration
 is refused.
 
-Every system's driver runs its rounds through `start_run` and the `Run` it
-returns: where the run starts (fresh, or resumed), the rounds left (with a
-progress bar if asked), and `Run.end_round` after each (the history,
-TensorBoard, the due checkpoint and the caller's callback). The optional
+The shared round loop (`tff_hdp.round_loop`) runs every system's rounds
+through `start_run` and the `Run` it returns: where the run starts (fresh,
+or resumed), the rounds left (with a progress bar if asked), and
+`Run.end_round` after each (the history, TensorBoard, the due checkpoint
+and the caller's callback). The optional
 per-client `store` is anything with `num_clients`, `shapes`,
 `state(copy=...)` and `load_state(...)`, such as FedHDP's Ditto store
 (`tff_hdp.fedhdp.personal_store`); systems without per-client models pass

@@ -54,6 +54,7 @@ Only the direct backend takes canaries (`DirectBackend.next`'s
 `extra_updates`); TFF's runtime would need them as clients with data.
 """
 
+import collections
 import dataclasses
 from typing import Any, Optional, Sequence
 
@@ -172,6 +173,12 @@ class FedHdpAudit:
       if measurements.get(f'{group.name}/count', 0.0) > 0:
         self.audit.observe_release(i, releases[i], clip_norm)
 
+  def watching(self, backend, excluded: set[int]) -> 'AuditedBackend':
+    """`backend` with this audit's canaries in every round (see
+    `AuditedBackend`); the driver's loop must also have it as an observer
+    (`round_loop.Observer`), so that it knows the round."""
+    return AuditedBackend(self, backend, excluded)
+
   def report(self, epsilon: dict[str, float], delta: float,
              statistic: str = 'lr',
              accounted_pld: Optional[dict[str, float]] = None
@@ -181,3 +188,56 @@ class FedHdpAudit:
         epsilon, delta, statistic,
         {name: self.planted_noise_scale for name in self.planted_groups},
         observe=self.observe, accounted_pld=accounted_pld)
+
+
+class AuditedBackend:
+  """A round backend with an audit's canaries, observed.
+
+  Every round, the audit's sampled canaries of the groups the run queries
+  (FedHDP at r = 0 never queries its private group, so its canaries stay
+  out too) join the cohort's updates as clients that did no local work
+  (`DirectBackend.next`'s `extra_updates`), and the audit observes the
+  round's releases or global models. The driver runs it as its backend and
+  as an observer of its loop (`before_round` tells it the round). A round
+  with neither clients nor canaries does not run, as without an audit.
+  """
+
+  runs_empty_rounds = True
+
+  def __init__(self, audit: FedHdpAudit, backend, excluded: set[int]):
+    self._audit = audit
+    self._backend = backend
+    self._excluded = sorted(excluded)
+    self._round_num = 0
+
+  # An observer of the driver's loop (`round_loop.Observer`'s two methods;
+  # this module stays TensorFlow-free, so it does not import the loop).
+  def before_round(self, round_num: int, state) -> None:
+    self._round_num = round_num
+
+  def after_round(self, round_num: int, state, entry: dict) -> None:
+    pass
+
+  def initialize(self):
+    return self._backend.initialize()
+
+  def next(self, state, client_data, personal_weights, client_info):
+    clip_norm = float(state['aggregator']['clip_norm'])
+    updates, groups = self._audit.round_updates(self._round_num, clip_norm)
+    keep = ~np.isin(groups, self._excluded)
+    if not keep.any() and not len(client_data):
+      return state, [], {}
+    theta = [np.asarray(w) for w in state['global_weights']]
+    extra = {'observe_releases': self._audit.observe == 'release'}
+    if keep.any():
+      extra['extra_updates'] = ([u[keep] for u in updates], groups[keep])
+    state, personal, measurements = self._backend.next(
+        state, client_data, personal_weights, client_info, **extra)
+    self._audit.observe_round(
+        theta, [np.asarray(w) for w in state['global_weights']],
+        self._backend.last_round_releases, measurements, clip_norm)
+    if keep.any():
+      measurements = collections.OrderedDict(
+          [('num_canaries', int(keep.sum()))] + list(measurements.items()))
+    return state, personal, measurements
+

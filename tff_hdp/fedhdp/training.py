@@ -16,10 +16,14 @@
 `train(config, data)` draws the opt-out set once (`config.resolve`), builds
 the privacy groups, the aggregator and a round backend (`tff_backend`: TFF's
 runtime; `direct_backend`: the same round in plain TensorFlow, faster), and
-each round samples a cohort, feeds the clients' data and Ditto models to
-`backend.next`, stores the updated personal models, steps the privacy ledger
-of each private group that was queried, and evaluates the global model every
-`eval_every` rounds. It returns one results record (config, spec-section-7 metrics, epsilon per group, history).
+runs Algorithm 2's rounds (`FedHdpRounds`) in the shared loop
+(`tff_hdp.round_loop`): each samples a cohort, feeds the clients' data and
+Ditto models to `backend.next` and stores the updated personal models; the
+ledger of each private group that was queried spends the round; the global
+model is evaluated every `eval_every` rounds. It returns one results record
+(config, the metrics of paper 001's tables, epsilon per group, history). An
+audit (`audit.AuditedBackend`) and the profiler (`ProfileObserver`) observe
+the rounds.
 
 Everything random is derived from `config.seed`: opt-outs, initial weights,
 cohorts and local shuffles (numpy, per round), DP noise (stateless, from the
@@ -38,19 +42,19 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp.privacy import canary_audit
-from tff_hdp.privacy import privacy_ledger
-from tff_hdp import checkpoint
-from tff_hdp.fedhdp import config as config_lib
-from tff_hdp.fedhdp import evaluation
+from tff_hdp import models
+from tff_hdp import round_loop
+from tff_hdp import templates
 from tff_hdp.data import client_data as client_data_lib
 from tff_hdp.data import federated_data
-from tff_hdp.fedhdp import hdp_factory
-from tff_hdp import models
-from tff_hdp import templates
-from tff_hdp.fedhdp import personal_store
 from tff_hdp.data import sampling
+from tff_hdp.fedhdp import config as config_lib
+from tff_hdp.fedhdp import evaluation
+from tff_hdp.fedhdp import hdp_factory
+from tff_hdp.fedhdp import personal_store
 from tff_hdp.fedhdp import tff_backend
+from tff_hdp.privacy import canary_audit
+from tff_hdp.privacy import privacy_ledger
 
 
 def _shuffled(x, y, rng):
@@ -93,6 +97,121 @@ def privacy_record(ledger: privacy_ledger.PrivacyLedger,
       'denominators': config.denominators,
       'guarantee': {g: ledger.guarantee(g) for g in epsilon},
   }
+
+
+def _factory(config: config_lib.FedHdpConfig, setup: config_lib.Setup,
+             audit) -> hdp_factory.HeterogeneousDPFactory:
+  """The aggregator: the run's groups, or an audit's (a planted fault; the
+  accountant keeps the configured ones)."""
+  return hdp_factory.HeterogeneousDPFactory(
+      setup.groups if audit is None else audit.mechanism_groups(),
+      initial_clip=config.initial_clip,
+      target_quantile=config.target_quantile,
+      clip_learning_rate=config.clip_learning_rate,
+      expected_counts=setup.expected_counts,
+      clipped_count_stddev=setup.clipped_count_stddev,
+      seed=config.seed)
+
+
+def _client_settings(config: config_lib.FedHdpConfig,
+                     setup: config_lib.Setup) -> tff_backend.ClientSettings:
+  return tff_backend.ClientSettings(
+      ditto_lambdas=tuple(g.ditto_lambda for g in setup.groups),
+      local_epochs=config.local_epochs,
+      batch_size=config.batch_size,
+      learning_rate=config.learning_rate,
+      personal_learning_rate=config.personal_learning_rate,
+      lr_decay_factor=config.lr_decay_factor,
+      lr_decay_rounds=config.lr_decay_rounds,
+      ditto=config.ditto,
+      seed=config.seed)
+
+
+class FedHdpRounds(round_loop.System):
+  """Algorithm 2's rounds for the shared loop (`round_loop.run`).
+
+  A round samples the cohort (Poisson at q, or a fixed cohort), drops the
+  clients of groups never queried (r = 0), hands the clients' shuffled data,
+  Ditto models and group indices to the backend, and keeps the updated
+  Ditto models; each private group that was queried spends one round of
+  its ledger; evaluation is the global model's on the server test set.
+  """
+
+  def __init__(self, config: config_lib.FedHdpConfig,
+               setup: config_lib.Setup, data: federated_data.FederatedData,
+               spec: models.ModelSpec, backend,
+               store: Optional[personal_store.PersonalModelStore]):
+    self._config = config
+    self._setup = setup
+    self._data = data
+    self._spec = spec
+    self._backend = backend
+    self._store = store
+    self._excluded = config_lib.excluded_groups(setup.groups)
+    self._sampling = config.round_sampling(data.num_clients)
+
+  def _cohort(self, rng) -> np.ndarray:
+    config = self._config
+    cohort = sampling.sample_cohort(
+        self._data.num_clients, config.clients_per_round, rng,
+        poisson=config.poisson_sampling, sampling_rate=config.sampling_rate)
+    return np.array([c for c in cohort if self._setup.client_groups[c]
+                     not in self._excluded], np.int64)
+
+  def run_round(self, state, round_num):
+    state = tff_backend.to_numpy(state)
+    rng = sampling.round_rng(self._config.seed, round_num)
+    cohort = self._cohort(rng)
+    measurements = {'num_clients': int(len(cohort))}
+    if not len(cohort) and not getattr(self._backend, 'runs_empty_rounds',
+                                       False):
+      return state, measurements
+    client_data = [_shuffled(*self._data.train[c], rng) for c in cohort]
+    theta = templates.global_weights(state)
+    personal = (self._store.gather(cohort, theta)
+                if self._store is not None and len(cohort) else
+                [theta] * len(cohort))
+    info = [
+        collections.OrderedDict(
+            group=np.int32(self._setup.client_groups[c]),
+            client_id=np.int32(c))
+        for c in cohort
+    ]
+    state, personal, round_measurements = self._backend.next(
+        state, client_data, personal, info)
+    if self._store is not None and len(cohort):
+      self._store.scatter(cohort, personal)
+    measurements.update(
+        {k: float(v) if not isinstance(v, int) else v
+         for k, v in round_measurements.items()})
+    return state, measurements
+
+  def account(self, ledger, round_num):
+    for i, group in enumerate(self._setup.groups):
+      if group.is_private and i not in self._excluded:
+        ledger.step(group.name,
+                    noise_multiplier=group.effective_noise_multiplier,
+                    **self._sampling)
+
+  def evaluate(self, state, ledger):
+    loss, accuracy = evaluation.loss_and_accuracy(
+        self._spec, templates.global_weights(state), *self._data.server_test)
+    return {'loss': loss, 'accuracy': accuracy}
+
+
+class ProfileObserver(round_loop.Observer):
+  """Appends, after each round, where the backend's time and work went
+  (the direct backend's `last_round_seconds` and `last_round_work`; empty
+  for TFF's)."""
+
+  def __init__(self, backend, profile: list[dict[str, Any]]):
+    self._backend = backend
+    self._profile = profile
+
+  def after_round(self, round_num, state, entry):
+    self._profile.append({
+        'seconds': dict(getattr(self._backend, 'last_round_seconds', {})),
+        'work': dict(getattr(self._backend, 'last_round_work', {}))})
 
 
 def train(config: config_lib.FedHdpConfig,
@@ -148,97 +267,27 @@ def train(config: config_lib.FedHdpConfig,
     raise ValueError('an audit runs on the direct backend without '
                      f'checkpoints; got backend {config.backend!r} and '
                      f'checkpoint_dir {checkpoint_dir!r}')
-  factory = hdp_factory.HeterogeneousDPFactory(
-      setup.groups if audit is None else audit.mechanism_groups(),
-      initial_clip=config.initial_clip,
-      target_quantile=config.target_quantile,
-      clip_learning_rate=config.clip_learning_rate,
-      expected_counts=setup.expected_counts,
-      clipped_count_stddev=setup.clipped_count_stddev,
-      seed=config.seed)
-  settings = tff_backend.ClientSettings(
-      ditto_lambdas=tuple(g.ditto_lambda for g in setup.groups),
-      local_epochs=config.local_epochs,
-      batch_size=config.batch_size,
-      learning_rate=config.learning_rate,
-      personal_learning_rate=config.personal_learning_rate,
-      lr_decay_factor=config.lr_decay_factor,
-      lr_decay_rounds=config.lr_decay_rounds,
-      ditto=config.ditto,
-      seed=config.seed)
-  backend = build_backend(config.backend, spec, spec.init(config.seed),
-                          factory, settings, config.tff_workers)
+  backend = build_backend(
+      config.backend, spec, spec.init(config.seed),
+      _factory(config, setup, audit), _client_settings(config, setup),
+      config.tff_workers)
+  excluded = config_lib.excluded_groups(setup.groups)
+  observers = [] if profile is None else [ProfileObserver(backend, profile)]
+  if audit is not None:
+    backend = audit.watching(backend, excluded)
+    observers.insert(0, backend)
   store = (personal_store.PersonalModelStore(
       data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)
-  excluded = config_lib.excluded_groups(setup.groups)
-  round_sampling = config.round_sampling(data.num_clients)
-  run = checkpoint.start_run(
-      config, backend.initialize(), total_rounds=config.rounds,
-      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
-      store=store, progress=progress, summary_writer=summary_writer,
-      on_round=on_round,
-      ledger=privacy_ledger.PrivacyLedger(is_bound=config.epsilon_is_bound))
-  state = tff_backend.to_numpy(run.state)
-  ledger = run.ledger
-  for round_num in run.rounds:
-    rng = sampling.round_rng(config.seed, round_num)
-    cohort = sampling.sample_cohort(
-        data.num_clients, config.clients_per_round, rng,
-        poisson=config.poisson_sampling, sampling_rate=config.sampling_rate)
-    cohort = np.array([c for c in cohort
-                       if setup.client_groups[c] not in excluded], np.int64)
-    theta = templates.global_weights(state)
-    extra = {}
-    if audit is not None:
-      canary_updates, canary_groups = audit.round_updates(
-          round_num, float(state['aggregator']['clip_norm']))
-      # Like real clients, canaries of a group never communicated with
-      # (FedHDP at r = 0) stay out of the round.
-      keep = ~np.isin(canary_groups, sorted(excluded))
-      if keep.any():
-        extra['extra_updates'] = ([u[keep] for u in canary_updates],
-                                  canary_groups[keep])
-    if len(cohort) or extra:
-      client_data = [_shuffled(*data.train[c], rng) for c in cohort]
-      personal = (store.gather(cohort, theta) if store is not None and
-                  len(cohort) else [theta] * len(cohort))
-      info = [
-          collections.OrderedDict(
-              group=np.int32(setup.client_groups[c]), client_id=np.int32(c))
-          for c in cohort
-      ]
-      if audit is not None:
-        extra['observe_releases'] = audit.observe == 'release'
-      clip_norm = float(state['aggregator']['clip_norm'])
-      state, personal, measurements = backend.next(state, client_data,
-                                                   personal, info, **extra)
-      if audit is not None:
-        audit.observe_round(theta, templates.global_weights(state),
-                            backend.last_round_releases, measurements,
-                            clip_norm)
-      if store is not None and len(cohort):
-        store.scatter(cohort, personal)
-    else:
-      measurements = {}
-    if profile is not None:
-      profile.append({
-          'seconds': dict(getattr(backend, 'last_round_seconds', {})),
-          'work': dict(getattr(backend, 'last_round_work', {}))})
-    for i, group in enumerate(setup.groups):
-      if group.is_private and i not in excluded:
-        ledger.step(group.name,
-                    noise_multiplier=group.effective_noise_multiplier,
-                    **round_sampling)
-    entry = {'round': round_num + 1, 'num_clients': int(len(cohort))}
-    if 'extra_updates' in extra:
-      entry['num_canaries'] = int(len(extra['extra_updates'][1]))
-    entry.update({k: float(v) for k, v in measurements.items()})
-    if (round_num + 1) % config.eval_every == 0 or round_num + 1 == config.rounds:
-      entry['loss'], entry['accuracy'] = evaluation.loss_and_accuracy(
-          spec, templates.global_weights(state), *data.server_test)
-    run.state = state
-    run.end_round(round_num + 1, entry)
+  rounds = FedHdpRounds(config, setup, data, spec, backend, store)
+  run = round_loop.run(
+      rounds, config, backend.initialize(), total_rounds=config.rounds,
+      eval_every=config.eval_every,
+      ledger=privacy_ledger.PrivacyLedger(is_bound=config.epsilon_is_bound),
+      observers=observers, checkpoint_dir=checkpoint_dir,
+      checkpoint_every=checkpoint_every, store=store, progress=progress,
+      summary_writer=summary_writer, on_round=on_round)
+  state, ledger = run.state, run.ledger
 
   final = templates.global_weights(state)
   client_global = evaluation.per_client_accuracy(spec, final, data.test)

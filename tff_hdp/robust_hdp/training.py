@@ -34,11 +34,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp import checkpoint
 from tff_hdp import models
+from tff_hdp import round_loop
 from tff_hdp import templates
 from tff_hdp.data import client_data as client_data_lib
 from tff_hdp.data import federated_data
+from tff_hdp.privacy import privacy_ledger
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import config as config_lib
@@ -72,6 +73,48 @@ def local_accuracies(spec: models.ModelSpec, weights,
   """The global model's accuracy (%) on each client's local test data."""
   tensors = [tf.constant(w) for w in weights]
   return [100.0 * models.accuracy(spec, tensors, x, y) for x, y in data.test]
+
+
+class RobustHdpRounds(round_loop.System):
+  """Paper 003's rounds for the shared loop (`round_loop.run`): every client
+  runs DP-SGD every round and the rule aggregates; each round records the
+  rule's weights, the estimated sigma^_i^2 and the noise power of eq. (7);
+  each private client's ledger spends its round of DP-SGD steps; evaluation
+  is the clients' mean local accuracy."""
+
+  def __init__(self, runner, client_data, info, spec: models.ModelSpec,
+               data: federated_data.FederatedData, variances,
+               privacy, *, learning_rate: float, computable: bool):
+    self._runner = runner
+    self._client_data = client_data
+    self._info = info
+    self._spec = spec
+    self._data = data
+    self._variances = variances
+    self._privacy = privacy
+    self._learning_rate = learning_rate
+    self._computable = computable
+
+  def run_round(self, state, round_num):
+    state, measurements = self._runner.next(state, self._client_data,
+                                            self._info)
+    weights = np.asarray(measurements['weights'], np.float64)
+    return state, {
+        'weights': weights.tolist(),
+        'sigma_hat2': np.asarray(measurements['sigma_hat2'],
+                                 np.float64).tolist(),
+        'noise_power': (aggregation_rules.noise_power(
+            weights, self._variances, self._spec.num_parameters,
+            self._learning_rate) if self._computable else None),
+    }
+
+  def account(self, ledger, round_num):
+    for name, (rate, z, steps) in self._privacy.mechanisms.items():
+      ledger.step(name, rate, z, count=steps)
+
+  def evaluate(self, state, ledger):
+    return {'accuracy': float(np.nanmean(local_accuracies(
+        self._spec, templates.global_weights(state), self._data)))}
 
 
 def train(config: config_lib.RobustHdpConfig,
@@ -120,28 +163,19 @@ def train(config: config_lib.RobustHdpConfig,
            noise_multiplier=np.float32(c.noise_multiplier or 0.0))
       for i, c in enumerate(clients)
   ]
-  run = checkpoint.start_run(
-      config, process.initialize(), total_rounds=config.rounds,
+  rounds = RobustHdpRounds(
+      process, client_data, info, spec, data, variances,
+      process_lib.robust_hdp_privacy(
+          clients, local_epochs=config.local_epochs, delta=config.delta,
+          accountant=config.accountant, poisson=config.poisson),
+      learning_rate=config.learning_rate,
+      computable=config.algorithm not in ('pfa', 'non_private'))
+  run = round_loop.run(
+      rounds, config, process.initialize(), total_rounds=config.rounds,
+      eval_every=config.eval_every,
+      ledger=privacy_ledger.PrivacyLedger(is_bound=config.poisson),
       checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
       progress=progress, summary_writer=summary_writer, on_round=on_round)
-  computable = config.algorithm not in ('pfa', 'non_private')
-  for round_num in run.rounds:
-    run.state, measurements = process.next(run.state, client_data, info)
-    weights = np.asarray(measurements['weights'], np.float64)
-    entry = {
-        'round': round_num + 1,
-        'weights': weights.tolist(),
-        'sigma_hat2': np.asarray(measurements['sigma_hat2'],
-                                 np.float64).tolist(),
-        'noise_power': (aggregation_rules.noise_power(
-            weights, variances, p, config.learning_rate)
-                        if computable else None),
-    }
-    if (round_num + 1) % config.eval_every == 0 or (
-        round_num + 1 == config.rounds):
-      entry['accuracy'] = float(np.nanmean(local_accuracies(
-          spec, templates.global_weights(run.state), data)))
-    run.end_round(round_num + 1, entry)
 
   history = run.history
   accuracies = local_accuracies(spec, templates.global_weights(run.state),

@@ -38,8 +38,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp import checkpoint
 from tff_hdp import models
+from tff_hdp import round_loop
 from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
 from tff_hdp.privacy import canary_audit
@@ -205,6 +205,105 @@ def user_evaluation(net: hypernetwork.HyperNetwork, phi, embeddings,
   return losses, accuracies
 
 
+class UdpRounds(round_loop.System):
+  """Algorithm 1's rounds for the shared loop (`round_loop.run`).
+
+  A round samples the users (Poisson at q; pFedHN one user), draws their K
+  local batches and runs the round on TFF's runtime (the learning process)
+  or directly (one tf.function; a round with no user still releases the
+  noised empty estimator); the ledger spends one round of the user-level
+  mechanism; evaluation is every user's generated model on its test data,
+  with the epsilon so far (the curve of Figures 2-3). An audit's canary
+  users join the direct round's estimator and it observes the release.
+  """
+
+  def __init__(self, net: hypernetwork.HyperNetwork,
+               config: config_lib.UdpConfig,
+               data: federated_data.FederatedData, weights: np.ndarray,
+               round_fn, empty_round_fn, tff_round, *, audit,
+               max_weight: float, observe_release: bool):
+    self._net = net
+    self._config = config
+    self._data = data
+    self._weights = weights
+    self._round_fn = round_fn
+    self._empty_round_fn = empty_round_fn
+    self._tff_round = tff_round
+    self._audit = audit
+    self._max_weight = max_weight
+    self._observe_release = observe_release
+    self._no_extra = [tf.zeros(shape) for shape in net.shapes]
+
+  def _users(self, rng) -> tuple[np.ndarray, np.ndarray]:
+    if self._config.algorithm == 'pfedhn':
+      return (rng.integers(0, self._data.num_clients, size=1),
+              np.ones(1, np.float32))
+    users = sampling.sample_cohort(self._data.num_clients, 1, rng,
+                                   poisson=True,
+                                   sampling_rate=self._config.sampling_rate)
+    return users, self._weights[users].astype(np.float32)
+
+  def run_round(self, state, round_num):
+    config = self._config
+    state = tf.nest.map_structure(np.asarray, state)
+    rng = sampling.round_rng(config.seed, round_num)
+    users, round_weights = self._users(rng)
+    key, next_key = tf.random.experimental.stateless_split(
+        state['noise_key'], 2).numpy()
+    entry = {'users_sampled': int(len(users))}
+    extra = self._no_extra
+    if self._audit is not None:
+      extra, entry['canaries_sampled'] = self._audit.round_records(
+          round_num, config.clip, self._max_weight)
+    old_phi = state['phi']
+    release = []
+    on_tff = self._tff_round is not None and (
+        len(users) or self._tff_round.runs_empty_rounds)
+    batches = (local_batches(self._data, users, config.local_steps,
+                             config.batch_size, rng)
+               if len(users) else (None,) * 4)
+    if on_tff:
+      state, measurements = self._tff_round(round_num, state, users,
+                                            *batches, round_weights)
+      entry.update({k: float(v) for k, v in measurements.items()})
+    elif len(users):
+      phi, new_embeddings, measurements, *release = self._round_fn(
+          [tf.constant(p) for p in state['phi']],
+          state['embeddings'][users], *batches, round_weights, key, extra)
+      state['phi'] = [p.numpy() for p in phi]
+      state['embeddings'] = state['embeddings'].copy()
+      state['embeddings'][users] = new_embeddings.numpy()
+      entry.update({k: float(v) for k, v in measurements.items()})
+    else:  # Nobody sampled: the noised (empty) estimator is still released.
+      out = self._empty_round_fn([tf.constant(p) for p in state['phi']],
+                                 key, extra)
+      phi, release = out if self._observe_release else (out, [])
+      release = [release] if self._observe_release else []
+      state['phi'] = [p.numpy() for p in phi]
+    if not on_tff:
+      state['noise_key'] = next_key  # The process splits its own key.
+    if self._audit is not None:
+      self._audit.observe_round(old_phi, state['phi'],
+                                release[0] if release else None, config.clip,
+                                self._max_weight)
+    return state, entry
+
+  def account(self, ledger, round_num):
+    if self._config.private:
+      ledger.step(LEDGER_NAME, self._config.sampling_rate,
+                  self._config.noise_multiplier)
+
+  def evaluate(self, state, ledger):
+    losses, accuracies = user_evaluation(self._net, state['phi'],
+                                         state['embeddings'], self._data)
+    entry = {'loss': float(np.nanmean(losses)),
+             'accuracy': float(np.nanmean(accuracies))}
+    if self._config.private:  # The curve of Figures 2-3: accuracy against eps.
+      entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, self._config.delta,
+                                            self._config.accountant)
+    return entry
+
+
 def train(config: config_lib.UdpConfig,
           data: federated_data.FederatedData,
           *,
@@ -251,82 +350,20 @@ def train(config: config_lib.UdpConfig,
       None if audit is None else audit.mechanism_noise_multiplier(
           config.noise_multiplier),
       return_release=observe_release)
-  no_extra = [tf.zeros(shape) for shape in net.shapes]
-  if config.backend == 'tff':
-    tff_round = _tff_round_fn(net, config, max_weight, denominator,
-                              num_users)
-  run = checkpoint.start_run(
-      config, collections.OrderedDict(
+  tff_round = (_tff_round_fn(net, config, max_weight, denominator, num_users)
+               if config.backend == 'tff' else None)
+  rounds = UdpRounds(net, config, data, weights, round_fn, empty_round_fn,
+                     tff_round, audit=audit, max_weight=max_weight,
+                     observe_release=observe_release)
+  run = round_loop.run(
+      rounds, config, collections.OrderedDict(
           phi=net.init(config.seed),
           embeddings=net.init_embeddings(num_users, config.seed),
           noise_key=np.array([config.seed, 0x554450], np.int64)),
-      total_rounds=config.rounds, checkpoint_dir=checkpoint_dir,
-      checkpoint_every=checkpoint_every, progress=progress,
-      summary_writer=summary_writer, on_round=on_round)
-  state = tf.nest.map_structure(np.asarray, run.state)
-  ledger = run.ledger
-  for round_num in run.rounds:
-    rng = sampling.round_rng(config.seed, round_num)
-    if config.algorithm == 'pfedhn':
-      users = rng.integers(0, num_users, size=1)
-      round_weights = np.ones(1, np.float32)
-    else:
-      users = sampling.sample_cohort(num_users, 1, rng, poisson=True,
-                                     sampling_rate=config.sampling_rate)
-      round_weights = weights[users].astype(np.float32)
-    key, next_key = tf.random.experimental.stateless_split(
-        state['noise_key'], 2).numpy()
-    entry = {'round': round_num + 1, 'users_sampled': int(len(users))}
-    extra = no_extra
-    if audit is not None:
-      extra, entry['canaries_sampled'] = audit.round_records(
-          round_num, config.clip, max_weight)
-    old_phi = state['phi']
-    release = []
-    on_tff = config.backend == 'tff' and (len(users) or
-                                          tff_round.runs_empty_rounds)
-    if on_tff:
-      x, y, indices, mask = local_batches(
-          data, users, config.local_steps, config.batch_size,
-          rng) if len(users) else (None,) * 4
-      state, measurements = tff_round(round_num, state, users, x, y, indices,
-                                      mask, round_weights)
-      entry.update({k: float(v) for k, v in measurements.items()})
-    elif len(users):
-      x, y, indices, mask = local_batches(data, users, config.local_steps,
-                                          config.batch_size, rng)
-      phi, new_embeddings, measurements, *release = round_fn(
-          [tf.constant(p) for p in state['phi']],
-          state['embeddings'][users], x, y, indices, mask, round_weights,
-          key, extra)
-      state['phi'] = [p.numpy() for p in phi]
-      state['embeddings'] = state['embeddings'].copy()
-      state['embeddings'][users] = new_embeddings.numpy()
-      entry.update({k: float(v) for k, v in measurements.items()})
-    else:  # Nobody sampled: the noised (empty) estimator is still released.
-      out = empty_round_fn([tf.constant(p) for p in state['phi']], key, extra)
-      phi, release = out if observe_release else (out, [])
-      release = [release] if observe_release else []
-      state['phi'] = [p.numpy() for p in phi]
-    if not on_tff:
-      state['noise_key'] = next_key  # The process splits its own key.
-    if audit is not None:
-      audit.observe_round(old_phi, state['phi'],
-                          release[0] if release else None, config.clip,
-                          max_weight)
-    if config.private:
-      ledger.step(LEDGER_NAME, config.sampling_rate, config.noise_multiplier)
-    if (round_num + 1) % config.eval_every == 0 or (
-        round_num + 1 == config.rounds):
-      losses, accuracies = user_evaluation(net, state['phi'],
-                                           state['embeddings'], data)
-      entry['loss'] = float(np.nanmean(losses))
-      entry['accuracy'] = float(np.nanmean(accuracies))
-      if config.private:  # The curve of Figures 2-3: accuracy against eps.
-        entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, config.delta,
-                                              config.accountant)
-    run.state = state
-    run.end_round(round_num + 1, entry)
+      total_rounds=config.rounds, eval_every=config.eval_every,
+      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+      progress=progress, summary_writer=summary_writer, on_round=on_round)
+  state, ledger = run.state, run.ledger
 
   _, accuracies = user_evaluation(net, state['phi'], state['embeddings'],
                                  data)

@@ -1,0 +1,106 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The round loop every system's driver runs (shared).
+
+    history = round_loop.run(system, config, total_rounds=T, eval_every=k,
+                             ledger=..., observers=[...], ...)
+
+The loop owns what is the same in the three papers' drivers: where the run
+starts (fresh or from a checkpoint, `checkpoint.start_run`), each round's
+privacy-ledger step, evaluation every k rounds and after the last, the
+history entry, TensorBoard, checkpoints, the progress bar and the caller's
+callback. A system supplies only what is its own (`System`): its initial
+state, one round (sampling included) and its evaluation. Observers
+(`Observer`: audits, the profiler) see each round's state before and after
+and its entry, without the loop or the system knowing what they do.
+"""
+
+import abc
+from typing import Any, Callable, Optional, Sequence
+
+from tff_hdp import checkpoint
+from tff_hdp.privacy import privacy_ledger
+
+
+class System(abc.ABC):
+  """What a system's driver gives the loop."""
+
+  @abc.abstractmethod
+  def run_round(self, state, round_num: int) -> tuple[Any, dict]:
+    """Round `round_num` (from 0) from `state`: (new state, its entry's
+    measurements)."""
+
+  @abc.abstractmethod
+  def account(self, ledger: privacy_ledger.PrivacyLedger,
+              round_num: int) -> None:
+    """Records round `round_num`'s mechanisms in `ledger`."""
+
+  @abc.abstractmethod
+  def evaluate(self, state, ledger: privacy_ledger.PrivacyLedger) -> dict:
+    """The entry's evaluation of `state` (every `eval_every` rounds)."""
+
+
+class Observer:
+  """Sees every round; does nothing unless overridden."""
+
+  def before_round(self, round_num: int, state) -> None:
+    """Called before round `round_num` (from 0) runs from `state`."""
+
+  def after_round(self, round_num: int, state, entry: dict) -> None:
+    """Called with the round's new state and entry (the observer may add
+    to the entry before it is recorded)."""
+
+
+def run(system: System, config, state, *, total_rounds: int, eval_every: int,
+        ledger: Optional[privacy_ledger.PrivacyLedger] = None,
+        observers: Sequence[Observer] = (),
+        checkpoint_dir: Optional[str] = None, checkpoint_every: int = 10,
+        store: Optional[Any] = None, progress: bool = False,
+        summary_writer=None,
+        on_round: Optional[Callable[[int, dict], None]] = None
+        ) -> checkpoint.Run:
+  """Runs the rounds left of `config`'s run; returns the finished `Run`
+  (its final state, ledger and history).
+
+  Args:
+    system: The system's rounds.
+    config: The run's dataclass configuration (checkpoints of another are
+      refused).
+    state: The initial state (and the template of a saved one).
+    total_rounds: T.
+    eval_every: Evaluate every k rounds and after the last.
+    ledger: The empty ledger a new run starts from.
+    observers: Called around every round, in order.
+    checkpoint_dir, checkpoint_every, store, progress, summary_writer,
+    on_round: As `checkpoint.start_run`.
+  """
+  if eval_every < 1:
+    raise ValueError(f'eval_every must be >= 1, got {eval_every}')
+  run = checkpoint.start_run(
+      config, state, total_rounds=total_rounds, checkpoint_dir=checkpoint_dir,
+      checkpoint_every=checkpoint_every, store=store, progress=progress,
+      summary_writer=summary_writer, on_round=on_round, ledger=ledger)
+  for round_num in run.rounds:
+    for observer in observers:
+      observer.before_round(round_num, run.state)
+    run.state, measurements = system.run_round(run.state, round_num)
+    system.account(run.ledger, round_num)
+    entry = {'round': round_num + 1}
+    entry.update(measurements)
+    if (round_num + 1) % eval_every == 0 or round_num + 1 == total_rounds:
+      entry.update(system.evaluate(run.state, run.ledger))
+    for observer in observers:
+      observer.after_round(round_num, run.state, entry)
+    run.end_round(round_num + 1, entry)
+  return run
