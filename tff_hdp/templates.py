@@ -21,6 +21,8 @@
   the run's sampling: it holds when each round's clients are the ones the
   process was built for (`tff_hdp.data.client_data.PoissonClientSource`
   draws them).
+- `build_round_client_work`: TFF client work whose state is the round
+  number (FedHDP's and Robust-HDP's, each with its own message and work).
 - `build_apply_delta_finalizer`: theta <- theta + Delta, the server update of
   all three papers (TFF's `build_apply_optimizer_finalizer` takes the
   negated update as a gradient; our aggregates are Delta itself, so the
@@ -33,6 +35,7 @@
 """
 
 import collections.abc
+import collections
 import dataclasses
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -94,6 +97,41 @@ def build_apply_delta_finalizer(
         measurements=tff.federated_value((), tff.SERVER))
 
   return tff.learning.templates.FinalizerProcess(init_fn, next_fn)
+
+
+def build_round_client_work(
+    model_type: tff.Type, data_type: tff.Type, message: tff.Computation,
+    work: tff.Computation) -> tff.learning.templates.ClientWorkProcess:
+  """TFF client work whose state is the round number.
+
+  Each round the server broadcasts `message(round_num)` (learning rates, the
+  round's key), every client computes `work(weights, client, message)`, a
+  `tff.learning.templates.ClientResult`, and the round number advances.
+  Measurements: an empty 'train' (no client reports an unnoised training
+  metric; `tff.learning.programs.train_model` looks for the key).
+  """
+
+  @tff.tensorflow.computation(np.int32)
+  def advance(round_num):
+    return round_num + 1
+
+  @tff.federated_computation
+  def init_fn():
+    return tff.federated_value(np.int32(0), tff.SERVER)
+
+  @tff.federated_computation(init_fn.type_signature.result,
+                             tff.FederatedType(model_type, tff.CLIENTS),
+                             tff.FederatedType(data_type, tff.CLIENTS))
+  def next_fn(state, weights, clients):
+    broadcast = tff.federated_broadcast(tff.federated_map(message, state))
+    return tff.templates.MeasuredProcessOutput(
+        state=tff.federated_map(advance, state),
+        result=tff.federated_map(work, (weights, clients, broadcast)),
+        measurements=tff.federated_value(
+            collections.OrderedDict(train=collections.OrderedDict()),
+            tff.SERVER))
+
+  return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,19 +21,13 @@ Public API (docs/api.md): `to_federated_data`, `in_client_order`,
 `PoissonClientSource`.
 """
 
-import importlib
+from tff_hdp import public_api
 
-# The public API (the rest may change): imported when first used, so that
-# importing the package stays TensorFlow-free for the binaries' flag checks.
+# The public API (the rest may change), imported when first used: importing
+# the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
     'to_federated_data': 'tff_hdp.data.client_data',
     'in_client_order': 'tff_hdp.data.client_data',
     'PoissonClientSource': 'tff_hdp.data.client_data',
 }
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name):
-  if name in _PUBLIC:
-    return getattr(importlib.import_module(_PUBLIC[name]), name)
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

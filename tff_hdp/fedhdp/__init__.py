@@ -28,20 +28,14 @@ Public API (docs/api.md): `build_fedhdp_process`, `build_data_source`,
 `client_element`, `global_weights`.
 """
 
-import importlib
+from tff_hdp import public_api
 
-# The public API (the rest may change): imported when first used, so that
-# importing the package stays TensorFlow-free for the binaries' flag checks.
+# The public API (the rest may change), imported when first used: importing
+# the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
     'build_fedhdp_process': 'tff_hdp.fedhdp.process',
     'build_data_source': 'tff_hdp.fedhdp.process',
     'client_element': 'tff_hdp.fedhdp.process',
     'global_weights': 'tff_hdp.templates',  # shared with Robust-HDP
 }
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name):
-  if name in _PUBLIC:
-    return getattr(importlib.import_module(_PUBLIC[name]), name)
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

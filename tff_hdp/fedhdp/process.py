@@ -243,28 +243,8 @@ def build_client_work(spec: models.ModelSpec, settings: ClientSettings
     return tff.learning.templates.ClientResult(update=out.delta,
                                                update_weight=info['group'])
 
-  @tff.tensorflow.computation(np.int32)
-  def advance(round_num):
-    return round_num + 1
-
-  @tff.federated_computation
-  def init_fn():
-    return tff.federated_value(np.int32(0), tff.SERVER)
-
-  @tff.federated_computation(init_fn.type_signature.result,
-                             tff.FederatedType(model_type, tff.CLIENTS),
-                             tff.FederatedType(data_type, tff.CLIENTS))
-  def next_fn(state, weights, clients):
-    message = tff.federated_broadcast(tff.federated_map(schedule, state))
-    results = tff.federated_map(work, (weights, clients, message))
-    return tff.templates.MeasuredProcessOutput(
-        state=tff.federated_map(advance, state),
-        result=results,
-        measurements=tff.federated_value(
-            collections.OrderedDict(train=collections.OrderedDict()),
-            tff.SERVER))
-
-  return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
+  return templates.build_round_client_work(model_type, data_type, schedule,
+                                         work)
 
 
 def compose_fedhdp_process(spec: models.ModelSpec,

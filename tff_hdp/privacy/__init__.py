@@ -22,19 +22,13 @@ Public API (docs/api.md): `compute_epsilon`, `noise_multiplier_for_epsilon`,
 `PrivacyLedger`.
 """
 
-import importlib
+from tff_hdp import public_api
 
-# The public API (the rest may change): imported when first used, so that
-# importing the package stays TensorFlow-free for the binaries' flag checks.
+# The public API (the rest may change), imported when first used: importing
+# the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
     'compute_epsilon': 'tff_hdp.privacy.accounting',
     'noise_multiplier_for_epsilon': 'tff_hdp.privacy.accounting',
     'PrivacyLedger': 'tff_hdp.privacy.privacy_ledger',
 }
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name):
-  if name in _PUBLIC:
-    return getattr(importlib.import_module(_PUBLIC[name]), name)
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

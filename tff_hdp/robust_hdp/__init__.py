@@ -35,20 +35,14 @@ Public API (docs/api.md): `build_robust_hdp_process`, `build_data_source`,
 `client_element`, `global_weights`.
 """
 
-import importlib
+from tff_hdp import public_api
 
-# The public API (the rest may change): imported when first used, so that
-# importing the package stays TensorFlow-free for the binaries' flag checks.
+# The public API (the rest may change), imported when first used: importing
+# the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
     'build_robust_hdp_process': 'tff_hdp.robust_hdp.process',
     'build_data_source': 'tff_hdp.robust_hdp.process',
     'client_element': 'tff_hdp.robust_hdp.process',
     'global_weights': 'tff_hdp.templates',  # shared with FedHDP
 }
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name):
-  if name in _PUBLIC:
-    return getattr(importlib.import_module(_PUBLIC[name]), name)
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -185,27 +185,8 @@ def build_client_work(spec: models.ModelSpec, *,
     return tff.learning.templates.ClientResult(update=delta,
                                                update_weight=info['index'])
 
-  @tff.tensorflow.computation(np.int32)
-  def advance(round_num):
-    return round_num + 1
-
-  @tff.federated_computation
-  def init_fn():
-    return tff.federated_value(np.int32(0), tff.SERVER)
-
-  @tff.federated_computation(init_fn.type_signature.result,
-                             tff.FederatedType(model_type, tff.CLIENTS),
-                             tff.FederatedType(data_type, tff.CLIENTS))
-  def next_fn(state, weights, clients):
-    key = tff.federated_broadcast(tff.federated_map(round_key, state))
-    return tff.templates.MeasuredProcessOutput(
-        state=tff.federated_map(advance, state),
-        result=tff.federated_map(work, (weights, clients, key)),
-        measurements=tff.federated_value(
-            collections.OrderedDict(train=collections.OrderedDict()),
-            tff.SERVER))
-
-  return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
+  return templates.build_round_client_work(model_type, data_type, round_key,
+                                         work)
 
 
 def compose_robust_hdp_process(

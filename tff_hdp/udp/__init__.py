@@ -23,6 +23,9 @@ ICML 2021).
   VJPs, clipping, TF Privacy's weighted fixed-denominator estimator, noise,
   the updates of phi and the embeddings).
 - `config`, `training`: the run configuration and the driver.
+- `presets`: the settings per dataset (paper 004's, and ours offline), the
+  paper's sigma as z, pFedHN's round scaling.
+- `table_rows`: the comparison table of a run's results and its claim line.
 - `paper_tables`: the paper's quoted numbers beside ours.
 
 Threat model and what the guarantee covers (precise where the paper is not):
@@ -51,18 +54,12 @@ Threat model and what the guarantee covers (precise where the paper is not):
 Public API (docs/api.md): `build_udp_process`, `build_data_source`.
 """
 
-import importlib
+from tff_hdp import public_api
 
-# The public API (the rest may change): imported when first used, so that
-# importing the package stays TensorFlow-free for the binaries' flag checks.
+# The public API (the rest may change), imported when first used: importing
+# the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
     'build_udp_process': 'tff_hdp.udp.process',
     'build_data_source': 'tff_hdp.udp.process',
 }
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name):
-  if name in _PUBLIC:
-    return getattr(importlib.import_module(_PUBLIC[name]), name)
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)
