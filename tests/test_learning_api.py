@@ -22,7 +22,6 @@ tests/udp/test_learning_process.py.
 """
 
 import asyncio
-import collections
 
 import numpy as np
 import pytest
@@ -38,33 +37,16 @@ from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
+from tests import user_code
 
-SHAPE = (8, 8)
-PACKAGE = models.fc_model(SHAPE, 10, hidden=16)
+SHAPE = user_code.SHAPE
+PACKAGE = user_code.PACKAGE
 NUM_CLIENTS = 6
-
-
-def _keras_functional(weights):
-  """The user's model: Keras layers equal to PACKAGE, with its weights."""
-  keras_model = tf.keras.Sequential([
-      tf.keras.layers.InputLayer(SHAPE), tf.keras.layers.Flatten(),
-      tf.keras.layers.Dense(16, activation='relu'),
-      tf.keras.layers.Dense(10)])
-  keras_model.set_weights(weights)
-  return tff.learning.models.functional_model_from_keras(
-      keras_model,
-      tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-      (tf.TensorSpec((None,) + SHAPE, tf.float32),
-       tf.TensorSpec((None,), tf.int32)))
+_keras_functional = user_code.keras_functional
 
 
 def _client_data():
-  rng = np.random.default_rng(3)
-  return tff.simulation.datasets.TestClientData({
-      f'user_{i}': collections.OrderedDict(
-          x=rng.random((10 + i,) + SHAPE).astype(np.float32),
-          y=rng.integers(0, 10, 10 + i).astype(np.int32))
-      for i in range(NUM_CLIENTS)})
+  return user_code.client_data([10 + i for i in range(NUM_CLIENTS)], 'user')
 
 
 def _fedhdp(model, **kwargs):
@@ -203,30 +185,11 @@ def test_robust_hdp_epsilon_is_each_clients_dp_sgd(tff_runtime):
         c.epsilon, rel=1e-3)
 
 
-class _MemoryState(tff.program.ProgramStateManager):
-  """Program state kept in memory (train_model saves it every round)."""
-
-  def __init__(self):
-    self.saved = {}
-
-  async def get_versions(self):
-    return sorted(self.saved) or None
-
-  async def load(self, version, structure):
-    return self.saved[version]
-
-  async def remove(self, version):
-    self.saved.pop(version, None)
-
-  async def save(self, program_state, version):
-    self.saved[version] = program_state
-
-
 @pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
 def test_train_model_runs_two_rounds(tff_runtime, system):
   process = _build(system, PACKAGE)
   source = _source(system, process, _client_data())
-  state_manager = _MemoryState()
+  state_manager = user_code.MemoryState()
   tff_runtime.install_local_cpp_context(asynchronous=True)
   try:
     asyncio.run(tff.learning.programs.train_model(

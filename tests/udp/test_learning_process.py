@@ -28,9 +28,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-import tensorflow as tf
 import tensorflow_federated as tff
 
+from tests import user_code
 from tests.udp import conftest
 from tff_hdp import models
 from tff_hdp import runtime
@@ -39,8 +39,8 @@ from tff_hdp.privacy import accounting
 from tff_hdp.udp import process as process_lib
 from tff_hdp.udp import training
 
-SHAPE = (8, 8)
-PACKAGE = models.fc_model(SHAPE, 10, hidden=16)
+SHAPE = user_code.SHAPE
+PACKAGE = user_code.PACKAGE
 NUM_USERS = 6
 SIZES = [10 + i for i in range(NUM_USERS)]
 SETTINGS = dict(num_examples=SIZES, sampling_rate=0.5, noise_multiplier=1.0,
@@ -50,28 +50,11 @@ SETTINGS = dict(num_examples=SIZES, sampling_rate=0.5, noise_multiplier=1.0,
                 delta=1e-5, seed=1)
 
 
-def _keras_functional(weights):
-  """The user's target network: Keras layers equal to PACKAGE, with its
-  weights."""
-  keras_model = tf.keras.Sequential([
-      tf.keras.layers.InputLayer(SHAPE), tf.keras.layers.Flatten(),
-      tf.keras.layers.Dense(16, activation='relu'),
-      tf.keras.layers.Dense(10)])
-  keras_model.set_weights(weights)
-  return tff.learning.models.functional_model_from_keras(
-      keras_model,
-      tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-      (tf.TensorSpec((None,) + SHAPE, tf.float32),
-       tf.TensorSpec((None,), tf.int32)))
+_keras_functional = user_code.keras_functional
 
 
 def _client_data():
-  rng = np.random.default_rng(3)
-  return tff.simulation.datasets.TestClientData({
-      f'user_{i}': collections.OrderedDict(
-          x=rng.random((n,) + SHAPE).astype(np.float32),
-          y=rng.integers(0, 10, n).astype(np.int32))
-      for i, n in enumerate(SIZES)})
+  return user_code.client_data(SIZES, 'user')
 
 
 def _build(model=PACKAGE, **kwargs):
@@ -189,33 +172,13 @@ def test_data_source_runs_the_drivers_rounds(tff_runtime, data):
       driver['epsilon'], rel=1e-12)
 
 
-class _MemoryState(tff.program.ProgramStateManager):
-  """Program state kept in memory (train_model saves it every round)."""
-
-  def __init__(self):
-    self.saved = {}
-
-  async def get_versions(self):
-    return sorted(self.saved) or None
-
-  async def load(self, version, structure):
-    del structure
-    return self.saved[version]
-
-  async def remove(self, version):
-    self.saved.pop(version, None)
-
-  async def save(self, program_state, version):
-    self.saved[version] = program_state
-
-
 def test_train_model_runs_two_rounds(tff_runtime):
   del tff_runtime  # Its sync context runs `by_hand`; the program's is async.
   process = _build()
   source = process_lib.build_data_source(process, _client_data(), seed=1)
   # The rounds of `next` called by hand on the source's cohorts.
   by_hand = _run(process, source, 2)
-  state_manager = _MemoryState()
+  state_manager = user_code.MemoryState()
   releases = tff.program.MemoryReleaseManager()
   with runtime.local_cpp_context(asynchronous=True):
     asyncio.run(tff.learning.programs.train_model(
