@@ -18,13 +18,14 @@
     python run_scripts/audit_fedhdp.py --preset=mnist --dataset=mnist5k \
         --rounds=50 --noditto --canaries_per_group=2000
 
-Takes every run flag of `run_fedhdp.py` (one algorithm, default fedhdp,
-on the direct backend) and adds m = --canaries_per_group canary clients
-to each privacy group (`tff_hdp.fedhdp.audit`). By default the auditor sees
-each group's own noised release every round, minus the trained clients'
-known updates (--observe=release), and reads it with the likelihood-ratio
-statistic (--statistic=lr); --observe=global watches the global model
-instead (with --statistic=max or sum). Prints one line per group:
+Takes every run flag of `run_fedhdp.py` (`fedhdp_flags.py`; one algorithm,
+default fedhdp, on the direct backend) and adds m = --canaries_per_group
+canary clients to each privacy group (`tff_hdp.fedhdp.audit`). By default
+the auditor sees each group's own noised release every round, minus the
+trained clients' known updates (--observe=release), and reads it with the
+likelihood-ratio statistic (--statistic=lr); --observe=global watches the
+global model instead (with --statistic=max or sum). Prints one line per
+group:
 
     group=<name> epsilon_accounted=<x> epsilon_estimate=<y>
         epsilon_lower_bound=<z>
@@ -58,7 +59,7 @@ from absl import flags
 from absl import logging
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import run_fedhdp
+from tff_hdp.run_scripts import fedhdp_flags
 from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(
@@ -105,23 +106,10 @@ def main(argv):
             '--tff_workers is not supported by an audit (direct only)')
   cli.check(flags.FLAGS.algorithm != 'all',
             '--algorithm=all is not audited; give one of '
-            f'{", ".join(run_fedhdp.ALGORITHMS)}')
-  (config,), preset, num_clients = run_fedhdp.build_configs()
-
-  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
-  dataset = flags.FLAGS.dataset or preset.dataset
-  try:
-    data = datasets.load_fedhdp_data(
-        dataset, data_dir=flags.FLAGS.data_dir, num_clients=num_clients,
-        seed=flags.FLAGS.seed)
-  except datasets.DataFileError as e:
-    raise cli.UsageError(str(e)) from None
-  except ValueError as e:
-    raise cli.UsageError(f'--dataset={dataset}: {e}') from None
-  try:
-    config.validate(data.num_clients)
-  except ValueError as e:
-    raise run_fedhdp.usage_error(e) from None
+            f'{", ".join(fedhdp_flags.ALGORITHMS)}')
+  configs, preset, num_clients = fedhdp_flags.build_configs()
+  data = fedhdp_flags.load_data(configs, preset, num_clients)
+  (config,) = configs
 
   from tff_hdp.fedhdp import audit as audit_lib  # pylint: disable=g-import-not-at-top
   from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top

@@ -17,9 +17,9 @@
     python run_scripts/audit_robust_hdp.py --quick --planted_noise_scale=0.5
     python run_scripts/audit_robust_hdp.py --rounds=40 --audit_clients=5,13
 
-Takes the client flags of `run_robust_hdp.py` (data, privacy distribution,
-rounds, DP-SGD settings; the aggregation rule does not enter a client's
-guarantee) and audits the clients named by --audit_clients (default: the
+Takes the client flags of `run_robust_hdp.py` (`robust_hdp_flags.py`: data,
+privacy distribution, rounds, DP-SGD settings; the aggregation rule does not
+enter a client's guarantee) and audits the clients named by --audit_clients (default: the
 first of each distinct batch size) with m = --canaries canary gradients
 each (`tff_hdp.robust_hdp.audit`). Prints one line per audited client:
 
@@ -48,7 +48,7 @@ from absl import flags
 from absl import logging
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import run_robust_hdp
+from tff_hdp.run_scripts import robust_hdp_flags
 from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(
@@ -90,7 +90,7 @@ def main(argv):
   cli.check(not flags.FLAGS.tff_workers,
             '--tff_workers is not supported by an audit (one client\'s '
             'DP-SGD runs in this process)')
-  config = run_robust_hdp.build_configs()[0]
+  config = robust_hdp_flags.build_configs()[0]
   cli.check(config.algorithm != 'non_private',
             '--algorithm=non_private has no private client to audit')
 
@@ -108,13 +108,7 @@ def main(argv):
     cli.check(len(set(indices)) == len(indices),
               f'--audit_clients repeats a client: {",".join(_CLIENTS.value)}')
 
-  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
-  try:
-    data = run_robust_hdp.load_data()
-  except datasets.DataFileError as e:
-    raise cli.UsageError(str(e)) from None
-  except ValueError as e:
-    raise cli.UsageError(f'--dataset={flags.FLAGS.dataset}: {e}') from None
+  data = robust_hdp_flags.load_data()
 
   from tff_hdp import models  # pylint: disable=g-import-not-at-top
   from tff_hdp.robust_hdp import audit as audit_lib  # pylint: disable=g-import-not-at-top

