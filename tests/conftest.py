@@ -21,6 +21,7 @@ its parent and is ended here; at the end of the session we check that no
 """
 
 import os
+from typing import Optional
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 # As `tff_hdp/__init__.py` asks, for tests that import TensorFlow first.
@@ -29,9 +30,10 @@ os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 import pytest  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
-def worker_children() -> list[int]:
-  """Pids of `worker_binary` processes whose parent is this process."""
-  me = str(os.getpid())
+def worker_children(parent: Optional[int] = None) -> list[int]:
+  """Pids of live (not zombie) `worker_binary` processes whose parent is
+  `parent` (default: this process)."""
+  parent = str(os.getpid() if parent is None else parent)
   pids = []
   for entry in os.listdir('/proc'):
     if not entry.isdigit():
@@ -43,8 +45,8 @@ def worker_children() -> list[int]:
       continue
     # Format: pid (comm) state ppid ...
     comm = stat[stat.index('(') + 1:stat.rindex(')')]
-    ppid = stat[stat.rindex(')') + 2:].split()[1]
-    if comm.startswith('worker_binary') and ppid == me:
+    state, ppid = stat[stat.rindex(')') + 2:].split()[:2]
+    if comm.startswith('worker_binary') and ppid == parent and state != 'Z':
       pids.append(int(entry))
   return pids
 
@@ -56,8 +58,7 @@ def tff_context():
   import sys  # pylint: disable=g-import-not-at-top
   if 'tff_hdp.runtime' in sys.modules:
     sys.modules['tff_hdp.runtime'].shutdown()
-  leftover = [p for p in worker_children()
-              if open(f'/proc/{p}/stat').read().split()[2] != 'Z']
+  leftover = worker_children()
   assert not leftover, f'worker_binary processes left running: {leftover}'
 
 

@@ -37,28 +37,12 @@ from jupyter_client import kernelspec
 import nbclient
 import nbformat
 
+from tests.conftest import worker_children
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK = os.path.join(REPO, 'docs', 'tutorials',
                         'heterogeneous_dp_with_your_model.ipynb')
 KERNEL = 'tff_hdp_tutorial'
-
-
-def worker_children(pid: int) -> list[int]:
-  """Pids of live `worker_binary` processes whose parent is `pid`."""
-  found = []
-  for entry in os.listdir('/proc'):
-    if not entry.isdigit():
-      continue
-    try:
-      with open(f'/proc/{entry}/stat') as f:
-        stat = f.read()
-    except OSError:
-      continue
-    comm = stat[stat.index('(') + 1:stat.rindex(')')]
-    state, ppid = stat[stat.rindex(')') + 2:].split()[:2]
-    if comm.startswith('worker_binary') and ppid == str(pid) and state != 'Z':
-      found.append(int(entry))
-  return found
 
 
 def execute(path: str = NOTEBOOK, timeout: int = 600):

@@ -16,19 +16,15 @@ value noise z and the clip-count noise z_b, by hand and against TFF itself
 (`DifferentiallyPrivateFactory.gaussian_adaptive`, whose DP event accounts
 like one Gaussian with z_eff)."""
 
-import os
-import subprocess
-import sys
 
 from absl.testing import absltest
 from absl.testing import parameterized
 import numpy as np
 
+from tests import tf_free
 from tff_hdp.fedhdp import clip_noise
 from tff_hdp.privacy import accounting
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 
 class EffectiveNoiseTest(parameterized.TestCase):
@@ -150,16 +146,7 @@ class EffectiveNoiseTest(parameterized.TestCase):
 class TensorFlowFreeTest(absltest.TestCase):
 
   def test_does_not_import_tensorflow(self):
-    code = ('import sys; import tff_hdp.fedhdp.clip_noise; '
-            'bad = [m for m in sys.modules if m.split(".")[0] in '
-            '("tensorflow", "tensorflow_privacy", "tensorflow_federated", '
-            '"jax")]; print(bad); sys.exit(1 if bad else 0)')
-    result = subprocess.run([sys.executable, '-c', code],
-                            cwd=_REPO_ROOT,
-                            capture_output=True,
-                            text=True,
-                            timeout=120,
-                            check=False)
+    result = tf_free.heavy_imports('tff_hdp.fedhdp.clip_noise')
     self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 

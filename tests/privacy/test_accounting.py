@@ -26,9 +26,6 @@ The ledger is tested in test_privacy_ledger.py, FedHDP's split of z_eff into
 """
 
 import math
-import os
-import subprocess
-import sys
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -36,11 +33,10 @@ import numpy as np
 from scipy import integrate
 from scipy import special
 
+from tests import tf_free
 from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 # dp_accounting's default RDP orders, written out (not imported) so that the
 # reference below shares nothing with the code under test.
@@ -507,16 +503,7 @@ class FixedCohortTest(parameterized.TestCase):
 class TensorFlowFreeTest(absltest.TestCase):
 
   def test_does_not_import_tensorflow(self):
-    code = ('import sys; import tff_hdp.privacy.accounting; '
-            'bad = [m for m in sys.modules if m.split(".")[0] in '
-            '("tensorflow", "tensorflow_privacy", "tensorflow_federated", '
-            '"jax")]; print(bad); sys.exit(1 if bad else 0)')
-    result = subprocess.run([sys.executable, '-c', code],
-                            cwd=_REPO_ROOT,
-                            capture_output=True,
-                            text=True,
-                            timeout=120,
-                            check=False)
+    result = tf_free.heavy_imports('tff_hdp.privacy.accounting')
     self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 

@@ -22,22 +22,19 @@ and a group keeps one neighbouring relation.
 import json
 import math
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import absltest
 from absl.testing import parameterized
 
 from tests.privacy import test_accounting as ref
+from tests import tf_free
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import privacy_ledger
 
 # The independent RDP reference is test_accounting.py's.
 # pylint: disable=protected-access
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 
 class PrivacyLedgerTest(parameterized.TestCase):
@@ -228,16 +225,7 @@ class PrivacyLedgerTest(parameterized.TestCase):
 class TensorFlowFreeTest(absltest.TestCase):
 
   def test_does_not_import_tensorflow(self):
-    code = ('import sys; import tff_hdp.privacy.privacy_ledger; '
-            'bad = [m for m in sys.modules if m.split(".")[0] in '
-            '("tensorflow", "tensorflow_privacy", "tensorflow_federated", '
-            '"jax")]; print(bad); sys.exit(1 if bad else 0)')
-    result = subprocess.run([sys.executable, '-c', code],
-                            cwd=_REPO_ROOT,
-                            capture_output=True,
-                            text=True,
-                            timeout=120,
-                            check=False)
+    result = tf_free.heavy_imports('tff_hdp.privacy.privacy_ledger')
     self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 

@@ -1,0 +1,32 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Checks that a module imports without TensorFlow, in a fresh Python."""
+
+import os
+import subprocess
+import sys
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEAVY = ('tensorflow', 'tensorflow_privacy', 'tensorflow_federated', 'jax')
+
+
+def heavy_imports(module: str) -> subprocess.CompletedProcess:
+  """Imports `module` in a fresh Python; its exit status is 1, and its
+  stdout the heavy modules it pulled in, if any of `HEAVY` came with it."""
+  code = (f'import sys; import {module}; '
+          'bad = [m for m in sys.modules if m.split(".")[0] in '
+          f'{HEAVY!r}]; print(bad); sys.exit(1 if bad else 0)')
+  return subprocess.run([sys.executable, '-c', code], cwd=REPO_ROOT,
+                        capture_output=True, text=True, timeout=120,
+                        check=False)
