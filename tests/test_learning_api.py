@@ -234,6 +234,19 @@ def test_a_model_with_another_loss_is_refused():
     tff_hdp.fedhdp.build_fedhdp_process(keras_model, privacy_levels=[0])
 
 
+def test_r_zero_never_sends_private_clients_the_model(tff_runtime):
+  del tff_runtime
+  process = _fedhdp(PACKAGE, ratio=0.0)
+  assert process.epsilon(process.initialize()) == {}  # Nothing accounted.
+  iterator = tff_hdp.fedhdp.build_data_source(process,
+                                               _client_data()).iterator()
+  groups = [int(c.reduce(np.int32(-1), lambda _, e: e['group']))
+            for _ in range(5) for c in iterator.select()]
+  assert groups and set(groups) == {1}  # Only the opted-out clients.
+  state = process.next(process.initialize(), iterator.select()).state
+  assert process.epsilon(state) == {}
+
+
 def test_bad_privacy_levels_are_refused():
   with pytest.raises(ValueError, match=r'privacy_levels must be None '
                      r'\(opt-out\) or a level in \[0, 1\)'):

@@ -460,18 +460,24 @@ def build_data_source(process: templates.PrivateLearningProcess,
 
   `data` is a `FederatedData` or a `ClientData` (clients in `client_ids`
   order, the order of `privacy_levels`). Each round draws a Poisson cohort
-  at the process's rate; each client's examples are shuffled by the round's
-  generator and batched, as the driver does.
+  at the process's rate, without the clients of groups never queried (r = 0);
+  each client's examples are shuffled by the round's generator and batched,
+  as the driver does.
   """
   data = client_data.as_federated_data(data)
   if data.num_clients != len(process.client_groups):
     raise ValueError(f'the data has {data.num_clients} clients, the process '
                      f'{len(process.client_groups)} privacy levels')
   spec_type = process.next.type_signature.parameter[1]
+  excluded = config_lib.excluded_groups(process.groups)
 
   def make_cohort(cohort, rng):
     clients = []
+    # As the driver: a group never queried (FedHDP at r = 0) is never sent
+    # the model, so its clients neither train nor enter the clip count.
     for c in cohort:
+      if process.client_groups[c] in excluded:
+        continue
       x, y = data.train[c]
       order = rng.permutation(len(y))
       clients.append(client_element(
