@@ -124,7 +124,6 @@ def main(argv):
   # TensorFlow is imported only now, so that refusing bad input stays quiet.
   from tff_hdp import models  # pylint: disable=g-import-not-at-top
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
-  from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
 
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   audit = audit_lib.FedHdpAudit(
@@ -137,8 +136,8 @@ def main(argv):
   output_dir = flags.FLAGS.output_dir
   cli.claim_output_dir(output_dir)
   with runtime.local_cpp_context():
-    record = training.train(config, data, progress=flags.FLAGS.progress,
-                            audit=audit, audit_statistic=_STATISTIC.value)
+    record = audit_lib.train_audited(config, data, audit, _STATISTIC.value,
+                                     progress=flags.FLAGS.progress)
   lines = [canary_audit.format_line(row) for row in record['audit']]
   title = (f'audit: algorithm={config.algorithm} dataset={data.name} '
            f'rounds={config.rounds} q={config.sampling_rate:g} '

@@ -42,7 +42,6 @@ import os
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import dataclasses
 import time
 
 from absl import app
@@ -145,8 +144,11 @@ def main(argv):
             optout_fraction=preset.optout_fraction,
             eval_every=10 * _ROUNDS.value, backend=backend)
         stamps, profile = [], []
-        training.train(dataclasses.replace(config), data, profile=profile,
-                       on_round=lambda r, e: stamps.append(time.time()))
+        experiment = training.prepare(config, data)
+        training.run_rounds(
+            experiment,
+            observers=[training.ProfileObserver(experiment.backend, profile)],
+            on_round=lambda r, e: stamps.append(time.time()))
         peak = max(peaks)
         per_round = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
         round_rate = round_flops / per_round

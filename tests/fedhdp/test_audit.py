@@ -69,8 +69,8 @@ def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
   direction = np.random.default_rng(0).normal(size=spec.num_parameters)
   direction /= np.linalg.norm(direction)
   update = [u[np.newaxis] for u in _split(spec, 10 * 0.3 * direction)]
-  new_state, personal, measurements = backend.next(
-      state, [], [], [], extra_updates=(update, np.array([1], np.int32)))
+  new_state, personal, measurements, _ = audit_lib.round_with_canaries(
+      backend, state, [], [], [], (update, np.array([1], np.int32)))
   assert personal == []
   moved = np.concatenate([
       (n - o).ravel()
@@ -95,9 +95,8 @@ def test_canaries_join_the_clients_of_their_group():
           for c, g in enumerate((0, 1, 0))]
   extra = ([np.ones((3,) + s, np.float32) for s in spec.shapes],
            np.array([0, 0, 1], np.int32))
-  _, personal, with_canaries = backend.next(backend.initialize(), data,
-                                            [theta] * 3, info,
-                                            extra_updates=extra)
+  _, personal, with_canaries, _ = audit_lib.round_with_canaries(
+      backend, backend.initialize(), data, [theta] * 3, info, extra)
   _, personal_alone, alone = backend.next(backend.initialize(), data,
                                           [theta] * 3, info)
   assert with_canaries['private/count'] == alone['private/count'] + 2
@@ -125,16 +124,17 @@ def test_release_observation_is_the_canaries_plus_the_group_noise():
   extra = ([np.stack(t) for t in zip(*[_split(spec, 10 * 0.3 * d)
                                        for d in directions])],
            np.array([0, 0, 1], np.int32))
-  plain = backend.next(backend.initialize(), data, [theta] * 3, info,
-                       extra_updates=extra)
-  observed = backend.next(backend.initialize(), data, [theta] * 3, info,
-                          extra_updates=extra, observe_releases=True)
+  plain = audit_lib.round_with_canaries(
+      backend, backend.initialize(), data, [theta] * 3, info, extra,
+      observe_release=False)
+  observed = audit_lib.round_with_canaries(
+      backend, backend.initialize(), data, [theta] * 3, info, extra)
   # Observing changes nothing in the round.
   for a, b in zip(plain[0]['global_weights'], observed[0]['global_weights']):
     np.testing.assert_array_equal(a, b)
   assert plain[2] == observed[2]
   private, non_private = [np.concatenate([r.ravel() for r in group])
-                          for group in backend.last_round_releases]
+                          for group in observed[3]]
   np.testing.assert_allclose(non_private, 0.3 * directions[2], atol=1e-6)
   noise = private - 0.3 * (directions[0] + directions[1])
   # 910 draws of N(0, 0.3^2): the sample std is within 10% (4.3 of its
@@ -210,13 +210,13 @@ def _audit(data, run, **kwargs):
 def test_audited_run_keeps_accountant_and_real_clients(data):
   plain = training.train(TINY, data)
   # Canaries never sampled: the audit machinery alone changes nothing.
-  idle = training.train(TINY, data, audit=_audit(
+  idle = audit_lib.train_audited(TINY, data, _audit(
       data, TINY, canaries_per_group=4, sampling_rate=0.0))
   assert idle['metrics'] == plain['metrics']
   assert idle['history'] == plain['history']
   audit = _audit(data, TINY, canaries_per_group=20, sampling_rate=0.3,
                  planted_noise_scale=0.25)
-  audited = training.train(TINY, data, audit=audit)
+  audited = audit_lib.train_audited(TINY, data, audit)
   # The accountant still uses the configured noise.
   assert audited['epsilon'] == plain['epsilon']
   assert audited['metrics'].keys() == plain['metrics'].keys()
@@ -248,13 +248,11 @@ def test_audited_run_keeps_accountant_and_real_clients(data):
           audit.canaries.included[audit.canaries.groups == 0].sum())
 
 
-def test_audit_needs_the_direct_backend_without_checkpoints(data, tmp_path):
+def test_audit_needs_the_direct_backend(data):
   audit = _audit(data, TINY, canaries_per_group=4, sampling_rate=0.2)
   with pytest.raises(ValueError, match='direct backend'):
-    training.train(dataclasses.replace(TINY, backend='tff'), data,
-                   audit=audit)
-  with pytest.raises(ValueError, match='without checkpoints'):
-    training.train(TINY, data, audit=audit, checkpoint_dir=str(tmp_path))
+    audit_lib.train_audited(dataclasses.replace(TINY, backend='tff'), data,
+                            audit)
 
 
 def _script(name, args, timeout=300):
@@ -319,12 +317,11 @@ def test_audit_binary_prints_one_line_per_group(tmp_path):
 def test_global_observer_reads_the_global_model_with_cosines(data):
   audit = _audit(data, TINY, canaries_per_group=8, sampling_rate=0.3,
                  observe='global')
-  rows = training.train(TINY, data, audit=audit, audit_statistic='max')[
-      'audit']
+  rows = audit_lib.train_audited(TINY, data, audit, 'max')['audit']
   assert [(r['observe'], r['statistic'], r['observations']) for r in rows
           ] == [('global', 'max', TINY.rounds)] * 2
   with pytest.raises(ValueError, match='lr statistic models the release'):
-    training.train(TINY, data, audit=_audit(
+    audit_lib.train_audited(TINY, data, _audit(
         data, TINY, canaries_per_group=8, sampling_rate=0.3,
         observe='global'))
   with pytest.raises(ValueError, match='unknown observer'):

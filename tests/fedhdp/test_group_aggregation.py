@@ -241,7 +241,7 @@ class TestFixedDenominators:
     est = ga.clip_estimator(self._S, 0.5, 0.2)
     sums = [[tf.zeros([self._D])], [tf.zeros([self._D])]]
     counts = tf.constant([private_count, 4.0])
-    delta, new_clip, _, _ = ga.server_aggregate(
+    delta, new_clip, _, _, _ = ga.server_aggregate(
         self._GROUPS, est, 2.0, tf.constant(self._S),
         tf.constant(key, tf.int64), sums, counts, tf.constant(0.0),
         expected_counts=expected_counts)
@@ -280,7 +280,7 @@ class TestFixedDenominators:
                              ratios=[1.0])
     est = ga.clip_estimator(1.0, 0.5, 0.0)
     sums = [[tf.constant([0.0])], [tf.constant([6.0])]]
-    delta, _, _, _ = ga.server_aggregate(
+    delta, _, _, _, _ = ga.server_aggregate(
         groups, est, 0.0, tf.constant(1.0), tf.constant([1, 2], tf.int64),
         sums, tf.constant([2.0, 3.0]), tf.constant(0.0),
         expected_counts=(1.0, 1.0))

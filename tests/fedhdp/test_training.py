@@ -80,7 +80,9 @@ def test_same_seed_same_results_other_seed_differs(tff_runtime, data):
 def test_profile_records_each_round_of_the_direct_backend(data):
   profile = []
   run = dataclasses.replace(TINY, backend='direct')
-  training.train(run, data, profile=profile)
+  experiment = training.prepare(run, data)
+  training.run_rounds(experiment, observers=[
+      training.ProfileObserver(experiment.backend, profile)])
   assert len(profile) == run.rounds
   for entry in profile:
     assert entry['seconds']['client_work'] > 0

@@ -66,9 +66,8 @@ def test_a_canary_is_clipped_like_an_example_and_counted_in_the_batch():
   query = dp_sgd.gaussian_query(c, 0.0)  # No noise: exact sums.
   state = query.initial_global_state()
   key = tf.constant([3, 4], tf.int32)
-  gradient, release = dp_sgd.private_gradient(
-      spec, weights, xb, yb, query, state, b, key, extra_records=canary,
-      return_release=True)
+  gradient, release = audit_lib.audited_gradient(
+      spec, weights, xb, yb, query, state, b, key, canary)
   # What the auditor reads is the canary clipped to norm c, along c_k.
   flat = np.concatenate([r.numpy().ravel() for r in release])
   np.testing.assert_allclose(flat, c * direction[0], atol=1e-6)
@@ -82,9 +81,9 @@ def test_a_canary_is_clipped_like_an_example_and_counted_in_the_batch():
   # With no canary the step is bit for bit the one client_update takes.
   none = [tf.zeros((0,) + tuple(s)) for s in spec.shapes]
   noisy = dp_sgd.gaussian_query(c, 1.3)
-  with_empty = dp_sgd.private_gradient(
+  with_empty, _ = audit_lib.audited_gradient(
       spec, weights, xb, yb, noisy, noisy.initial_global_state(), b, key,
-      extra_records=none)
+      none)
   plain = dp_sgd.private_gradient(spec, weights, xb, yb, noisy,
                                   noisy.initial_global_state(), b, key)
   for p, q in zip(plain, with_empty):
@@ -97,9 +96,10 @@ def test_release_noise_has_stddev_c_z():
   xb, yb = _batch(3)
   xb = tf.image.resize(xb[..., None], (8, 8))[..., 0]
   query = dp_sgd.gaussian_query(0.5, 2.0)
-  _, release = dp_sgd.private_gradient(
+  _, release = audit_lib.audited_gradient(
       spec, weights, xb, yb, query, query.initial_global_state(),
-      tf.constant(3.0), tf.constant([1, 2], tf.int32), return_release=True)
+      tf.constant(3.0), tf.constant([1, 2], tf.int32),
+      [tf.zeros((0,) + tuple(s)) for s in spec.shapes])
   flat = np.concatenate([r.numpy().ravel() for r in release])
   # 3,010 draws of N(0, 1): the sample std is within 6% (4.6 of its
   # standard errors).

@@ -20,6 +20,7 @@ import pytest
 import tensorflow as tf
 
 from tff_hdp import models
+from tff_hdp.robust_hdp import audit
 from tff_hdp.robust_hdp import dp_sgd
 
 
@@ -229,9 +230,8 @@ def test_private_gradient_equals_tf_privacy_on_each_example(model, shape):
   c, z, key = 0.05, 1.1, tf.constant([3, 9])  # c binds for most records.
   query = dp_sgd.gaussian_query(c, z)
   state = query.initial_global_state()
-  gradient, release = dp_sgd.private_gradient(
-      spec, w, x, y, query, state, tf.constant(4.0), key,
-      extra_records=extra, return_release=True)
+  gradient, release = audit.audited_gradient(
+      spec, w, x, y, query, state, tf.constant(4.0), key, extra)
   params = query.derive_sample_params(state)
   records = []
   for j in range(5):

@@ -16,7 +16,7 @@
 What is audited: the client-level guarantee of each privacy group i, as the
 accountant states it: group i's releases over the run are (epsilon_i,
 delta)-DP with respect to adding or removing one client of group i.
-`training.train(..., audit=FedHdpAudit(...))` adds `canaries_per_group`
+`train_audited(config, data, FedHdpAudit(...))` adds `canaries_per_group`
 canary clients (`tff_hdp.privacy.canaries`) to every group. A canary of
 group i is, to the server, an ordinary client of group i: each round it is
 sampled with probability q, its update is its direction scaled to
@@ -50,16 +50,19 @@ the named groups by f in the mechanism only; the accountant and the LR
 statistic keep the configured z. It exists to check that the audit can see a
 bug, and only `run_scripts/audit_fedhdp.py` accepts it.
 
-Only the direct backend takes canaries (`DirectBackend.next`'s
-`extra_updates`); TFF's runtime would need them as clients with data.
+Only the direct backend takes canaries (`round_with_canaries` composes its
+`client_work` and `aggregate`); TFF's runtime would need them as clients
+with data.
 """
 
 import collections
 import dataclasses
+import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.privacy import canary_audit
 
@@ -160,7 +163,8 @@ class FedHdpAudit:
     Args:
       old_weights, new_weights: The global model before and after it.
       releases: Per group, its noised sum minus the trained clients'
-        clipped updates (`DirectBackend.last_round_releases`).
+        clipped updates (`round_with_canaries`); None for the global
+        observer.
       measurements: The round's, with each group's count N_i^t.
       clip_norm: S^t, the round's clip norm.
     """
@@ -190,16 +194,57 @@ class FedHdpAudit:
         observe=self.observe, accounted_pld=accounted_pld)
 
 
+def round_with_canaries(backend, state, client_data, personal_weights,
+                        client_info, canaries, observe_release: bool = True):
+  """One round of a `DirectBackend` with canary clients, observed.
+
+  The canaries are clients that did no local work: their updates join the
+  trained clients' (`backend.client_work`) in the mechanism
+  (`backend.aggregate`), clipped by their group's query, counted in N_i^t
+  and in the clip count.
+
+  Args:
+    backend: A `direct_backend.DirectBackend`.
+    state, client_data, personal_weights, client_info: As its `next`; the
+      cohort may be empty.
+    canaries: (updates, groups): per weight tensor the stacked [K_c, ...]
+      canary updates, and their [K_c] group indices.
+    observe_release: Also return what the release observer reads.
+
+  Returns:
+    (new state, personal models, measurements, observation): the
+    observation is, per group, its noised sum minus the trained clients'
+    clipped sum (numpy, per weight tensor), what an auditor who knows the
+    trained clients' records learns from the group's release; None without
+    `observe_release`.
+  """
+  work = backend.client_work(state, client_data, personal_weights,
+                             client_info)
+  updates, groups = canaries
+  deltas = [np.concatenate([np.asarray(d), np.asarray(u, np.float32)])
+            for d, u in zip(work.deltas, updates)]
+  new_state, measurements, releases = backend.aggregate(
+      state, deltas, np.concatenate([work.groups, groups]))
+  if not observe_release:
+    return new_state, work.personal, measurements, None
+  releases = [[np.asarray(r) for r in group] for group in releases]
+  if len(client_data):
+    known = backend.clipped_sums(state, work.deltas, work.groups)
+    releases = [[r - k for r, k in zip(group, known_group)]
+                for group, known_group in zip(releases, known)]
+  return new_state, work.personal, measurements, releases
+
+
 class AuditedBackend:
   """A round backend with an audit's canaries, observed.
 
   Every round, the audit's sampled canaries of the groups the run queries
   (FedHDP at r = 0 never queries its private group, so its canaries stay
-  out too) join the cohort's updates as clients that did no local work
-  (`DirectBackend.next`'s `extra_updates`), and the audit observes the
-  round's releases or global models. The driver runs it as its backend and
-  as an observer of its loop (`before_round` tells it the round). A round
-  with neither clients nor canaries does not run, as without an audit.
+  out too) join the cohort as clients that did no local work
+  (`round_with_canaries`), and the audit observes the round's releases or
+  global models. The driver runs it as its backend and as an observer of
+  its loop (`before_round` tells it the round). A round with neither
+  clients nor canaries does not run, as without an audit.
   """
 
   runs_empty_rounds = True
@@ -211,7 +256,8 @@ class AuditedBackend:
     self._round_num = 0
 
   # An observer of the driver's loop (`round_loop.Observer`'s two methods;
-  # this module stays TensorFlow-free, so it does not import the loop).
+  # this module stays TensorFlow-free for the binary's checks, so it does
+  # not import the loop).
   def before_round(self, round_num: int, state) -> None:
     self._round_num = round_num
 
@@ -228,16 +274,50 @@ class AuditedBackend:
     if not keep.any() and not len(client_data):
       return state, [], {}
     theta = [np.asarray(w) for w in state['global_weights']]
-    extra = {'observe_releases': self._audit.observe == 'release'}
-    if keep.any():
-      extra['extra_updates'] = ([u[keep] for u in updates], groups[keep])
-    state, personal, measurements = self._backend.next(
-        state, client_data, personal_weights, client_info, **extra)
+    state, personal, measurements, releases = round_with_canaries(
+        self._backend, state, client_data, personal_weights, client_info,
+        ([u[keep] for u in updates], groups[keep]),
+        observe_release=self._audit.observe == 'release')
     self._audit.observe_round(
-        theta, [np.asarray(w) for w in state['global_weights']],
-        self._backend.last_round_releases, measurements, clip_norm)
+        theta, [np.asarray(w) for w in state['global_weights']], releases,
+        measurements, clip_norm)
     if keep.any():
       measurements = collections.OrderedDict(
           [('num_canaries', int(keep.sum()))] + list(measurements.items()))
     return state, personal, measurements
 
+
+def train_audited(config: config_lib.FedHdpConfig, data, audit: FedHdpAudit,
+                  statistic: str = 'lr', *,
+                  progress: bool = False) -> dict[str, Any]:
+  """`training.train` with `audit`'s canaries in every round, observed.
+
+  The mechanism runs with the audit's groups (a planted fault), the
+  accountant with the configured ones; the record gains an 'audit' entry,
+  one row per group (`FedHdpAudit.report` with `statistic`). The direct
+  backend only, without checkpoints.
+  """
+  # TensorFlow only now: the binary's checks above this module stay quiet.
+  from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
+
+  canary_audit.check_observer(audit.observe, statistic)  # Before any work.
+  if config.backend != 'direct':
+    raise ValueError('an audit runs on the direct backend without '
+                     f'checkpoints; got backend {config.backend!r}')
+  start = time.time()
+  experiment = training.prepare(config, data,
+                                mechanism_groups=audit.mechanism_groups())
+  setup = experiment.setup
+  backend = audit.watching(experiment.backend,
+                           config_lib.excluded_groups(setup.groups))
+  experiment.backend = backend
+  run = training.run_rounds(experiment, observers=[backend],
+                            progress=progress)
+  record = training.results_record(experiment, run, time.time() - start)
+  private = [g.name for g in setup.groups if g.is_private]
+  record['audit'] = audit.report(
+      {name: run.ledger.get_epsilon(name, config.delta) for name in private},
+      config.delta, statistic,
+      accounted_pld={name: run.ledger.get_epsilon(name, config.delta, 'pld')
+                     for name in private})
+  return record

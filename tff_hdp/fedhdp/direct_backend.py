@@ -68,7 +68,7 @@ import collections
 import functools
 import os
 import time
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -131,6 +131,173 @@ def _broadcast_rows(values: tf.Tensor, rank: int) -> tf.Tensor:
                                        tf.ones([rank - 1], tf.int32)], 0))
 
 
+class Cohort(NamedTuple):
+  """The sorted cohort (or a part of it) as `client_work` takes it."""
+  x: np.ndarray  # [S_max, K, B, ...] step-major data (`pack_cohort`).
+  y: np.ndarray  # [S_max, K, B] labels.
+  rows: np.ndarray  # [S_max, K] real examples of each batch.
+  steps: np.ndarray  # [K] batches per epoch.
+  phase_clients: np.ndarray  # Per phase, its active clients (`_phases`).
+  phase_end: np.ndarray  # Per phase, its end step.
+  lambdas: np.ndarray  # [K] lambda_k of each client's group.
+  client_ids: np.ndarray  # [K] (the dropout seeds').
+
+
+def _cohort_signature(spec: models.ModelSpec, batch: int) -> Cohort:
+  vector = tf.TensorSpec((None,), tf.int32)
+  return Cohort(
+      x=tf.TensorSpec((None, None, batch) + spec.input_shape, tf.float32),
+      y=tf.TensorSpec((None, None, batch), tf.int32),
+      rows=tf.TensorSpec((None, None), tf.int32),
+      steps=vector, phase_clients=vector, phase_end=vector,
+      lambdas=tf.TensorSpec((None,), tf.float32), client_ids=vector)
+
+
+class _LocalSteps:
+  """Algorithm 2's ClientUpdate for a sorted cohort, as graph-building
+  methods called inside `client_work`'s `tf.function` (one per trace)."""
+
+  def __init__(self, model: batched_models.BatchedModel, batch: int,
+               ditto: bool, num_parts: int, cohort: Cohort,
+               global_weights, round_num, rates, ints):
+    self.model, self.batch, self.ditto = model, batch, ditto
+    self.num_parts = num_parts
+    self.cohort = cohort
+    self.global_weights = tuple(global_weights)
+    # `process`'s server message: decayed rates and the dropout key.
+    decay = tf.pow(rates[2], tf.cast(round_num // ints[0], tf.float32))
+    self.learning_rate = rates[0] * decay
+    self.personal_learning_rate = rates[1] * decay
+    self.num_clients = tf.shape(cohort.x)[1]
+    if model.uses_seeds:
+      key = tf.stack([ints[1], round_num])
+      self.client_seeds = batched_models.fold_in_rows(key, cohort.client_ids)
+    else:
+      self.client_seeds = tf.zeros([self.num_clients, 2], tf.int32)
+
+  def run(self, personal):
+    """(theta_k, theta_k,p) of every client after its E epochs."""
+    weights = tuple(
+        tf.tile(w[tf.newaxis], [self.num_clients] + [1] * w.shape.rank)
+        for w in self.global_weights)
+    personal = tuple(personal)
+    # x is [S_max, K, B, ...]: batch b of all clients is one contiguous block
+    # (equal-sized clients, e.g. non-IID MNIST, read it without a copy);
+    # otherwise client k's batch b is row b * K + k of [S_max * K, B, ...].
+    x_rows = tf.reshape(self.cohort.x,
+                        tf.concat([[-1], tf.shape(self.cohort.x)[2:]], 0))
+    if self.model.prepare is not None:
+      x_rows = self.model.prepare(x_rows)
+    y_rows = tf.reshape(self.cohort.y, [-1, self.batch])
+    real_rows = tf.reshape(self.cohort.rows, [-1])
+    self.data = (x_rows, y_rows, real_rows)
+    _, _, weights, personal = tf.while_loop(
+        lambda p, *_: p < tf.size(self.cohort.phase_clients), self.phase,
+        (tf.constant(0), tf.constant(0), weights, personal))
+    return weights, personal
+
+  def scaled_gradients(self, weights, x, y, mask, seeds, scale):
+    """Per client, `scale` x the gradient of its batch's mean loss.
+
+    Scaling the loss (a scalar) instead of the gradient (as large as the
+    model) saves one pass over the stacked weights per step; it changes the
+    result only by float32 round-off.
+    """
+    with tf.GradientTape() as tape:
+      tape.watch(weights)
+      losses = batched_models.masked_loss(
+          self.model.forward(list(weights), x, seeds), y, mask)
+      total = tf.reduce_sum(losses) * scale  # Client k's gradient is its own.
+    return tape.gradient(total, weights)
+
+  def batches(self, t, n):
+    """Step t's batches of the first n clients: (x, y, real rows)."""
+    b = tf.math.floormod(t, self.cohort.steps[:n])  # Same order every epoch.
+    k = self.num_clients
+
+    def same_batch():  # Rows [b K, b K + n): a view, no copy.
+      return _rows(self.data, b[0] * k, b[0] * k + n)
+
+    def own_batches():
+      index = b * k + tf.range(n)
+      return tf.nest.map_structure(lambda v: tf.gather(v, index), self.data)
+
+    return tf.cond(tf.reduce_all(tf.equal(b, b[0])), same_batch, own_batches)
+
+  def part_step(self, live, live_personal, xb, yb, mask, seeds, lambdas):
+    """One local step of a part of the cohort."""
+    steps_taken = self.scaled_gradients(live, xb, yb, mask, seeds,
+                                        self.learning_rate)
+    new_live = tuple(w - d for w, d in zip(live, steps_taken))
+    if self.ditto:
+      personal_seeds = (batched_models.fold_in_each(seeds, 7)
+                        if self.model.uses_seeds else None)
+      personal_steps = self.scaled_gradients(live_personal, xb, yb, mask,
+                                             personal_seeds,
+                                             self.personal_learning_rate)
+      pull = self.personal_learning_rate * lambdas  # eta_p lambda_k.
+      live_personal = tuple(
+          q - (d + _broadcast_rows(pull, q.shape.rank) * (q - w0))
+          for q, d, w0 in zip(live_personal, personal_steps,
+                              self.global_weights))
+    return new_live, live_personal
+
+  def local_step(self, t, parts, bounds):
+    """Step t of the first n = bounds[-1] clients, all still training.
+
+    The n clients are split into independent parts [bounds[i],
+    bounds[i+1]), which TensorFlow runs concurrently (one per core).
+    """
+    n = bounds[-1]
+    xb, yb, rb = self.batches(t, n)
+    # When every client's batch is short (the last of an epoch: at once
+    # for equal-sized clients), only its real rows run. The dropped rows
+    # are padding, masked out of the loss; a kept row's results, dropout
+    # masks included, do not depend on the batch's width.
+    width = tf.reduce_max(rb)
+    xb, yb = tf.cond(
+        width < self.batch,
+        lambda: (self.model.take_examples(xb, width), yb[:, :width]),
+        lambda: (xb, yb))
+    mask = tf.sequence_mask(rb, width, tf.float32)
+    seeds = (batched_models.fold_in_each(self.client_seeds[:n], t)
+             if self.model.uses_seeds else None)
+    new_parts = []
+    for i, (live, live_personal) in enumerate(parts):
+      lo, hi = bounds[i], bounds[i + 1]
+      step = functools.partial(
+          self.part_step, live, live_personal, _rows(xb, lo, hi), yb[lo:hi],
+          mask[lo:hi], None if seeds is None else seeds[lo:hi],
+          self.cohort.lambdas[lo:hi])
+      # A part is empty when fewer clients than parts are left.
+      new_parts.append(tf.cond(hi > lo, step,
+                               lambda p=(live, live_personal): p))
+    return t + 1, tuple(new_parts)
+
+  def phase(self, p, start, weights, personal):
+    """Steps [start, phase_end[p]) of the phase's active prefix."""
+    n = self.cohort.phase_clients[p]
+    end = self.cohort.phase_end[p]
+    bounds = [(i * n) // self.num_parts for i in range(self.num_parts + 1)]
+    parts = tuple(
+        (tuple(w[bounds[i]:bounds[i + 1]] for w in weights),
+         tuple(q[bounds[i]:bounds[i + 1]] for q in personal)
+         if self.ditto else ())
+        for i in range(self.num_parts))
+    _, parts = tf.while_loop(
+        lambda t, _: t < end,
+        lambda t, state: self.local_step(t, state, bounds),
+        (start, parts))
+    weights = tuple(
+        tf.concat([part[0][j] for part in parts] + [w[n:]], 0)
+        for j, w in enumerate(weights))
+    if self.ditto:
+      personal = tuple(
+          tf.concat([part[1][j] for part in parts] + [q[n:]], 0)
+          for j, q in enumerate(personal))
+    return p + 1, end, weights, personal
+
+
 @functools.lru_cache(maxsize=32)
 def _client_work_fn(model: batched_models.BatchedModel, batch: int,
                     ditto: bool, num_parts: int):
@@ -145,176 +312,59 @@ def _client_work_fn(model: batched_models.BatchedModel, batch: int,
   signature = [
       batched_models.weights_spec(spec, ()),  # theta^t
       batched_models.weights_spec(spec, (None,)),  # personal (sorted cohort)
-      # Step-major data: [S_max, K, B, ...], labels, real rows per batch.
-      tf.TensorSpec((None, None, batch) + spec.input_shape, tf.float32),
-      tf.TensorSpec((None, None, batch), tf.int32),
-      tf.TensorSpec((None, None), tf.int32),
-      tf.TensorSpec((None,), tf.int32),  # batches per epoch
-      tf.TensorSpec((None,), tf.int32),  # phase: active clients
-      tf.TensorSpec((None,), tf.int32),  # phase: end step
-      tf.TensorSpec((None,), tf.float32),  # lambda of each client
-      tf.TensorSpec((None,), tf.int32),  # client ids
+      _cohort_signature(spec, batch),
       tf.TensorSpec((), tf.int32),  # round number
       tf.TensorSpec((3,), tf.float32),  # eta, eta_p, decay factor
       tf.TensorSpec((2,), tf.int32),  # decay period (rounds), dropout seed
   ]
 
-  def scaled_gradients(weights, x, y, mask, seeds, scale):
-    """Per client, `scale` x the gradient of its batch's mean loss.
-
-    Scaling the loss (a scalar) instead of the gradient (as large as the
-    model) saves one pass over the stacked weights per step; it changes the
-    result only by float32 round-off.
-    """
-    with tf.GradientTape() as tape:
-      tape.watch(weights)
-      losses = batched_models.masked_loss(
-          model.forward(list(weights), x, seeds), y, mask)
-      total = tf.reduce_sum(losses) * scale  # Client k's gradient is its own.
-    return tape.gradient(total, weights)
-
   @tf.function(input_signature=signature, autograph=False)
-  def client_work(global_weights, personal, x, y, rows, steps, phase_clients,
-                  phase_end, lambdas, client_ids, round_num, rates, ints):
-    # `process`'s server message: decayed rates and the dropout key.
-    decay = tf.pow(rates[2],
-                   tf.cast(round_num // ints[0], tf.float32))
-    learning_rate = rates[0] * decay
-    personal_learning_rate = rates[1] * decay
-    num_clients = tf.shape(x)[1]
-    if model.uses_seeds:
-      key = tf.stack([ints[1], round_num])
-      client_seeds = batched_models.fold_in_rows(key, client_ids)
-    else:
-      client_seeds = tf.zeros([num_clients, 2], tf.int32)
-    global_weights = tuple(global_weights)
-    weights = tuple(
-        tf.tile(w[tf.newaxis], [num_clients] + [1] * w.shape.rank)
-        for w in global_weights)
-    personal = tuple(personal)
-
-    # x is [S_max, K, B, ...]: batch b of all clients is one contiguous block
-    # (equal-sized clients, e.g. non-IID MNIST, read it without a copy);
-    # otherwise client k's batch b is row b * K + k of [S_max * K, B, ...].
-    x_rows = tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], 0))
-    if model.prepare is not None:
-      x_rows = model.prepare(x_rows)
-    y_rows = tf.reshape(y, [-1, batch])
-    real_rows = tf.reshape(rows, [-1])
-    data = (x_rows, y_rows, real_rows)
-
-    def batches(t, n):
-      b = tf.math.floormod(t, steps[:n])  # Same batch order every epoch.
-
-      def same_batch():  # Rows [b K, b K + n): a view, no copy.
-        return _rows(data, b[0] * num_clients, b[0] * num_clients + n)
-
-      def own_batches():
-        index = b * num_clients + tf.range(n)
-        return tf.nest.map_structure(lambda v: tf.gather(v, index), data)
-
-      return tf.cond(tf.reduce_all(tf.equal(b, b[0])), same_batch,
-                     own_batches)
-
-    def part_step(live, live_personal, xb, yb, mask, seeds, lambdas_part):
-      """One local step of a part of the cohort."""
-      steps_taken = scaled_gradients(live, xb, yb, mask, seeds, learning_rate)
-      new_live = tuple(w - d for w, d in zip(live, steps_taken))
-      if ditto:
-        personal_seeds = (batched_models.fold_in_each(seeds, 7)
-                          if model.uses_seeds else None)
-        personal_steps = scaled_gradients(live_personal, xb, yb, mask,
-                                          personal_seeds,
-                                          personal_learning_rate)
-        pull = personal_learning_rate * lambdas_part  # eta_p lambda_k.
-        live_personal = tuple(
-            q - (d + _broadcast_rows(pull, q.shape.rank) * (q - w0))
-            for q, d, w0 in zip(live_personal, personal_steps,
-                                global_weights))
-      return new_live, live_personal
-
-    def local_step(t, parts, bounds):
-      """Step t of the first n = bounds[-1] clients, all still training.
-
-      The n clients are split into independent parts [bounds[i],
-      bounds[i+1]), which TensorFlow runs concurrently (one per core).
-      """
-      n = bounds[-1]
-      xb, yb, rb = batches(t, n)
-      # When every client's batch is short (the last of an epoch: at once
-      # for equal-sized clients), only its real rows run. The dropped rows
-      # are padding, masked out of the loss; a kept row's results, dropout
-      # masks included, do not depend on the batch's width.
-      width = tf.reduce_max(rb)
-      xb, yb = tf.cond(
-          width < batch,
-          lambda: (model.take_examples(xb, width), yb[:, :width]),
-          lambda: (xb, yb))
-      mask = tf.sequence_mask(rb, width, tf.float32)
-      seeds = (batched_models.fold_in_each(client_seeds[:n], t)
-               if model.uses_seeds else None)
-      new_parts = []
-      for i, (live, live_personal) in enumerate(parts):
-        lo, hi = bounds[i], bounds[i + 1]
-        step = functools.partial(
-            part_step, live, live_personal, _rows(xb, lo, hi), yb[lo:hi],
-            mask[lo:hi], None if seeds is None else seeds[lo:hi],
-            lambdas[lo:hi])
-        # A part is empty when fewer clients than parts are left.
-        new_parts.append(tf.cond(hi > lo, step,
-                                 lambda p=(live, live_personal): p))
-      return t + 1, tuple(new_parts)
-
-    def phase(p, start, weights, personal):
-      """Steps [start, phase_end[p]) of the phase's active prefix."""
-      n = phase_clients[p]
-      bounds = [(i * n) // num_parts for i in range(num_parts + 1)]
-      parts = tuple(
-          (tuple(w[bounds[i]:bounds[i + 1]] for w in weights),
-           tuple(q[bounds[i]:bounds[i + 1]] for q in personal)
-           if ditto else ())
-          for i in range(num_parts))
-      _, parts = tf.while_loop(
-          lambda t, _: t < phase_end[p],
-          lambda t, state: local_step(t, state, bounds),
-          (start, parts))
-      weights = tuple(
-          tf.concat([part[0][j] for part in parts] + [w[n:]], 0)
-          for j, w in enumerate(weights))
-      if ditto:
-        personal = tuple(
-            tf.concat([part[1][j] for part in parts] + [q[n:]], 0)
-            for j, q in enumerate(personal))
-      return p + 1, phase_end[p], weights, personal
-
-    _, _, weights, personal = tf.while_loop(
-        lambda p, *_: p < tf.size(phase_clients), phase,
-        (tf.constant(0), tf.constant(0), weights, personal))
+  def client_work(global_weights, personal, cohort, round_num, rates, ints):
+    steps = _LocalSteps(model, batch, ditto, num_parts, cohort,
+                        global_weights, round_num, rates, ints)
+    weights, personal = steps.run(personal)
     delta = [w - w0 for w, w0 in zip(weights, global_weights)]
     return delta, list(personal)
 
   return client_work
 
 
+def _cohort_records(spec: models.ModelSpec, groups, estimator, clip_norm,
+                    deltas, client_groups):
+  """`group_aggregation.client_record` of every client, stacked: (per group
+  per weight tensor [K, ...], [K, l] counts, [K] clip-count records)."""
+  weight_specs = [tf.TensorSpec(s, tf.float32) for s in spec.shapes]
+
+  def client_records(args):
+    flat, group = args
+    return group_aggregation.client_record(groups, estimator, clip_norm, flat,
+                                           group)
+
+  return tf.map_fn(
+      client_records, (list(deltas), client_groups),
+      fn_output_signature=([weight_specs] * len(groups),
+                           tf.TensorSpec([len(groups)], tf.float32),
+                           tf.TensorSpec([], tf.float32)))
+
+
+def _estimator(factory: hdp_factory.HeterogeneousDPFactory):
+  return group_aggregation.clip_estimator(factory.initial_clip,
+                                          factory.target_quantile,
+                                          factory.clip_learning_rate)
+
+
 @functools.lru_cache(maxsize=32)
 def _aggregation_fn(spec: models.ModelSpec,
-                    factory: hdp_factory.HeterogeneousDPFactory,
-                    with_releases: bool = False):
+                    factory: hdp_factory.HeterogeneousDPFactory):
   """`HeterogeneousDPFactory`'s round over the stacked deltas, in plain TF.
 
   The bodies of its `client_records` (per client, mapped over the cohort)
   and `server_update`, with the same `group_aggregation` calls and keys.
-
-  `with_releases` (a privacy audit): the function takes one more input,
-  [K] 1.0 for each client whose record the auditor knows (the trained
-  clients) and 0.0 for the canaries, and returns one more output: per group,
-  its noised sum minus the known records' clipped sum (`tff_hdp.fedhdp.audit`).
+  Returns (theta^{t+1}, t + 1, S^{t+1}, the next noise key, measurements,
+  per group its noised sum).
   """
   groups = tuple(factory.groups)
-  num_groups = len(groups)
-  estimator = group_aggregation.clip_estimator(factory.initial_clip,
-                                               factory.target_quantile,
-                                               factory.clip_learning_rate)
+  estimator = _estimator(factory)
   signature = [
       batched_models.weights_spec(spec, ()),  # theta^t
       batched_models.weights_spec(spec, (None,)),  # deltas
@@ -323,44 +373,46 @@ def _aggregation_fn(spec: models.ModelSpec,
       tf.TensorSpec((), tf.float32),  # S^t
       tf.TensorSpec((2,), tf.int64),  # noise key
   ]
-  if with_releases:
-    signature.append(tf.TensorSpec((None,), tf.float32))  # known records
-  weight_specs = [tf.TensorSpec(s, tf.float32) for s in spec.shapes]
 
   @tf.function(input_signature=signature, autograph=False)
   def aggregate(global_weights, deltas, client_groups, round_num, clip_norm,
-                noise_key, known=None):
-
-    def client_records(args):
-      flat, group = args
-      return group_aggregation.client_record(groups, estimator, clip_norm,
-                                             flat, group)
-
-    records, counts, below = tf.map_fn(
-        client_records, (list(deltas), client_groups),
-        fn_output_signature=([weight_specs] * num_groups,
-                             tf.TensorSpec([num_groups], tf.float32),
-                             tf.TensorSpec([], tf.float32)))
+                noise_key):
+    records, counts, below = _cohort_records(spec, groups, estimator,
+                                             clip_norm, deltas, client_groups)
     sums = [[tf.reduce_sum(v, 0) for v in group_records]
             for group_records in records]
-    counts = tf.reduce_sum(counts, 0)
-    below = tf.reduce_sum(below, 0)
-
     out = group_aggregation.server_aggregate(
         groups, estimator, factory.clipped_count_stddev, clip_norm, noise_key,
-        sums, counts, below, expected_counts=factory.expected_counts,
-        return_releases=with_releases)
-    delta, new_clip, new_key, measurements = out[:4]
-    new_global = [w + d for w, d in zip(global_weights, delta)]
-    result = (new_global, round_num + 1, new_clip, new_key, measurements)
-    if not with_releases:
-      return result
-    residuals = [[r - tf.tensordot(known, v, axes=1)
-                  for r, v in zip(release, group_records)]
-                 for release, group_records in zip(out[4], records)]
-    return result + (residuals,)
+        sums, tf.reduce_sum(counts, 0), tf.reduce_sum(below, 0),
+        expected_counts=factory.expected_counts)
+    new_global = [w + d for w, d in zip(global_weights, out.delta)]
+    return (new_global, round_num + 1, out.clip_norm, out.noise_key,
+            out.measurements, out.releases)
 
   return aggregate
+
+
+@functools.lru_cache(maxsize=32)
+def _clipped_sums_fn(spec: models.ModelSpec,
+                     factory: hdp_factory.HeterogeneousDPFactory):
+  """Per group, the clipped sum of the given clients' updates: what the
+  group's release adds its noise to, for these clients alone."""
+  groups = tuple(factory.groups)
+  estimator = _estimator(factory)
+
+  @tf.function(input_signature=[
+      batched_models.weights_spec(spec, (None,)),  # deltas
+      tf.TensorSpec((None,), tf.int32),  # group of each client
+      tf.TensorSpec((), tf.float32),  # S^t
+  ], autograph=False)
+  def clipped_sums(deltas, client_groups, clip_norm):
+    records, _, _ = _cohort_records(spec, groups, estimator, clip_norm,
+                                    deltas, client_groups)
+    ones = tf.ones(tf.shape(client_groups), tf.float32)
+    return [[tf.tensordot(ones, v, axes=1) for v in group_records]
+            for group_records in records]
+
+  return clipped_sums
 
 
 def step_bytes_per_client(spec: models.ModelSpec,
@@ -403,6 +455,15 @@ def pack_cohort(client_data, order: np.ndarray, batch_size: int,
   rows = np.clip(sizes[None] - np.arange(max_steps)[:, None] * batch_size, 0,
                  batch_size).astype(np.int32)
   return x, y, rows, steps.astype(np.int32)
+
+
+class ClientWork(NamedTuple):
+  """What `DirectBackend.client_work` returns."""
+  deltas: list  # Per weight tensor, [K, ...] the updates, clients sorted.
+  groups: np.ndarray  # [K] their group indices, sorted alike.
+  personal: list  # Per client, in the caller's order, its personal model.
+  seconds: dict  # 'prepare' and 'client_work' seconds.
+  work: dict  # Example-passes: 'examples', 'computed', 'padded_to_largest'.
 
 
 class DirectBackend:
@@ -453,12 +514,8 @@ class DirectBackend:
     self._initial_weights = [np.array(w, np.float32) for w in initial_weights]
     self._client_work = _client_work_fn(self._model, settings.batch_size,
                                         settings.ditto, parallel_parts)
-    self._aggregate, self._aggregate_releases = (
-        _aggregation_fn(spec, factory, with_releases)
-        for with_releases in (False, True))
-    # Per group, the last round's noised sum minus the trained clients'
-    # clipped sum, when `next` was asked for it (a privacy audit).
-    self.last_round_releases = None
+    self._aggregate = _aggregation_fn(spec, factory)
+    self._clipped_sums = _clipped_sums_fn(spec, factory)
     self._rates = np.array([settings.learning_rate,
                             settings.personal_learning_rate,
                             settings.lr_decay_factor], np.float32)
@@ -482,35 +539,43 @@ class DirectBackend:
             clip_norm=np.asarray(self._factory.initial_clip, np.float32),
             noise_key=np.asarray([self._factory.seed, 0x4844], np.int64)))
 
-  def next(self, state, client_data, personal_weights, client_info,
-           extra_updates=None, observe_releases: bool = False):
+  def next(self, state, client_data, personal_weights, client_info):
     """One round; see `tff_backend` for the arguments and results.
 
-    `extra_updates`, if given, is (updates, groups): per weight tensor the
-    stacked [K_e, ...] updates of K_e clients that did no local work (an
-    audit's canaries, `audit.FedHdpAudit`), and their [K_e] group indices.
-    They are aggregated exactly as the trained clients' updates are (clipped
-    by their group's query, counted in N_i^t and in the clip count) and
-    return no personal model. With them, `client_data` may be empty.
+    `client_work`, then `aggregate`. `last_round_seconds` then holds where
+    the round's time went: 'prepare' (padding and stacking on the host),
+    'client_work', 'aggregate', 'total'; `last_round_work` the client work
+    in example-passes of one model: 'examples' (the clients' real examples
+    times E), 'computed' (the rows the batched steps ran: finished clients
+    drop out; a client's last, smaller batch is padded to the widest batch
+    of the step) and 'padded_to_largest' (what padding each call's clients
+    to its largest client and every batch to the batch size would have
+    run).
+    """
+    t0 = time.perf_counter()
+    if not len(client_data):
+      raise ValueError('client_data must hold at least one client')
+    work = self.client_work(state, client_data, personal_weights, client_info)
+    t1 = time.perf_counter()
+    new_state, measurements, _ = self.aggregate(state, work.deltas,
+                                                work.groups)
+    t2 = time.perf_counter()
+    self.last_round_seconds = dict(work.seconds, aggregate=t2 - t1,
+                                   total=t2 - t0)
+    self.last_round_work = dict(work.work)
+    return new_state, work.personal, measurements
 
-    `observe_releases`: `last_round_releases` then holds, per group, the
-    round's noised sum minus the trained clients' clipped sum (numpy, per
-    weight tensor): what an auditor who knows the trained clients' records
-    learns from the group's release. The round itself is unchanged.
+  def client_work(self, state, client_data, personal_weights,
+                  client_info) -> ClientWork:
+    """Algorithm 2's ClientUpdate of the cohort (`next`'s arguments).
 
-    `last_round_seconds` then holds where the round's time went: 'prepare'
-    (padding and stacking on the host), 'client_work', 'aggregate', 'total';
-    `last_round_work` the client work in example-passes of one model:
-    'examples' (the clients' real examples times E), 'computed' (the rows
-    the batched steps ran: finished clients drop out; a client's last,
-    smaller batch is padded to the widest batch of the step) and
-    'padded_to_largest' (what padding each call's clients to its largest
-    client and every batch to the batch size would have run).
+    The clients run sorted by step count, longest first, at most
+    `clients_per_call` at a time (the activations of a CNN cohort are
+    large); `ClientWork` gives their updates in that order and their
+    personal models in the caller's. No client: no update.
     """
     t0 = time.perf_counter()
     k = len(client_data)
-    if k < 1 and extra_updates is None:
-      raise ValueError('client_data must hold at least one client')
     if len(personal_weights) != k or len(client_info) != k:
       raise ValueError(f'{k} clients but {len(personal_weights)} personal '
                        f'models and {len(client_info)} client infos')
@@ -527,78 +592,101 @@ class DirectBackend:
     seconds = collections.Counter(prepare=time.perf_counter() - t0)
     work = collections.Counter(examples=int(sizes.sum()) * s.local_epochs)
     deltas, new_personal = [], []
-    # Clients of similar step counts together, at most `clients_per_call`
-    # at a time (the activations of a CNN cohort are large).
     for start in range(0, k, self.clients_per_call):
       t1 = time.perf_counter()
-      part = slice(start, start + self.clients_per_call)
-      x, y, rows, steps = pack_cohort(client_data, order[part], s.batch_size,
-                                      self._spec.input_shape)
-      phase_clients, phase_end = _phases(total_steps[order[part]])
-      work['computed'] += _computed_rows(rows, steps, phase_clients,
-                                         phase_end)
-      work['padded_to_largest'] += (s.batch_size * len(order[part]) *
-                                    int(phase_end.max(initial=0)))
-      if s.ditto:
-        personal = [
-            np.stack([np.asarray(personal_weights[c][i], np.float32)
-                      for c in order[part]])
-            for i in range(len(global_weights))
-        ]
-      else:  # Not trained: an empty stack.
-        personal = [np.zeros((0,) + w.shape, np.float32)
-                    for w in global_weights]
+      part = order[start:start + self.clients_per_call]
+      cohort = self._cohort(client_data, part, total_steps[part],
+                            groups[start:start + len(part)],
+                            client_ids[start:start + len(part)], work)
+      personal = self._stacked_personal(personal_weights, part,
+                                        global_weights)
       t2 = time.perf_counter()
-      delta, trained = self._client_work(
-          global_weights, personal, x, y, rows, steps, phase_clients,
-          phase_end, self._lambdas[groups[part]], client_ids[part], round_num,
-          self._rates, self._ints)
+      delta, trained = self._client_work(global_weights, personal, cohort,
+                                         round_num, self._rates, self._ints)
       deltas.append(delta)
       if s.ditto:
         new_personal.append([p.numpy() for p in trained])
-      t3 = time.perf_counter()
       seconds['prepare'] += t2 - t1
-      seconds['client_work'] += t3 - t2
-    t4 = time.perf_counter()
-    if extra_updates is not None:
-      extra, extra_groups = extra_updates
-      deltas.append([np.asarray(u, np.float32) for u in extra])
-      groups = np.concatenate([groups, np.asarray(extra_groups, np.int32)])
-    delta = (deltas[0] if len(deltas) == 1 else
-             [tf.concat(parts, 0) for parts in zip(*deltas)])
+      seconds['client_work'] += time.perf_counter() - t2
+    if not deltas:
+      deltas = [[np.zeros((0,) + w.shape, np.float32) for w in global_weights]]
+    return ClientWork(
+        deltas=(deltas[0] if len(deltas) == 1 else
+                [tf.concat(parts, 0) for parts in zip(*deltas)]),
+        groups=groups,
+        personal=self._personal_out(new_personal, order, personal_weights),
+        seconds={'prepare': seconds['prepare'],
+                 'client_work': seconds['client_work']},
+        work=dict(work))
+
+  def _cohort(self, client_data, part, total_steps, groups, client_ids,
+              work) -> Cohort:
+    """Part `part` of the sorted cohort, packed; adds its rows to `work`."""
+    s = self._settings
+    x, y, rows, steps = pack_cohort(client_data, part, s.batch_size,
+                                    self._spec.input_shape)
+    phase_clients, phase_end = _phases(total_steps)
+    work['computed'] += _computed_rows(rows, steps, phase_clients, phase_end)
+    work['padded_to_largest'] += (s.batch_size * len(part) *
+                                  int(phase_end.max(initial=0)))
+    return Cohort(x, y, rows, steps, phase_clients, phase_end,
+                  self._lambdas[groups], client_ids)
+
+  def _stacked_personal(self, personal_weights, part, global_weights):
+    """The part's personal models stacked ([K, ...] per tensor); with Ditto
+    off, not trained: an empty stack."""
+    if not self._settings.ditto:
+      return [np.zeros((0,) + w.shape, np.float32) for w in global_weights]
+    return [
+        np.stack([np.asarray(personal_weights[c][i], np.float32)
+                  for c in part])
+        for i in range(len(global_weights))
+    ]
+
+  def _personal_out(self, new_personal, order, personal_weights):
+    """The trained personal models back in the caller's client order; with
+    Ditto off, unchanged, as from TFF."""
+    k = len(order)
+    if not (self._settings.ditto and k):
+      return [[np.asarray(w) for w in p] for p in personal_weights]
+    stacked = [np.concatenate(parts) for parts in zip(*new_personal)]
+    position = np.empty(k, np.int64)
+    position[order] = np.arange(k)
+    return [[p[position[c]] for p in stacked] for c in range(k)]
+
+  def aggregate(self, state, deltas, client_groups):
+    """Algorithm 2's server step on the cohort's updates.
+
+    Args:
+      state: The round's state.
+      deltas: Per weight tensor, the stacked [K, ...] updates Delta_j.
+      client_groups: [K] their group indices.
+
+    Returns:
+      (the new state, the measurements as floats, per group its noised sum
+      per weight tensor: the group's release before its mean).
+    """
     aggregator = state['aggregator']
-    args = (global_weights, delta, groups, round_num,
+    new_global, new_round, clip_norm, noise_key, measurements, releases = (
+        self._aggregate(
+            [np.asarray(w, np.float32) for w in state['global_weights']],
+            deltas, np.asarray(client_groups, np.int32),
+            np.asarray(state['round_num'], np.int32),
             np.asarray(aggregator['clip_norm'], np.float32),
-            np.asarray(aggregator['noise_key'], np.int64))
-    if observe_releases:
-      known = np.zeros(len(groups), np.float32)
-      known[:k] = 1.0  # The trained clients come first, the extra ones after.
-      new_global, new_round, clip_norm, noise_key, measurements, releases = (
-          self._aggregate_releases(*args, known))
-      self.last_round_releases = [[r.numpy() for r in group]
-                                  for group in releases]
-    else:
-      new_global, new_round, clip_norm, noise_key, measurements = (
-          self._aggregate(*args))
+            np.asarray(aggregator['noise_key'], np.int64)))
     new_state = collections.OrderedDict(
         global_weights=[w.numpy() for w in new_global],
         round_num=new_round.numpy(),
         aggregator=collections.OrderedDict(clip_norm=clip_norm.numpy(),
                                            noise_key=noise_key.numpy()))
-    if s.ditto and k:
-      stacked = [np.concatenate(parts) for parts in zip(*new_personal)]
-      position = np.empty(k, np.int64)
-      position[order] = np.arange(k)
-      personal_out = [[p[position[c]] for p in stacked] for c in range(k)]
-    else:  # Ditto off: personal models come back unchanged, as from TFF.
-      personal_out = [[np.asarray(w) for w in p] for p in personal_weights]
-    measurements = {key: float(v) for key, v in measurements.items()}
-    t5 = time.perf_counter()
-    self.last_round_seconds = {
-        'prepare': seconds['prepare'],
-        'client_work': seconds['client_work'],
-        'aggregate': t5 - t4,
-        'total': t5 - t0,
-    }
-    self.last_round_work = dict(work)
-    return new_state, personal_out, measurements
+    return (new_state, {key: float(v) for key, v in measurements.items()},
+            releases)
+
+  def clipped_sums(self, state, deltas, client_groups):
+    """Per group, the clipped sum of these clients' updates at the state's
+    clip norm (numpy, per weight tensor): what `aggregate` would add the
+    group's noise to, were they the cohort."""
+    sums = self._clipped_sums(
+        deltas, np.asarray(client_groups, np.int32),
+        np.asarray(state['aggregator']['clip_norm'], np.float32))
+    return [[v.numpy() for v in group] for group in sums]

@@ -52,7 +52,7 @@ state (`noise_key`).
 """
 
 import collections
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import tensorflow as tf
 import tensorflow_privacy as tfp
@@ -252,12 +252,23 @@ def denominators(groups: Sequence[privacy_groups.PrivacyGroup],
   return tf.where(private, expected, counts), tf.reduce_sum(expected)
 
 
+class ServerUpdate(NamedTuple):
+  """Algorithm 2's server step: what `server_aggregate` returns."""
+  delta: list  # Delta^t, per weight tensor.
+  clip_norm: tf.Tensor  # S^{t+1}.
+  noise_key: tf.Tensor  # The next round's noise key.
+  measurements: collections.OrderedDict
+  # Per group, its release: the noised sum of its clipped updates, per
+  # weight tensor (what a privacy audit observes, `tff_hdp.fedhdp.audit`).
+  releases: list
+
+
 def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
                      estimator: tfp.QuantileEstimatorQuery,
                      clipped_count_stddev: float, clip_norm: tf.Tensor,
                      noise_key: tf.Tensor, sums, counts: tf.Tensor,
-                     below_sum: tf.Tensor, *, expected_counts=None,
-                     return_releases: bool = False):
+                     below_sum: tf.Tensor, *,
+                     expected_counts=None) -> 'ServerUpdate':
   """Algorithm 2's server step on the summed client records.
 
   Noise keys: `stateless_split(noise_key, l + 2)`; group i's noise comes from
@@ -274,12 +285,9 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
     below_sum: Summed centred clip-count records.
     expected_counts: [l] expected clients per group per round (q N_i): the
       fixed denominators of the module docstring. None: the realised counts.
-    return_releases: Also return each group's noised sum (a privacy audit's
-      observation, `tff_hdp.fedhdp.audit`).
 
   Returns:
-    (Delta^t as a list of tensors, S^{t+1}, next noise key, measurements),
-    and with `return_releases` the per-group noised sums last.
+    A `ServerUpdate`.
   """
   num_groups = len(groups)
   ratios = tf.constant([g.ratio for g in groups], tf.float32)
@@ -304,6 +312,5 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
   for i, g in enumerate(groups):
     measurements[f'{g.name}/count'] = counts[i]
     measurements[f'{g.name}/weight'] = weights[i]
-  if return_releases:
-    return delta, new_clip, keys[num_groups + 1], measurements, releases
-  return delta, new_clip, keys[num_groups + 1], measurements
+  return ServerUpdate(delta, new_clip, keys[num_groups + 1], measurements,
+                      releases)

@@ -219,16 +219,15 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
 
     @tff.tensorflow.computation(state_type, client_records.type_signature.result)
     def server_update(state, totals):
-      delta, new_clip, new_key, measurements = (
-          group_aggregation.server_aggregate(
-              groups, estimator, count_stddev, state['clip_norm'],
-              state['noise_key'],
-              [tf.nest.flatten(s) for s in totals['sums']], totals['counts'],
-              totals['below'], expected_counts=self._expected_counts))
-      new_state = collections.OrderedDict(clip_norm=new_clip,
-                                          noise_key=new_key)
-      result = tf.nest.pack_sequence_as(totals['sums'][0], delta)
-      return new_state, result, measurements
+      out = group_aggregation.server_aggregate(
+          groups, estimator, count_stddev, state['clip_norm'],
+          state['noise_key'], [tf.nest.flatten(s) for s in totals['sums']],
+          totals['counts'], totals['below'],
+          expected_counts=self._expected_counts)
+      new_state = collections.OrderedDict(clip_norm=out.clip_norm,
+                                          noise_key=out.noise_key)
+      result = tf.nest.pack_sequence_as(totals['sums'][0], out.delta)
+      return new_state, result, out.measurements
 
     return AggregationParts(initial_state, client_records, server_update)
 

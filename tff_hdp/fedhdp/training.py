@@ -21,9 +21,10 @@ runs Algorithm 2's rounds (`FedHdpRounds`) in the shared loop
 Ditto models to `backend.next` and stores the updated personal models; the
 ledger of each private group that was queried spends the round; the global
 model is evaluated every `eval_every` rounds. It returns one results record
-(config, the metrics of paper 001's tables, epsilon per group, history). An
-audit (`audit.AuditedBackend`) and the profiler (`ProfileObserver`) observe
-the rounds.
+(config, the metrics of paper 001's tables, epsilon per group, history).
+`train` is `prepare`, `run_rounds` and `results_record` in turn; an audit
+(`audit.train_audited`) and the profiler (`ProfileObserver`) compose the
+same three with their own observers.
 
 Everything random is derived from `config.seed`: opt-outs, initial weights,
 cohorts and local shuffles (numpy, per round), DP noise (stateless, from the
@@ -37,11 +38,12 @@ model (so theirs is the global model) and spend no privacy budget.
 import collections
 import dataclasses
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
+from tff_hdp import checkpoint
 from tff_hdp import models
 from tff_hdp import round_loop
 from tff_hdp import templates
@@ -53,7 +55,6 @@ from tff_hdp.fedhdp import evaluation
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import personal_store
 from tff_hdp.fedhdp import tff_backend
-from tff_hdp.privacy import canary_audit
 from tff_hdp.privacy import privacy_ledger
 
 
@@ -100,11 +101,11 @@ def privacy_record(ledger: privacy_ledger.PrivacyLedger,
 
 
 def _factory(config: config_lib.FedHdpConfig, setup: config_lib.Setup,
-             audit) -> hdp_factory.HeterogeneousDPFactory:
-  """The aggregator: the run's groups, or an audit's (a planted fault; the
-  accountant keeps the configured ones)."""
+             mechanism_groups=None) -> hdp_factory.HeterogeneousDPFactory:
+  """The aggregator: the run's groups, or `mechanism_groups` (an audit's
+  planted fault; the accountant keeps the configured ones)."""
   return hdp_factory.HeterogeneousDPFactory(
-      setup.groups if audit is None else audit.mechanism_groups(),
+      setup.groups if mechanism_groups is None else mechanism_groups,
       initial_clip=config.initial_clip,
       target_quantile=config.target_quantile,
       clip_learning_rate=config.clip_learning_rate,
@@ -214,85 +215,73 @@ class ProfileObserver(round_loop.Observer):
         'work': dict(getattr(self._backend, 'last_round_work', {}))})
 
 
-def train(config: config_lib.FedHdpConfig,
-          data: federated_data.FederatedData,
-          *,
-          summary_writer: Optional[tf.summary.SummaryWriter] = None,
-          progress: bool = False,
-          on_round: Optional[Callable[[int, dict], None]] = None,
-          checkpoint_dir: Optional[str] = None,
-          checkpoint_every: int = 10,
-          store_dir: Optional[str] = None,
-          audit: Optional[Any] = None,
-          audit_statistic: str = 'lr',
-          profile: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
-  """Runs one experiment and returns its results record.
+@dataclasses.dataclass
+class Experiment:
+  """A run's pieces before its rounds (`prepare`)."""
+  config: config_lib.FedHdpConfig
+  data: federated_data.FederatedData
+  setup: config_lib.Setup  # The opt-out draw, the groups, the ratios.
+  spec: models.ModelSpec
+  backend: Any  # Runs one round (`tff_backend`'s interface).
+  store: Optional[personal_store.PersonalModelStore]  # Ditto's models.
+
+
+def prepare(config: config_lib.FedHdpConfig, data, *,
+            store_dir: Optional[str] = None,
+            mechanism_groups=None) -> Experiment:
+  """Draws the opt-outs and builds the model, the aggregator and backend.
 
   Args:
     config: The run's hyperparameters.
     data: The federated dataset: a `FederatedData`, or a TFF `ClientData`
       (clients in `client_ids` order, `client_data.to_federated_data`).
-    summary_writer: Optional TensorBoard writer for per-round scalars.
-    progress: Show a progress bar over rounds (tqdm, on stderr).
-    on_round: Called as on_round(round, history_entry) after each round.
-    checkpoint_dir: If given, progress is saved there every
-      `checkpoint_every` rounds and after the last, and a run finding a
-      checkpoint of the same configuration there resumes from it.
-    checkpoint_every: See `checkpoint_dir`.
     store_dir: Keep the Ditto models memory-mapped in this directory instead
       of in memory (FEMNIST: 3,400 x 213,630 float32 = 2.9 GB).
-    audit: A `tff_hdp.fedhdp.audit.FedHdpAudit` built from this config's
-      groups: its canaries join every round's aggregation, its mechanism
-      groups replace the configured ones (a planted fault), the accountant
-      keeps the configured ones, and the results gain an 'audit' record.
-      Direct backend only, without checkpoints.
-    audit_statistic: The canaries' statistic ('max' or 'sum', see
-      `tff_hdp.privacy.canaries.CanarySet.statistics`).
-    profile: If given, each round appends where the backend's time and work
-      went: {'seconds': ..., 'work': ...} from the direct backend's
-      `last_round_seconds` and `last_round_work` (empty for TFF's).
-
-  Returns:
-    {'config', 'dataset', 'setup', 'metrics', 'epsilon', 'history',
-     'wall_clock_seconds'}.
+    mechanism_groups: The groups the aggregator runs with, if not the
+      configured ones (an audit's planted fault, `audit.train_audited`;
+      the accountant keeps the configured ones).
   """
-  start = time.time()
   data = client_data_lib.as_federated_data(data)
   setup = config_lib.resolve(config, data)
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
-  if audit is not None:  # A bad observer/statistic pair fails before work.
-    canary_audit.check_observer(audit.observe, audit_statistic)
-  if audit is not None and (config.backend != 'direct' or
-                            checkpoint_dir is not None):
-    raise ValueError('an audit runs on the direct backend without '
-                     f'checkpoints; got backend {config.backend!r} and '
-                     f'checkpoint_dir {checkpoint_dir!r}')
   backend = build_backend(
       config.backend, spec, spec.init(config.seed),
-      _factory(config, setup, audit), _client_settings(config, setup),
-      config.tff_workers)
-  excluded = config_lib.excluded_groups(setup.groups)
-  observers = [] if profile is None else [ProfileObserver(backend, profile)]
-  if audit is not None:
-    backend = audit.watching(backend, excluded)
-    observers.insert(0, backend)
+      _factory(config, setup, mechanism_groups),
+      _client_settings(config, setup), config.tff_workers)
   store = (personal_store.PersonalModelStore(
       data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)
-  rounds = FedHdpRounds(config, setup, data, spec, backend, store)
-  run = round_loop.run(
-      rounds, config, backend.initialize(), total_rounds=config.rounds,
+  return Experiment(config, data, setup, spec, backend, store)
+
+
+def run_rounds(experiment: Experiment, *,
+               observers: Sequence[round_loop.Observer] = (),
+               **loop_options) -> checkpoint.Run:
+  """Algorithm 2's T rounds in the shared loop, from the initial state or a
+  checkpoint of the same configuration; `loop_options` are `train`'s
+  (`round_loop.run`'s checkpoint, progress, TensorBoard and callback
+  options)."""
+  config = experiment.config
+  return round_loop.run(
+      FedHdpRounds(config, experiment.setup, experiment.data, experiment.spec,
+                   experiment.backend, experiment.store),
+      config, experiment.backend.initialize(), total_rounds=config.rounds,
       eval_every=config.eval_every,
       ledger=privacy_ledger.PrivacyLedger(is_bound=config.epsilon_is_bound),
-      observers=observers, checkpoint_dir=checkpoint_dir,
-      checkpoint_every=checkpoint_every, store=store, progress=progress,
-      summary_writer=summary_writer, on_round=on_round)
-  state, ledger = run.state, run.ledger
+      observers=observers, store=experiment.store, **loop_options)
 
-  final = templates.global_weights(state)
+
+def results_record(experiment: Experiment, run: checkpoint.Run,
+                   wall_clock_seconds: float) -> dict[str, Any]:
+  """{'config', 'dataset', 'setup', 'metrics', 'epsilon', 'privacy',
+  'history', 'wall_clock_seconds'}: the metrics of paper 001's tables
+  (global and Ditto accuracies per group), epsilon per private group."""
+  config, setup, spec = experiment.config, experiment.setup, experiment.spec
+  data, ledger = experiment.data, run.ledger
+  final = templates.global_weights(run.state)
   client_global = evaluation.per_client_accuracy(spec, final, data.test)
-  client_personal = evaluation.personal_accuracy(spec, store, client_global,
-                                                 data.test)
+  client_personal = evaluation.personal_accuracy(spec, experiment.store,
+                                                 client_global, data.test)
   names = [setup.groups[g].name for g in setup.client_groups]
   metrics = dict(
       evaluation.summarize(
@@ -306,7 +295,7 @@ def train(config: config_lib.FedHdpConfig,
       g.name: ledger.get_epsilon(g.name, config.delta, config.accountant)
       for g in setup.groups if g.is_private
   }
-  record = {
+  return {
       'config': dataclasses.asdict(config),
       'dataset': data.name,
       'setup': {
@@ -320,14 +309,40 @@ def train(config: config_lib.FedHdpConfig,
       'epsilon': epsilon,
       'privacy': privacy_record(ledger, epsilon, config),
       'history': run.history,
-      'wall_clock_seconds': time.time() - start,
+      'wall_clock_seconds': wall_clock_seconds,
   }
-  if audit is not None:
-    rdp = {g.name: ledger.get_epsilon(g.name, config.delta)
-           for g in setup.groups if g.is_private}
-    record['audit'] = audit.report(
-        rdp, config.delta, audit_statistic,
-        accounted_pld={g.name: ledger.get_epsilon(g.name, config.delta, 'pld')
-                       for g in setup.groups if g.is_private})
-  return record
 
+
+def train(config: config_lib.FedHdpConfig,
+          data: federated_data.FederatedData,
+          *,
+          summary_writer: Optional[tf.summary.SummaryWriter] = None,
+          progress: bool = False,
+          on_round: Optional[Callable[[int, dict], None]] = None,
+          checkpoint_dir: Optional[str] = None,
+          checkpoint_every: int = 10,
+          store_dir: Optional[str] = None) -> dict[str, Any]:
+  """Runs one experiment and returns its results record.
+
+  Args:
+    config: The run's hyperparameters.
+    data: The federated dataset: a `FederatedData`, or a TFF `ClientData`
+      (clients in `client_ids` order, `client_data.to_federated_data`).
+    summary_writer: Optional TensorBoard writer for per-round scalars.
+    progress: Show a progress bar over rounds (tqdm, on stderr).
+    on_round: Called as on_round(round, history_entry) after each round.
+    checkpoint_dir: If given, progress is saved there every
+      `checkpoint_every` rounds and after the last, and a run finding a
+      checkpoint of the same configuration there resumes from it.
+    checkpoint_every: See `checkpoint_dir`.
+    store_dir: See `prepare`.
+
+  Returns:
+    `results_record`'s record.
+  """
+  start = time.time()
+  experiment = prepare(config, data, store_dir=store_dir)
+  run = run_rounds(experiment, checkpoint_dir=checkpoint_dir,
+                   checkpoint_every=checkpoint_every, progress=progress,
+                   summary_writer=summary_writer, on_round=on_round)
+  return results_record(experiment, run, time.time() - start)

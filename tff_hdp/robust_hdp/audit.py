@@ -25,10 +25,11 @@ How (white-box gradient canaries, Nasr et al. 2023): client i gets m canary
 `CANARY_NORM_FACTOR` x c (so the query clips it to exactly c c_k), each
 inserted with probability 1/2 and, once inserted, Poisson-sampled at q_i at
 every step like an example. A sampled canary joins the batch's per-example
-gradients before the clip (`dp_sgd.private_gradient`'s `extra_records`), so
-it is clipped, summed and noised with them, and the step divides by b_i as
-always. The observer sees every step's noised sum and knows the batch's own
-examples (the neighbouring-dataset adversary), so what it reads is the
+gradients before the clip (`audited_gradient`: the mechanism's own parts,
+`dp_sgd.batch_clipped_sum` and `noised_sum`), so it is clipped, summed and
+noised with them, and the step divides by b_i as always. The observer sees
+every step's noised sum and knows the batch's own examples (the
+neighbouring-dataset adversary), so what it reads is the
 release minus their clipped gradients, in units of c: the sampled canaries
 plus N(0, z_i^2 I). The report is `tff_hdp.privacy.canary_audit`'s, one row
 per audited client: the RDP and PLD epsilons of its run, the LR statistic's
@@ -59,6 +60,30 @@ from tff_hdp.robust_hdp import privacy_preferences
 # A canary gradient's norm in units of the clip norm c (> 1: always clipped,
 # to exactly c).
 CANARY_NORM_FACTOR = 10.0
+
+
+def audited_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
+                     xb: tf.Tensor, yb: tf.Tensor, query, global_state,
+                     denominator: tf.Tensor, key: tf.Tensor,
+                     canary_records: Sequence[tf.Tensor]):
+  """`dp_sgd.private_gradient` with canary records in the batch, observed.
+
+  The same parts as the mechanism: the batch's clipped sum, the canaries'
+  records ([K, ...] per weight tensor) clipped by the same query and added
+  to it, the same noise draw and division by b_i.
+
+  Returns:
+    (g~ per weight tensor, the noised sum minus the batch's own clipped
+    gradients): the step, and what an auditor who knows the batch learns
+    from it.
+  """
+  known = dp_sgd.batch_clipped_sum(spec, weights, xb, yb, query, global_state)
+  canaries = dp_sgd.clipped_sum(query, global_state, canary_records)
+  stddev = tf.cast(global_state.stddev, tf.float32)
+  sums = dp_sgd.noised_sum([k + c for k, c in zip(known, canaries)], stddev,
+                           key)
+  return ([s / denominator for s in sums],
+          [s - k for s, k in zip(sums, known)])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,9 +160,9 @@ class RobustHdpAudit:
     def step(weights, xb, yb, canary_records, noise_multiplier, batch_size,
              key):
       query = dp_sgd.gaussian_query(settings.clip, noise_multiplier)
-      gradient, release = dp_sgd.private_gradient(
+      gradient, release = audited_gradient(
           spec, weights, xb, yb, query, query.initial_global_state(),
-          batch_size, key, extra_records=canary_records, return_release=True)
+          batch_size, key, canary_records)
       lr = tf.constant(settings.learning_rate, tf.float32)
       return [w - lr * g for w, g in zip(weights, gradient)], release
 

@@ -158,30 +158,11 @@ def noised_average(summed: Sequence[tf.Tensor], stddev: tf.Tensor,
   return [s / denominator for s in noised_sum(summed, stddev, key)]
 
 
-def private_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
-                     xb: tf.Tensor, yb: tf.Tensor, query, global_state,
-                     denominator: tf.Tensor, key: tf.Tensor,
-                     extra_records: Optional[Sequence[tf.Tensor]] = None,
-                     return_release: bool = False):
-  """g~ of eq. (1) on one batch: its per-example gradients clipped, summed,
-  noised and divided by b_i.
-
-  Args:
-    spec, weights: The model.
-    xb, yb: The batch.
-    query, global_state: The step's `gaussian_query` and its state.
-    denominator: b_i.
-    key: The step's noise key.
-    extra_records: Optional, per weight tensor, [K, ...] records that join
-      the batch's per-example gradients before the clip (an audit's canary
-      gradients, `tff_hdp.robust_hdp.audit`): clipped and summed with them.
-    return_release: Also return the noised sum minus the batch's own clipped
-      gradients: what an auditor who knows the batch learns from the step.
-
-  Returns:
-    g~ per weight tensor, and the release minus the known records last with
-    `return_release`.
-  """
+def batch_clipped_sum(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
+                      xb: tf.Tensor, yb: tf.Tensor, query,
+                      global_state) -> list[tf.Tensor]:
+  """sum_j clip_c(g_j) over one batch's per-example gradients, per weight
+  tensor (zeros for an empty batch)."""
   def batch_sum():
     grads = per_example.batch_gradients(spec, weights, xb, yb)
     scale = clip_factors(query, global_state,
@@ -191,21 +172,31 @@ def private_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
   # A Poisson batch is empty with probability ~e^-b_i per step, and TF's
   # oneDNN convolution (on by default, tff_hdp/__init__.py) fails on an
   # empty batch; its clipped sum is zero, and the step releases the noise.
-  known = tf.cond(tf.size(yb) > 0, batch_sum,
-                  lambda: [tf.zeros_like(w) for w in weights])
-  if extra_records is None:
-    clipped = known
-  else:
-    extra_scale = clip_factors(query, global_state,
-                               record_norms(extra_records))
-    clipped = [k + tf.tensordot(extra_scale, e, axes=1)
-               for k, e in zip(known, extra_records)]
+  return tf.cond(tf.size(yb) > 0, batch_sum,
+                 lambda: [tf.zeros_like(w) for w in weights])
+
+
+def private_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
+                     xb: tf.Tensor, yb: tf.Tensor, query, global_state,
+                     denominator: tf.Tensor,
+                     key: tf.Tensor) -> list[tf.Tensor]:
+  """g~ of eq. (1) on one batch: its per-example gradients clipped, summed,
+  noised and divided by b_i.
+
+  Args:
+    spec, weights: The model.
+    xb, yb: The batch.
+    query, global_state: The step's `gaussian_query` and its state.
+    denominator: b_i.
+    key: The step's noise key.
+
+  Returns:
+    g~ per weight tensor. An audit composes the same parts with its canary
+    records (`tff_hdp.robust_hdp.audit.audited_gradient`).
+  """
+  summed = batch_clipped_sum(spec, weights, xb, yb, query, global_state)
   stddev = tf.cast(global_state.stddev, tf.float32)
-  sums = noised_sum(clipped, stddev, key)
-  gradient = [s / denominator for s in sums]
-  if not return_release:
-    return gradient
-  return gradient, [s - k for s, k in zip(sums, known)]
+  return noised_average(summed, stddev, denominator, key)
 
 
 def batch_indices(step, num_examples, batch_size, steps_per_epoch, key,
