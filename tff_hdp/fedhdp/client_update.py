@@ -82,18 +82,17 @@ def client_update(spec: models.ModelSpec,
   global_weights = [tf.convert_to_tensor(w) for w in global_weights]
   return _client_update(spec, global_weights,
                         [tf.convert_to_tensor(w) for w in personal_weights],
-                        dataset, local_epochs, learning_rate,
-                        personal_learning_rate, ditto_lambda, train_personal,
-                        seed, train_global)
+                        dataset, local_epochs,
+                        (learning_rate, personal_learning_rate, ditto_lambda),
+                        train_personal, seed, train_global)
 
 
 @tf.function(autograph=True)
 def _client_update(spec, global_weights, personal_weights, dataset,
-                   local_epochs, learning_rate, personal_learning_rate,
-                   ditto_lambda, train_personal, seed, train_global):
-  learning_rate = tf.cast(learning_rate, tf.float32)
-  personal_learning_rate = tf.cast(personal_learning_rate, tf.float32)
-  ditto_lambda = tf.cast(ditto_lambda, tf.float32)
+                   local_epochs, rates, train_personal, seed, train_global):
+  """`client_update`, with rates = (eta, eta_p, lambda_j)."""
+  learning_rate, personal_learning_rate, ditto_lambda = [
+      tf.cast(rate, tf.float32) for rate in rates]
   # Loop-carried weights are tuples: autograph would try to stack lists.
   global_weights = tuple(global_weights)
   weights = global_weights

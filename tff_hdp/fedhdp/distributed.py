@@ -61,6 +61,26 @@ from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as process_lib
 from tff_hdp.fedhdp import tff_backend
 
+
+def _build_merge(merged_type, records_type,
+                 weights_type) -> tff.Computation:
+  """The form's merge: adds two partial (T_i, N_i, B) totals (each of
+  `records_type`) and concatenates their stacks of personal models."""
+  concat = distributed.stack_computations(weights_type)[2]
+
+  @tff.tensorflow.computation(records_type, records_type)
+  def add_totals(a, b):
+    return tf.nest.map_structure(tf.add, a, b)
+
+  @tff.tensorflow.computation(merged_type, merged_type)
+  def merge(a, b):
+    return collections.OrderedDict(
+        totals=add_totals(a['totals'], b['totals']),
+        personal=concat(a['personal'], b['personal']))
+
+  return merge
+
+
 def build_round_form(spec: models.ModelSpec,
                      factory: hdp_factory.HeterogeneousDPFactory,
                      settings: tff_backend.ClientSettings,
@@ -92,12 +112,6 @@ def build_round_form(spec: models.ModelSpec,
   def select_aggregator(state):
     return state['aggregator']
 
-  records_type = agg.client_records.type_signature.result
-
-  @tff.tensorflow.computation(records_type, records_type)
-  def add_totals(a, b):
-    return tf.nest.map_structure(tf.add, a, b)
-
   @tff.federated_computation(
       tff.FederatedType(state_type, tff.SERVER),
       tff.FederatedType(process_lib.dataset_type(spec), tff.CLIENTS),
@@ -121,13 +135,8 @@ def build_round_form(spec: models.ModelSpec,
             totals=tff.federated_sum(records), personal=stack))
 
   merged_type = up_to_merge.type_signature.result.member
-  concat = distributed.stack_computations(weights_type)[2]
-
-  @tff.tensorflow.computation(merged_type, merged_type)
-  def merge(a, b):
-    return collections.OrderedDict(
-        totals=add_totals(a['totals'], b['totals']),
-        personal=concat(a['personal'], b['personal']))
+  merge = _build_merge(merged_type, agg.client_records.type_signature.result,
+                       weights_type)
 
   @tff.federated_computation(up_to_merge.type_signature.parameter,
                              tff.FederatedType(merged_type, tff.SERVER))

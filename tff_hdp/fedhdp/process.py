@@ -327,6 +327,77 @@ def fedhdp_privacy(groups: Sequence[privacy_groups.PrivacyGroup],
       delta=delta, accountant=accountant)
 
 
+def _client_levels(privacy_levels: Sequence[Optional[int]],
+                   noise_multipliers: Sequence[float]):
+  """(opted_out, level_index, number of levels) of `build_fedhdp_process`'s
+  clients; raises ValueError on a missing or out-of-range level."""
+  levels = list(privacy_levels)
+  if not levels:
+    raise ValueError('privacy_levels must give every client a level or None')
+  num_levels = len(tuple(noise_multipliers))
+  bad = [l for l in levels if l is not None and not 0 <= l < num_levels]
+  if bad:
+    raise ValueError(f'privacy_levels must be None (opt-out) or a level in '
+                     f'[0, {num_levels}) (one per noise multiplier), got '
+                     f'{bad[0]!r}')
+  opted_out = np.array([l is None for l in levels])
+  level_index = np.array([0 if l is None else l for l in levels], np.int32)
+  return opted_out, level_index, num_levels
+
+
+def _level_fractions(opted_out: np.ndarray, level_index: np.ndarray,
+                     num_levels: int) -> tuple[float, ...]:
+  """The fraction of the private clients at each level 1, 2, ..."""
+  return tuple(float(np.mean(level_index[~opted_out] == i))
+               for i in range(1, num_levels))
+
+
+def _client_settings(config: config_lib.FedHdpConfig,
+                     groups: Sequence[privacy_groups.PrivacyGroup]
+                     ) -> ClientSettings:
+  return ClientSettings(
+      ditto_lambdas=tuple(g.ditto_lambda for g in groups),
+      local_epochs=config.local_epochs, batch_size=config.batch_size,
+      learning_rate=config.learning_rate,
+      personal_learning_rate=config.personal_learning_rate,
+      lr_decay_factor=config.lr_decay_factor,
+      lr_decay_rounds=config.lr_decay_rounds, ditto=config.ditto,
+      seed=config.seed)
+
+
+def _build_process(spec: models.ModelSpec, config: config_lib.FedHdpConfig,
+                   opted_out: np.ndarray, level_index: np.ndarray
+                   ) -> templates.PrivateLearningProcess:
+  """`build_fedhdp_process` of a validated `config`: the groups, the
+  aggregator, the clients' settings, the process and its attributes."""
+  zs, z_effs, z_b = config_lib.resolve_noise(config)
+  algorithm_id = privacy_groups.Algorithm.parse(config.algorithm)
+  groups = privacy_groups.build_groups(
+      algorithm_id, noise_multipliers=zs, effective_noise_multipliers=z_effs,
+      ratios=config.ratios, lambda_p=config.lambda_p,
+      lambda_np=config.lambda_np)
+  client_groups = privacy_groups.assign_groups(algorithm_id, opted_out,
+                                               level_index)
+  factory = hdp_factory.HeterogeneousDPFactory(
+      groups, initial_clip=config.initial_clip,
+      target_quantile=config.target_quantile,
+      clip_learning_rate=config.clip_learning_rate,
+      expected_counts=config_lib.expected_counts(config, groups,
+                                                 client_groups),
+      clipped_count_stddev=z_b, seed=config.seed)
+  settings = _client_settings(config, groups)
+  process = compose_fedhdp_process(
+      spec, spec.init(config.seed), factory, settings,
+      fedhdp_privacy(groups, config.sampling_rate, delta=config.delta,
+                     accountant=config.accountant))
+  process.groups = groups
+  process.client_groups = client_groups
+  process.ditto_step = build_ditto_step(spec, process, settings)
+  process.batch_size = config.batch_size
+  process.sampling_rate = config.sampling_rate
+  return process
+
+
 def build_fedhdp_process(
     model,
     *,
@@ -335,17 +406,12 @@ def build_fedhdp_process(
     algorithm: str = 'fedhdp',
     ratio: float = 0.1,
     sampling_rate: float = 0.05,
-    lambda_p: float = 0.05,
-    lambda_np: float = 0.05,
+    lambda_p: float = 0.05, lambda_np: float = 0.05,
     ditto: bool = True,
-    local_epochs: int = 25,
-    batch_size: int = 20,
-    learning_rate: float = 0.5,
-    personal_learning_rate: float = 0.5,
-    lr_decay_factor: float = 1.0,
-    lr_decay_rounds: int = 50,
-    initial_clip: float = 0.5,
-    clip_learning_rate: float = 0.2,
+    local_epochs: int = 25, batch_size: int = 20,
+    learning_rate: float = 0.5, personal_learning_rate: float = 0.5,
+    lr_decay_factor: float = 1.0, lr_decay_rounds: int = 50,
+    initial_clip: float = 0.5, clip_learning_rate: float = 0.2,
     target_quantile: float = 0.5,
     clipped_count_stddev: Optional[float] = None,
     delta: float = 1e-4,
@@ -393,18 +459,9 @@ def build_fedhdp_process(
     TypeError: If `model` is neither kind of model.
   """
   spec = models.as_model_spec(model)
-  levels = list(privacy_levels)
-  if not levels:
-    raise ValueError('privacy_levels must give every client a level or None')
-  num_levels = len(tuple(noise_multipliers))
-  bad = [l for l in levels if l is not None and not 0 <= l < num_levels]
-  if bad:
-    raise ValueError(f'privacy_levels must be None (opt-out) or a level in '
-                     f'[0, {num_levels}) (one per noise multiplier), got '
-                     f'{bad[0]!r}')
-  opted_out = np.array([l is None for l in levels])
-  level_index = np.array([0 if l is None else l for l in levels], np.int32)
-  num_clients = len(levels)
+  opted_out, level_index, num_levels = _client_levels(privacy_levels,
+                                                      noise_multipliers)
+  num_clients = len(level_index)
   config = config_lib.FedHdpConfig(
       algorithm=algorithm, ditto=ditto,
       ratio=ratio, lambda_p=lambda_p, lambda_np=lambda_np,
@@ -416,41 +473,12 @@ def build_fedhdp_process(
       initial_clip=initial_clip, clip_learning_rate=clip_learning_rate,
       target_quantile=target_quantile,
       noise_multiplier=tuple(noise_multipliers),
-      level_fractions=tuple(float(np.mean(level_index[~opted_out] == i))
-                            for i in range(1, num_levels)),
+      level_fractions=_level_fractions(opted_out, level_index, num_levels),
       clipped_count_stddev=clipped_count_stddev, delta=delta,
       accountant=accountant, seed=seed)
   config.validate(num_clients)
-  zs, z_effs, z_b = config_lib.resolve_noise(config)
-  algorithm_id = privacy_groups.Algorithm.parse(algorithm)
-  groups = privacy_groups.build_groups(
-      algorithm_id, noise_multipliers=zs, effective_noise_multipliers=z_effs,
-      ratios=config.ratios, lambda_p=lambda_p, lambda_np=lambda_np)
-  client_groups = privacy_groups.assign_groups(algorithm_id, opted_out,
-                                               level_index)
-  factory = hdp_factory.HeterogeneousDPFactory(
-      groups, initial_clip=initial_clip, target_quantile=target_quantile,
-      clip_learning_rate=clip_learning_rate,
-      expected_counts=config_lib.expected_counts(config, groups,
-                                                 client_groups),
-      clipped_count_stddev=z_b, seed=seed)
-  settings = ClientSettings(
-      ditto_lambdas=tuple(g.ditto_lambda for g in groups),
-      local_epochs=local_epochs, batch_size=batch_size,
-      learning_rate=learning_rate,
-      personal_learning_rate=personal_learning_rate,
-      lr_decay_factor=lr_decay_factor, lr_decay_rounds=lr_decay_rounds,
-      ditto=ditto, seed=seed)
-  process = compose_fedhdp_process(
-      spec, spec.init(seed), factory, settings,
-      fedhdp_privacy(groups, sampling_rate, delta=delta,
-                     accountant=accountant))
-  process.groups = groups
-  process.client_groups = client_groups
-  process.ditto_step = build_ditto_step(spec, process, settings)
-  process.batch_size = batch_size
-  process.sampling_rate = sampling_rate
-  return process
+  return _build_process(spec, config, opted_out, level_index)
+
 
 
 def build_data_source(process: templates.PrivateLearningProcess,

@@ -108,7 +108,7 @@ TFF's events.
 """
 
 import math
-from typing import Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import dp_accounting
 from dp_accounting import rdp
@@ -275,6 +275,82 @@ def compute_epsilon(sampling_rate: float,
   return float(accountant.get_epsilon(d))
 
 
+def _check_tolerance(tol: float) -> float:
+  tol = arguments.as_real(tol, 'tol')
+  if not 0.0 < tol < math.inf:
+    raise ValueError(f'tol must be > 0 and finite, got {tol!r}')
+  return tol
+
+
+def _check_classic_floor(eps: float, q: float, t: int, d: float,
+                         orders: Optional[Tuple[float, ...]]) -> None:
+  """Refuses an epsilon at or below the classic conversion's floor."""
+  # No noise brings the classic epsilon below -log(delta) / (alpha - 1).
+  largest = max(orders if orders is not None else
+                rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS)
+  if eps <= -math.log(d) / (largest - 1.0):
+    raise ValueError(f'target_epsilon {eps!r} is not reachable for q={q!r}, '
+                     f'rounds={t}, delta={d!r} with the classic conversion '
+                     f'(its floor is {-math.log(d) / (largest - 1.0):.4g})')
+
+
+def _bracket_root(eps_at: Callable[[float], float], eps: float, q: float,
+                  t: int, d: float) -> Optional[Tuple[float, float]]:
+  """(lo, hi) with eps_at(lo) > eps >= eps_at(hi), hi = 2 lo, or None.
+
+  Doubles or halves z from 1 (z = 0 gives eps = inf, which Brent's method
+  cannot evaluate). None if every z tried meets eps (cannot happen for
+  q, T > 0).
+  """
+  hi = 1.0
+  for _ in range(200):
+    if eps_at(hi) <= eps:
+      break
+    hi *= 2.0
+  else:
+    raise ValueError(f'target_epsilon {eps!r} is not reachable for q={q!r}, '
+                     f'rounds={t}, delta={d!r}')
+  lo = hi / 2.0
+  for _ in range(200):
+    if eps_at(lo) > eps:
+      break
+    hi, lo = lo, lo / 2.0
+  else:
+    return None
+  return lo, hi
+
+
+def _solve_classic(eps_at: Callable[[float], float], eps: float, lo: float,
+                   hi: float, tol: float) -> float:
+  """The classic-conversion root in [lo, hi], on its private side.
+
+  dp_accounting's calibrator reads its accountant's (improved) epsilon:
+  this solves the classic one with Brent's method, then steps up to the side
+  of the root whose epsilon is within the target.
+  """
+  z = optimize.brentq(lambda z: eps_at(z) - eps, lo, hi, xtol=tol)
+  while eps_at(z) > eps:
+    z += tol
+  return float(z)
+
+
+def _calibrate_rdp(eps: float, q: float, t: int, d: float, *,
+                   orders: Optional[Tuple[float, ...]],
+                   population: Optional[int], bracket: Tuple[float, float],
+                   tol: float) -> float:
+  """`dp_accounting.calibrate_dp_mechanism` on the RDP accountant."""
+  return float(
+      dp_accounting.calibrate_dp_mechanism(
+          make_fresh_accountant=lambda: fresh_accountant(
+              orders, relation_of(population)),
+          make_event_from_param=lambda z: dp_accounting.SelfComposedDpEvent(
+              round_event(q, z, population), t),
+          target_epsilon=eps,
+          target_delta=d,
+          bracket_interval=dp_accounting.ExplicitBracketInterval(*bracket),
+          tol=tol))
+
+
 def noise_multiplier_for_epsilon(target_epsilon: float,
                                  sampling_rate: float,
                                  rounds: int,
@@ -313,9 +389,7 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
   population = arguments.check_population(population, q)
   t = arguments.check_count(rounds, 'rounds')
   d = arguments.check_delta(delta)
-  tol = arguments.as_real(tol, 'tol')
-  if not 0.0 < tol < math.inf:
-    raise ValueError(f'tol must be > 0 and finite, got {tol!r}')
+  tol = _check_tolerance(tol)
   orders = arguments.check_orders(orders)
   conversion = _check_conversion(conversion)
   accountant = check_accountant(accountant)
@@ -323,59 +397,23 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     check_pld_relation(population)
   if t == 0 or q == 0.0:
     return 0.0
+  if conversion == 'classic':
+    _check_classic_floor(eps, q, t, d, orders)
 
   def eps_at(z):
     return compute_epsilon(q, z, t, d, orders=orders, conversion=conversion,
                            accountant=accountant, population=population)
 
+  bracket = _bracket_root(eps_at, eps, q, t, d)
+  if bracket is None:
+    return 0.0  # Any noise meets the target.
   if conversion == 'classic':
-    # No noise brings the classic epsilon below -log(delta) / (alpha - 1).
-    largest = max(orders if orders is not None else
-                  rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS)
-    if eps <= -math.log(d) / (largest - 1.0):
-      raise ValueError(f'target_epsilon {eps!r} is not reachable for q={q!r}, '
-                       f'rounds={t}, delta={d!r} with the classic conversion '
-                       f'(its floor is {-math.log(d) / (largest - 1.0):.4g})')
-
-  # Bracket the root by doubling / halving from z = 1 (z = 0 gives eps = inf,
-  # which Brent's method cannot evaluate).
-  hi = 1.0
-  for _ in range(200):
-    if eps_at(hi) <= eps:
-      break
-    hi *= 2.0
-  else:
-    raise ValueError(f'target_epsilon {eps!r} is not reachable for q={q!r}, '
-                     f'rounds={t}, delta={d!r}')
-  lo = hi / 2.0
-  for _ in range(200):
-    if eps_at(lo) > eps:
-      break
-    hi, lo = lo, lo / 2.0
-  else:
-    return 0.0  # Any noise meets the target (cannot happen for q, T > 0).
-
-  if conversion == 'classic':
-    # dp_accounting's calibrator reads its accountant's (improved) epsilon:
-    # solve the classic one on the same bracket with Brent's method, then
-    # step up to the side of the root whose epsilon is within the target.
-    z = optimize.brentq(lambda z: eps_at(z) - eps, lo, hi, xtol=tol)
-    while eps_at(z) > eps:
-      z += tol
-    return float(z)
+    return _solve_classic(eps_at, eps, *bracket, tol)
   if accountant == 'pld':
     return pld.noise_multiplier_for_epsilon(
-        lambda z: round_event(q, z), t, eps, d, bracket=(lo, hi), tol=tol)
-  return float(
-      dp_accounting.calibrate_dp_mechanism(
-          make_fresh_accountant=lambda: fresh_accountant(
-              orders, relation_of(population)),
-          make_event_from_param=lambda z: dp_accounting.SelfComposedDpEvent(
-              round_event(q, z, population), t),
-          target_epsilon=eps,
-          target_delta=d,
-          bracket_interval=dp_accounting.ExplicitBracketInterval(lo, hi),
-          tol=tol))
+        lambda z: round_event(q, z), t, eps, d, bracket=bracket, tol=tol)
+  return _calibrate_rdp(eps, q, t, d, orders=orders, population=population,
+                        bracket=bracket, tol=tol)
 
 
 __all__ = [

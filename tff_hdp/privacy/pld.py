@@ -252,6 +252,100 @@ def epsilon(compositions: Sequence[Composition],
                  _total_count(compositions), relative_tolerance)[0]
 
 
+def _check_bracket(bracket) -> Tuple[float, float]:
+  """(lo, hi) of `bracket`, a pair with 0 < lo < hi."""
+  if (isinstance(bracket, (str, bytes)) or not isinstance(bracket, Sequence)
+      or len(bracket) != 2):
+    raise ValueError(f'bracket must be a pair (lo, hi), got {bracket!r}')
+  lo = arguments.check_positive(bracket[0], 'bracket[0]')
+  hi = arguments.check_positive(bracket[1], 'bracket[1]')
+  if not lo < hi:
+    raise ValueError(f'bracket must have lo < hi, got {bracket!r}')
+  return lo, hi
+
+
+class _Calibration:
+  """The refined epsilon of `count` compositions of make_event(z), in z.
+
+  Evaluations are memoised on (z, interval), so the refinement ladder and
+  the root finder share them. `noise_multiplier_for_epsilon` describes the
+  steps.
+  """
+
+  def __init__(self, make_event: Callable[[float], dp_accounting.DpEvent],
+               count: int, target: float, delta: float,
+               bracket: Tuple[float, float]):
+    self._make_event = make_event
+    self._count = count
+    self._target = target
+    self._delta = delta
+    self._lo, self._hi = bracket
+    self._total = _total_count(
+        _check_compositions([(make_event(self._hi), count)]))
+    self.start = _start_interval(self._total)
+    self._memo = {}
+
+  def gap(self, z: float, interval: float) -> float:
+    """epsilon(z) - target at `interval`, memoised."""
+    key = (z, interval)
+    if key not in self._memo:
+      self._memo[key] = _epsilon_at(
+          _check_compositions([(self._make_event(z), self._count)]),
+          self._delta, interval) - self._target
+    return self._memo[key]
+
+  def refined(self, z: float) -> Tuple[float, float]:
+    """(epsilon, interval) where the ladder of `epsilon` settles at z."""
+    return _refine(lambda iv: self.gap(z, iv) + self._target, self._total,
+                   DEFAULT_RELATIVE_TOLERANCE)
+
+  def check_reachable(self, bracket) -> None:
+    """Raises ValueError if the refined epsilon at hi exceeds the target."""
+    if self.gap(self._hi, self.start) > 0.0:
+      eps_hi = self.refined(self._hi)[0]
+      if eps_hi > self._target:
+        raise ValueError(f'target_epsilon {self._target!r} is not reachable '
+                         f'in bracket {bracket!r}: epsilon at '
+                         f'z={self._hi!r} is {eps_hi!r}')
+
+  def solve(self, interval: float, guess: float, xtol: float) -> float:
+    """z in [root, root + 2 xtol] at `interval` (lo / hi if outside)."""
+    lo, hi = self._lo, self._hi
+    if self.gap(lo, interval) <= 0.0:
+      return lo
+    if self.gap(hi, interval) > 0.0:
+      return hi
+    a = max(lo, guess * 0.95)
+    if self.gap(a, interval) <= 0.0:
+      a = lo
+    b = min(hi, guess * 1.05)
+    if self.gap(b, interval) > 0.0:
+      b = hi
+    z = optimize.brentq(lambda s: self.gap(s, interval), a, b, xtol=xtol)
+    for _ in range(100):  # Brent's |z - root| <= xtol: one step suffices.
+      if self.gap(z, interval) <= 0.0:
+        break
+      z += xtol
+    return z
+
+  def settle(self, z: float, tol: float) -> float:
+    """Steps 3 and 4 of `noise_multiplier_for_epsilon` from a rough root z."""
+    interval = self.refined(z)[1]
+    for _ in range(3):
+      z = self.solve(interval, z, tol / 2.0)
+      eps, settled = self.refined(z)
+      if settled == interval:
+        break
+      interval = settled
+    for _ in range(1000):
+      if eps <= self._target:
+        return z
+      z += tol
+      eps = self.refined(z)[0]
+    raise ValueError(f'no z within 1000 tol of {z - 1000 * tol!r} meets '
+                     f'target_epsilon {self._target!r}')
+
+
 def noise_multiplier_for_epsilon(make_event: Callable[[float],
                                                       dp_accounting.DpEvent],
                                  count: int,
@@ -300,74 +394,13 @@ def noise_multiplier_for_epsilon(make_event: Callable[[float],
   target = arguments.check_positive(target_epsilon, 'target_epsilon')
   delta = arguments.check_delta(delta)
   tol = arguments.check_positive(tol, 'tol')
-  if (isinstance(bracket, (str, bytes)) or not isinstance(bracket, Sequence)
-      or len(bracket) != 2):
-    raise ValueError(f'bracket must be a pair (lo, hi), got {bracket!r}')
-  lo = arguments.check_positive(bracket[0], 'bracket[0]')
-  hi = arguments.check_positive(bracket[1], 'bracket[1]')
-  if not lo < hi:
-    raise ValueError(f'bracket must have lo < hi, got {bracket!r}')
+  lo, hi = _check_bracket(bracket)
   if count == 0:
     return 0.0
-
-  total = _total_count(_check_compositions([(make_event(hi), count)]))
-  start = _start_interval(total)
-  memo = {}
-
-  def gap(z: float, interval: float) -> float:
-    """epsilon(z) - target at `interval`, memoised."""
-    key = (z, interval)
-    if key not in memo:
-      memo[key] = _epsilon_at(
-          _check_compositions([(make_event(z), count)]), delta,
-          interval) - target
-    return memo[key]
-
-  def refined(z: float) -> Tuple[float, float]:
-    eps, interval = _refine(lambda iv: gap(z, iv) + target, total,
-                            DEFAULT_RELATIVE_TOLERANCE)
-    return eps, interval
-
-  def solve(interval: float, guess: float, xtol: float) -> float:
-    """z in [root, root + 2 xtol] at `interval` (lo / hi if outside)."""
-    if gap(lo, interval) <= 0.0:
-      return lo
-    if gap(hi, interval) > 0.0:
-      return hi
-    a = max(lo, guess * 0.95)
-    if gap(a, interval) <= 0.0:
-      a = lo
-    b = min(hi, guess * 1.05)
-    if gap(b, interval) > 0.0:
-      b = hi
-    z = optimize.brentq(lambda s: gap(s, interval), a, b, xtol=xtol)
-    for _ in range(100):  # Brent's |z - root| <= xtol: one step suffices.
-      if gap(z, interval) <= 0.0:
-        break
-      z += xtol
-    return z
-
-  if gap(hi, start) > 0.0:
-    eps_hi = refined(hi)[0]
-    if eps_hi > target:
-      raise ValueError(f'target_epsilon {target!r} is not reachable in '
-                       f'bracket {bracket!r}: epsilon at z={hi!r} is '
-                       f'{eps_hi!r}')
+  calibration = _Calibration(make_event, count, target, delta, (lo, hi))
+  calibration.check_reachable(bracket)
   # A rough root, to find the interval the ladder settles on near the root.
-  z = solve(start, hi, 1e-3 * lo)
+  z = calibration.solve(calibration.start, hi, 1e-3 * lo)
   if z == lo:
     return lo
-  interval = refined(z)[1]
-  for _ in range(3):
-    z = solve(interval, z, tol / 2.0)
-    eps, settled = refined(z)
-    if settled == interval:
-      break
-    interval = settled
-  for _ in range(1000):
-    if eps <= target:
-      return z
-    z += tol
-    eps = refined(z)[0]
-  raise ValueError(f'no z within 1000 tol of {z - 1000 * tol!r} meets '
-                   f'target_epsilon {target!r}')
+  return calibration.settle(z, tol)

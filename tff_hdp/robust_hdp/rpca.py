@@ -61,7 +61,8 @@ the first iterations run in float32 and the rest in float64
 updates of paper 003's MNIST model against the solver of an earlier commit.
 """
 
-from typing import Optional
+import dataclasses
+from typing import Callable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -127,20 +128,38 @@ def _spectral_norm(x: tf.Tensor) -> tf.Tensor:
 FLOAT32_TOL = 1e-3
 
 
-def _iterate(m64, low, sparse, dual, mu, *, lam, next_mu, sparse_first: bool,
-             threshold, max_iterations, start, dtype):
-  """PCP's alternating iterations from (low, sparse, dual, mu), in `dtype`.
+@dataclasses.dataclass(frozen=True)
+class _Scheme:
+  """What distinguishes PCP's two solvers (module doc) in an iteration.
 
-  One graph loop (`tf.while_loop`); mu, lambda and the residual's norm stay
-  float64. Returns (iterations so far, low, sparse, dual, mu) in `dtype`.
+  Attributes:
+    lam: lambda (float64).
+    next_mu: mu -> the next iteration's mu (float64).
+    sparse_first: Whether S is updated before L (Lin et al.) or after it
+      (Candes et al.).
   """
+
+  lam: tf.Tensor
+  next_mu: Callable[[tf.Tensor], tf.Tensor]
+  sparse_first: bool
+
+
+def _iterate(m64, state, scheme: _Scheme, *, threshold, max_iterations,
+             start, dtype):
+  """PCP's alternating iterations from state = (low, sparse, dual, mu).
+
+  One graph loop (`tf.while_loop`) in `dtype`; mu, lambda and the residual's
+  norm stay float64. Returns (iterations so far, low, sparse, dual, mu) in
+  `dtype`.
+  """
+  low, sparse, dual, mu = state
   m = tf.cast(m64, dtype)
-  lam = tf.cast(lam, dtype)
+  lam = tf.cast(scheme.lam, dtype)
 
   def body(i, low, sparse, dual, mu, _):
     inverse = 1.0 / mu
     shifted = m + dual * tf.cast(inverse, dtype)  # M + Y / mu
-    if sparse_first:  # Lin et al.: S, then L from the new S.
+    if scheme.sparse_first:  # Lin et al.: S, then L from the new S.
       sparse = _shrink(shifted - low, lam * tf.cast(inverse, dtype))
       low = _svt(shifted - sparse, inverse)
     else:  # Candes et al.: L, then S from the new L.
@@ -148,7 +167,7 @@ def _iterate(m64, low, sparse, dual, mu, *, lam, next_mu, sparse_first: bool,
       sparse = _shrink(shifted - low, lam * tf.cast(inverse, dtype))
     residual = m - low - sparse
     dual = dual + tf.cast(mu, dtype) * residual
-    return (i + 1, low, sparse, dual, next_mu(mu),
+    return (i + 1, low, sparse, dual, scheme.next_mu(mu),
             tf.cast(tf.norm(residual), tf.float64))
 
   def cond(i, low, sparse, dual, mu, error):
@@ -162,16 +181,15 @@ def _iterate(m64, low, sparse, dual, mu, *, lam, next_mu, sparse_first: bool,
   return iterations, low, sparse, dual, mu
 
 
-def _solve(m, low, sparse, dual, mu, *, tol, max_iterations, **kwargs):
+def _solve(m, state, scheme: _Scheme, *, tol, max_iterations):
   """`_iterate` in float32 to FLOAT32_TOL, then in float64 to `tol`."""
   norm = tf.norm(m)
-  state = (low, sparse, dual, mu)
   iterations = tf.constant(0)
   for dtype, bound in ((tf.float32, max(tol, FLOAT32_TOL)),
                        (tf.float64, tol)):
     iterations, *state = _iterate(
-        m, *state, threshold=bound * norm, max_iterations=max_iterations,
-        start=iterations, dtype=dtype, **kwargs)
+        m, state, scheme, threshold=bound * norm,
+        max_iterations=max_iterations, start=iterations, dtype=dtype)
   low, sparse = state[0], state[1]
   return low, sparse, iterations
 
@@ -214,17 +232,20 @@ def principal_component_pursuit(matrix: tf.Tensor,
     dual = m / tf.maximum(safe_norm2, tf.reduce_max(tf.abs(m)) / lam)
     mu = (1.25 / safe_norm2 if mu is None else tf.constant(mu, tf.float64))
     mu_bar = mu * 1e7
-    return _solve(m, zeros, zeros, dual, mu, lam=lam,
-                  next_mu=lambda mu: tf.minimum(IALM_RHO * mu, mu_bar),
-                  sparse_first=True, tol=tol, max_iterations=max_iterations)
+    scheme = _Scheme(lam=lam,
+                     next_mu=lambda mu: tf.minimum(IALM_RHO * mu, mu_bar),
+                     sparse_first=True)
+    return _solve(m, (zeros, zeros, dual, mu), scheme, tol=tol,
+                  max_iterations=max_iterations)
   l1 = tf.reduce_sum(tf.abs(m))
   if mu is None:
     # An all-zero M is its own decomposition; any mu > 0 then stops at once.
     mu = tf.where(l1 > 0, p * n / (4.0 * l1), tf.constant(1.0, tf.float64))
   else:
     mu = tf.constant(mu, tf.float64)
-  return _solve(m, zeros, zeros, zeros, mu, lam=lam, next_mu=lambda mu: mu,
-                sparse_first=False, tol=tol, max_iterations=max_iterations)
+  scheme = _Scheme(lam=lam, next_mu=lambda mu: mu, sparse_first=False)
+  return _solve(m, (zeros, zeros, zeros, mu), scheme, tol=tol,
+                max_iterations=max_iterations)
 
 
 def robust_pca(matrix,
