@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
+from tff_hdp import checkpoint
 from tff_hdp import models
 from tff_hdp import round_loop
 from tff_hdp import templates
@@ -117,6 +118,87 @@ class RobustHdpRounds(round_loop.System):
         self._spec, templates.global_weights(state), self._data)))}
 
 
+@dataclasses.dataclass
+class Experiment:
+  """A run's pieces before its rounds (`prepare`)."""
+  config: config_lib.RobustHdpConfig
+  data: federated_data.FederatedData
+  spec: models.ModelSpec
+  clients: list  # Per client, its calibrated `ClientPrivacy`.
+  variances: list  # Per client, its true sigma_i^2 of eq. (7).
+  runner: Any  # `build_runner`'s.
+  rounds: RobustHdpRounds
+
+
+def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
+  """Calibrates each client's z_i from its epsilon_i and builds the rule's
+  aggregator, the runner and the rounds (`train`'s arguments)."""
+  config.validate()
+  data = client_data_lib.as_federated_data(data)
+  if data.num_clients != len(config.epsilons):
+    raise ValueError(f'the data has {data.num_clients} clients but the '
+                     f'privacy distribution {len(config.epsilons)}')
+  spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  clients = process_lib.client_privacy(config,
+                                       [len(y) for _, y in data.train])
+  variances = process_lib.true_variances(config, clients,
+                                         spec.num_parameters)
+  factory = process_lib.build_aggregator(config, clients, variances)
+  settings = dp_sgd.DpSgdSettings(clip=config.clip,
+                                  learning_rate=config.learning_rate,
+                                  local_epochs=config.local_epochs,
+                                  poisson=config.poisson)
+  runner = build_runner(config, spec, factory, settings)
+  client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
+                 if config.backend == 'tff' else list(data.train))
+  info = [
+      dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
+           noise_multiplier=np.float32(c.noise_multiplier or 0.0))
+      for i, c in enumerate(clients)
+  ]
+  rounds = RobustHdpRounds(
+      runner, client_data, info, spec, data, variances,
+      process_lib.robust_hdp_privacy(
+          clients, local_epochs=config.local_epochs, delta=config.delta,
+          accountant=config.accountant, poisson=config.poisson),
+      learning_rate=config.learning_rate,
+      computable=config.algorithm not in ('pfa', 'non_private'))
+  return Experiment(config, data, spec, clients, variances, runner, rounds)
+
+
+def results_record(experiment: Experiment, run: checkpoint.Run,
+                   wall_clock_seconds: float) -> dict[str, Any]:
+  """The record of the module doc: the clients' privacy, the accuracies,
+  the last round's noise power, the history."""
+  config, history = experiment.config, run.history
+  accuracies = local_accuracies(experiment.spec,
+                                templates.global_weights(run.state),
+                                experiment.data)
+  return {
+      'config': dataclasses.asdict(config),
+      'dataset': experiment.data.name,
+      'model_parameters': experiment.spec.num_parameters,
+      'clients': [{
+          'target_epsilon': c.epsilon,
+          'noise_multiplier': c.noise_multiplier,
+          'batch_size': c.batch_size,
+          'num_examples': c.num_examples,
+          'steps': c.steps,
+          'achieved_epsilon': privacy_preferences.achieved_epsilon(
+              c, config.delta, accountant=config.accountant),
+          'true_sigma2': v,
+      } for c, v in zip(experiment.clients, experiment.variances)],
+      'metrics': {
+          'accuracy': float(np.nanmean(accuracies)),
+          'accuracy_std': float(np.nanstd(accuracies)),
+          'client_accuracy': accuracies,
+          'noise_power': history[-1]['noise_power'] if history else None,
+      },
+      'history': history,
+      'wall_clock_seconds': wall_clock_seconds,
+  }
+
+
 def train(config: config_lib.RobustHdpConfig,
           data: federated_data.FederatedData,
           *,
@@ -139,67 +221,12 @@ def train(config: config_lib.RobustHdpConfig,
       there resumes from it, exactly.
     checkpoint_every: See `checkpoint_dir`.
   """
-  config.validate()
-  data = client_data_lib.as_federated_data(data)
-  if data.num_clients != len(config.epsilons):
-    raise ValueError(f'the data has {data.num_clients} clients but the '
-                     f'privacy distribution {len(config.epsilons)}')
   start = time.time()
-  spec = models.build_model(config.model, data.input_shape, data.num_classes)
-  p = spec.num_parameters
-  clients = process_lib.client_privacy(config,
-                                       [len(y) for _, y in data.train])
-  variances = process_lib.true_variances(config, clients, p)
-  factory = process_lib.build_aggregator(config, clients, variances)
-  settings = dp_sgd.DpSgdSettings(clip=config.clip,
-                                  learning_rate=config.learning_rate,
-                                  local_epochs=config.local_epochs,
-                                  poisson=config.poisson)
-  process = build_runner(config, spec, factory, settings)
-  client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
-                 if config.backend == 'tff' else list(data.train))
-  info = [
-      dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
-           noise_multiplier=np.float32(c.noise_multiplier or 0.0))
-      for i, c in enumerate(clients)
-  ]
-  rounds = RobustHdpRounds(
-      process, client_data, info, spec, data, variances,
-      process_lib.robust_hdp_privacy(
-          clients, local_epochs=config.local_epochs, delta=config.delta,
-          accountant=config.accountant, poisson=config.poisson),
-      learning_rate=config.learning_rate,
-      computable=config.algorithm not in ('pfa', 'non_private'))
+  experiment = prepare(config, data)
   run = round_loop.run(
-      rounds, config, process.initialize(), total_rounds=config.rounds,
-      eval_every=config.eval_every,
+      experiment.rounds, config, experiment.runner.initialize(),
+      total_rounds=config.rounds, eval_every=config.eval_every,
       ledger=privacy_ledger.PrivacyLedger(is_bound=config.poisson),
       checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
       progress=progress, summary_writer=summary_writer, on_round=on_round)
-
-  history = run.history
-  accuracies = local_accuracies(spec, templates.global_weights(run.state),
-                                data)
-  return {
-      'config': dataclasses.asdict(config),
-      'dataset': data.name,
-      'model_parameters': p,
-      'clients': [{
-          'target_epsilon': c.epsilon,
-          'noise_multiplier': c.noise_multiplier,
-          'batch_size': c.batch_size,
-          'num_examples': c.num_examples,
-          'steps': c.steps,
-          'achieved_epsilon': privacy_preferences.achieved_epsilon(
-              c, config.delta, accountant=config.accountant),
-          'true_sigma2': v,
-      } for c, v in zip(clients, variances)],
-      'metrics': {
-          'accuracy': float(np.nanmean(accuracies)),
-          'accuracy_std': float(np.nanstd(accuracies)),
-          'client_accuracy': accuracies,
-          'noise_power': history[-1]['noise_power'] if history else None,
-      },
-      'history': history,
-      'wall_clock_seconds': time.time() - start,
-  }
+  return results_record(experiment, run, time.time() - start)
