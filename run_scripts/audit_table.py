@@ -118,8 +118,7 @@ def table(records) -> str:
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   cli.check_output_dir(_OUTPUT_DIR.value)
   main_runs, comparison_runs = runs(CONFIGS), runs(COMPARISON)
   jobs = [(f'{name}{" [planted]" if planted else ""}',

@@ -135,11 +135,8 @@ def largest_difference(a, b) -> float:
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
-  for name in _SYSTEMS.value:
-    cli.check(name in SYSTEMS, f'unknown system {name!r} for --systems; '
-              f'allowed: {", ".join(SYSTEMS)}')
+  cli.check_no_arguments(argv)
+  cli.check_names(_SYSTEMS.value, SYSTEMS, 'systems', 'system')
   cli.check(_ROUNDS.value >= 1, f'--rounds must be >= 1, got {_ROUNDS.value}')
   import dataclasses
   import tensorflow as tf

@@ -479,8 +479,7 @@ def _print_table(rows):
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   quick, rounds, checkpoints = _check_flags()
   logging.set_verbosity(logging.WARNING)  # TFF's INFO lines while building.
 

@@ -85,10 +85,8 @@ def clipped_sum_steps(tf, per_example, spec, clip: float = 1.0) -> dict:
 
 
 def main(argv):
-  cli.check(len(argv) <= 1, f'unexpected arguments: {" ".join(argv[1:])}')
-  for name in _MODELS.value:
-    cli.check(name in MODELS, f'unknown model {name!r} for --models; '
-              f'allowed: {", ".join(MODELS)}')
+  cli.check_no_arguments(argv)
+  cli.check_names(_MODELS.value, MODELS, 'models', 'model')
   cli.check(_BATCH.value >= 1, f'--batch must be >= 1, got {_BATCH.value}')
   cli.check(_REPEATS.value >= 1,
             f'--repeats must be >= 1, got {_REPEATS.value}')

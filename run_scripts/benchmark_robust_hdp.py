@@ -134,7 +134,7 @@ def rpca_profile(tf, rpca, matrix, figures) -> str:
 
 
 def main(argv):
-  cli.check(len(argv) <= 1, f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   cli.check(_ROUNDS.value >= 1, f'--rounds must be >= 1, got {_ROUNDS.value}')
   cli.check(_STEPS.value >= 1, f'--steps must be >= 1, got {_STEPS.value}')
   import numpy as np

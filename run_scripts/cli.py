@@ -29,6 +29,7 @@ from typing import (Any, Callable, Mapping, NamedTuple, NoReturn, Optional,
                     Sequence, TextIO)
 
 from absl import flags
+from absl import logging
 
 # This module is `tff_hdp.run_scripts.cli` (setup.py installs the folder
 # run_scripts/ as `tff_hdp.run_scripts`), so importing it runs
@@ -102,6 +103,22 @@ def run_main(main: Callable[[Sequence[str]], None]) -> Callable[
   return wrapped
 
 
+def begin_main(argv: Sequence[str], run: 'RunFlags') -> None:
+  """What a `run_<system>.py`'s `main` does first: logs warnings and errors
+  only unless --verbosity is given (TFF's program-state manager logs every
+  checkpoint at INFO), refuses positional arguments and checks the shared
+  flags `run` (`check_run_flags`)."""
+  if not flags.FLAGS['verbosity'].present:
+    logging.set_verbosity(logging.WARNING)
+  check_no_arguments(argv)
+  check_run_flags(run)
+
+
+def check_no_arguments(argv: Sequence[str]) -> None:
+  """Refuses positional arguments: `main`'s `argv` beyond the program."""
+  check(len(argv) <= 1, f'unexpected arguments: {" ".join(argv[1:])}')
+
+
 def apply_preset(preset, flag_for_field: Mapping[str, str]) -> None:
   """Fills flags the user did not set from `preset`.
 
@@ -127,6 +144,15 @@ def algorithms(value: str, allowed: Sequence[str]) -> tuple[str, ...]:
         f'--algorithm={value}: give all, or distinct names from '
         f'{", ".join(allowed)} (comma-separated)')
   return tuple(names)
+
+
+def check_names(names: Sequence[str], allowed: Sequence[str], flag: str,
+                kind: str) -> None:
+  """Refuses a name in `names`, the value of the list flag --`flag`, that is
+  not one of `allowed` (names of a `kind`)."""
+  for name in names:
+    check(name in allowed, f'unknown {kind} {name!r} for --{flag}; '
+          f'allowed: {", ".join(allowed)}')
 
 
 def check(condition: bool, message: str) -> None:
@@ -232,6 +258,29 @@ def train_each(run: RunFlags, named_configs, train: Callable[..., dict],
       records.append(record)
       print(f'{name}: {describe(record)}', flush=True)
   return records
+
+
+def train_and_write(
+    run: RunFlags, named_configs, train: Callable[..., dict], data, rows,
+    title: str, extra_arguments: Optional[Callable[[Any, str], dict]] = None,
+    **extra) -> None:
+  """`train_each`, then `write_results` of the records under `title`.
+
+  Args:
+    run: The binary's `define_run_flags`.
+    named_configs: (name, config) pairs.
+    train: The system's `training.train`.
+    data: The federated data.
+    rows: The system's `table_rows` module: its `summary` describes a record,
+      its `table` the records.
+    title: The table's title.
+    extra_arguments: (config, name) -> more keyword arguments of `train`.
+    **extra: More entries of `results.json`.
+  """
+  records = train_each(run, named_configs, train, data, rows.summary,
+                       extra_arguments)
+  write_results(run.output_dir.value, title, rows.table(records), records,
+                **extra)
 
 
 def write_results(output_dir: str, title: str, table: str,
@@ -378,6 +427,18 @@ def check_results_dir(results_dir: str) -> None:
         f'--results_dir={results_dir} is not a directory')
 
 
+def load_runs(results_dir: str, load: Callable[[str], Sequence]) -> Sequence:
+  """`load(results_dir)`, the runs found under --results_dir; a results file
+  `load` rejects (ValueError), or none at all, is a `UsageError`."""
+  try:
+    runs = load(results_dir)
+  except ValueError as e:
+    raise UsageError(str(e)) from None
+  check(bool(runs), f'--results_dir={results_dir}: no results.json with '
+        'runs found under it')
+  return runs
+
+
 def run_logged(command: Sequence[str], output_dir: str) -> int:
   """Runs `command` with its output appended to `<output_dir>/log.txt`;
   returns its exit status (the sweeps' one run)."""
@@ -402,3 +463,11 @@ def run_jobs(jobs: Sequence[tuple[str, Callable[[], int]]],
       if rc:
         failed.append(name)
   return failed
+
+
+def exit_if_failed(failed: Sequence[str], jobs: str) -> None:
+  """Ends a sweep whose `jobs` ('rows', 'runs') named `failed` failed: one
+  line naming them and exit status 1; returns if none did."""
+  if failed:
+    fail(f'{len(failed)} {jobs} failed (see their log.txt): '
+         f'{", ".join(failed)}', EXIT_RUNTIME)

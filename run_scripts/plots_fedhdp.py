@@ -151,18 +151,12 @@ def plot_r_sweep(plt, runs: Sequence[paper_tables.Run], reference,
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   results_dir = _RESULTS_DIR.value
   cli.check_results_dir(results_dir)
   cli.check(bool(_OUTPUT_DIR.value), '--output_dir is required: where the '
             'PNG files go')
-  try:
-    runs = paper_tables.load_runs(results_dir)
-  except ValueError as e:
-    raise cli.UsageError(str(e)) from None
-  cli.check(bool(runs), f'--results_dir={results_dir}: no results.json with '
-            'runs found under it')
+  runs = cli.load_runs(results_dir, paper_tables.load_runs)
   reference = (paper_tables.load_reference()
                if os.path.isfile(paper_tables.REFERENCE_CSV) else ())
 

@@ -54,7 +54,6 @@ import dataclasses
 
 from absl import app
 from absl import flags
-from absl import logging
 
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import fedhdp_flags
@@ -82,27 +81,21 @@ def _store_dir(config, data, output_dir, name):
 
 
 def main(argv):
-  if not flags.FLAGS['verbosity'].present:
-    # TFF's program-state manager logs every checkpoint at INFO.
-    logging.set_verbosity(logging.WARNING)
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
   run = fedhdp_flags.RUN
-  cli.check_run_flags(run)
+  cli.begin_main(argv, run)
   configs, preset, num_clients = fedhdp_flags.build_configs()
   cli.check_tff_workers(run.tff_workers.value)
   data = fedhdp_flags.load_data(configs, preset, num_clients)
 
   # Everything was checked: only now is anything written.
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-  output_dir = run.output_dir.value
-  records = cli.train_each(
+  cli.train_and_write(
       run, [(table_rows.run_name(c), c) for c in configs], training.train,
-      data, table_rows.summary, lambda config, name: dict(
-          store_dir=_store_dir(config, data, output_dir, name)))
-  cli.write_results(
-      output_dir, table_rows.title(data.name, data.num_clients, configs[0]),
-      table_rows.table(records), records, preset=dataclasses.asdict(preset))
+      data, table_rows,
+      table_rows.title(data.name, data.num_clients, configs[0]),
+      lambda config, name: dict(
+          store_dir=_store_dir(config, data, run.output_dir.value, name)),
+      preset=dataclasses.asdict(preset))
 
 
 if __name__ == '__main__':

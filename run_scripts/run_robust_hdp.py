@@ -58,7 +58,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 from absl import app
 from absl import flags
-from absl import logging
 
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import robust_hdp_flags
@@ -68,25 +67,18 @@ flags.adopt_module_key_flags(robust_hdp_flags)  # --help lists them.
 
 
 def main(argv):
-  if not flags.FLAGS['verbosity'].present:
-    logging.set_verbosity(logging.WARNING)
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
   run = robust_hdp_flags.RUN
-  cli.check_run_flags(run)
+  cli.begin_main(argv, run)
   configs = robust_hdp_flags.build_configs()
   cli.check_tff_workers(run.tff_workers.value)
   data = robust_hdp_flags.load_data()
 
   # Everything was checked: only now is anything written.
   from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
-  records = cli.train_each(run, [(c.algorithm, c) for c in configs],
-                           training.train, data, table_rows.summary)
-  cli.write_results(
-      run.output_dir.value,
-      table_rows.title(data.name, data.num_clients, configs[0],
-                       robust_hdp_flags.SHARDS.value),
-      table_rows.table(records), records)
+  cli.train_and_write(
+      run, [(c.algorithm, c) for c in configs], training.train, data,
+      table_rows, table_rows.title(data.name, data.num_clients, configs[0],
+                                   robust_hdp_flags.SHARDS.value))
 
 
 if __name__ == '__main__':

@@ -45,7 +45,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from absl import app
 from absl import flags
-from absl import logging
 
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import udp_flags
@@ -55,23 +54,16 @@ flags.adopt_module_key_flags(udp_flags)  # --help lists them.
 
 
 def main(argv):
-  if not flags.FLAGS['verbosity'].present:
-    logging.set_verbosity(logging.WARNING)
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
   run = udp_flags.RUN
-  cli.check_run_flags(run)
+  cli.begin_main(argv, run)
   data, configs = udp_flags.load_and_configure()
   cli.check_tff_workers(run.tff_workers.value)
 
   # Everything was checked: only now is anything written.
   from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
-  records = cli.train_each(run, [(c.algorithm, c) for c in configs],
-                           training.train, data, table_rows.summary)
-  cli.write_results(
-      run.output_dir.value,
-      table_rows.title(data.name, data.num_clients, configs[0]),
-      table_rows.table(records), records)
+  cli.train_and_write(
+      run, [(c.algorithm, c) for c in configs], training.train, data,
+      table_rows, table_rows.title(data.name, data.num_clients, configs[0]))
 
 
 if __name__ == '__main__':

@@ -158,10 +158,7 @@ def main(argv):
   failed = cli.run_jobs(
       [(row_name(row), functools.partial(run_row, row, out, extra))
        for row, out in todo], _PARALLEL.value)
-  if failed:
-    sys.stderr.write(f'sweep_fedhdp.py: error: {len(failed)} rows failed (see their '
-                     f'log.txt): {", ".join(failed)}\n')
-    sys.exit(1)
+  cli.exit_if_failed(failed, 'rows')
 
 
 if __name__ == '__main__':

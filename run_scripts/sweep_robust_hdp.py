@@ -363,10 +363,7 @@ def main(argv):
     with open(os.path.join(sweep_dir, 'figure2.md'), 'w') as f:
       f.write(table + '\n')
     print(table)
-  if failed:
-    sys.stderr.write(f'sweep_robust_hdp.py: error: {len(failed)} runs failed '
-                     f'(see their log.txt): {", ".join(failed)}\n')
-    sys.exit(1)
+  cli.exit_if_failed(failed, 'runs')
 
 
 if __name__ == '__main__':

@@ -83,7 +83,7 @@ def measured_robust_hdp(results_dir: str) -> dict[str, float]:
 
 
 def main(argv):
-  cli.check(len(argv) <= 1, f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   from tff_hdp.robust_hdp import noise_power
   from tff_hdp.robust_hdp import paper_tables
   from tff_hdp.robust_hdp import privacy_preferences

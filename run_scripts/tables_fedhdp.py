@@ -250,20 +250,14 @@ def build(runs: Sequence[paper_tables.Run], reference,
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   results_dir = _RESULTS_DIR.value
   cli.check_results_dir(results_dir)
   table = _TABLE.value
   cli.check(table is None or table in paper_tables.TABLES,
             f'--table must be one of '
             f'{", ".join(map(str, paper_tables.TABLES))}, got {table}')
-  try:
-    runs = paper_tables.load_runs(results_dir)
-  except ValueError as e:
-    raise cli.UsageError(str(e)) from None
-  cli.check(bool(runs), f'--results_dir={results_dir}: no results.json with '
-            'runs found under it')
+  runs = cli.load_runs(results_dir, paper_tables.load_runs)
   if not os.path.isfile(paper_tables.REFERENCE_CSV):
     raise cli.UsageError(f'reference file {paper_tables.REFERENCE_CSV} is '
                          'missing')

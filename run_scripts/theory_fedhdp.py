@@ -365,8 +365,7 @@ def figure_opt_out(path: str, setup: OptOutSetup, figure: int, trials: int,
 
 
 def main(argv: Sequence[str]) -> None:
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   cli.check(_NUM_TRIALS.value >= 2,
             f'--num_trials must be >= 2, got {_NUM_TRIALS.value}')
   output_dir = _OUTPUT_DIR.value

@@ -90,8 +90,7 @@ def synthetic_data(preset: presets.Preset,
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.check_no_arguments(argv)
   for name in _PRESETS.value:
     cli.check(name in presets.PRESETS, f'--presets: unknown preset {name!r}; '
               f'allowed: {", ".join(sorted(presets.PRESETS))}')

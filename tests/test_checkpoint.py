@@ -82,19 +82,16 @@ def test_nothing_to_restore(tmp_path):
       _state(0.0), None) is None
 
 
-def test_another_configuration_is_refused(tmp_path):
+@pytest.mark.parametrize('config,with_store,message', [
+    # Another configuration.
+    ('{"a": 2}', False, 'another configuration'),
+    # Another state layout (a per-client store this run has and it has not).
+    ('{"a": 1}', True, 'holds 5 arrays where this run has 8'),
+])
+def test_a_foreign_checkpoint_is_refused(tmp_path, config, with_store,
+                                         message):
   checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').save(
       1, _state(1.0), None, privacy_ledger.PrivacyLedger(), [])
-  with pytest.raises(checkpoint.CheckpointMismatchError,
-                     match='another configuration'):
-    checkpoint.Checkpointer(str(tmp_path), '{"a": 2}').restore(
-        _state(0.0), None)
-
-
-def test_another_state_layout_is_refused(tmp_path):
-  checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').save(
-      1, _state(1.0), None, privacy_ledger.PrivacyLedger(), [])
-  with pytest.raises(checkpoint.CheckpointMismatchError,
-                     match='holds 5 arrays where this run has 8'):
-    checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').restore(
-        _state(0.0), _Store())
+  with pytest.raises(checkpoint.CheckpointMismatchError, match=message):
+    checkpoint.Checkpointer(str(tmp_path), config).restore(
+        _state(0.0), _Store() if with_store else None)

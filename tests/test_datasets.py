@@ -138,6 +138,14 @@ def test_mnist_num_clients_must_fit_the_split(mnist_dir):
                               num_clients=200)
 
 
+def _load_error(*args, **kwargs) -> str:
+  """The message of the DataFileError that
+  `datasets.load_fedhdp_data(*args, **kwargs)` raises."""
+  with pytest.raises(datasets.DataFileError) as info:
+    datasets.load_fedhdp_data(*args, **kwargs)
+  return str(info.value)
+
+
 def _damage_mnist(path, how, arrays):
   x_train, y_train, x_test, y_test = arrays
   if how == 'truncated':
@@ -178,10 +186,7 @@ def test_damaged_mnist_file_is_named(mnist_dir, tmp_path, how):
   path = str(tmp_path / 'mnist.npz')
   shutil.copy(os.path.join(source, 'mnist.npz'), path)
   _damage_mnist(path, how, arrays)
-  with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_fedhdp_data('mnist', data_dir=str(tmp_path),
-                              num_clients=20)
-  message = str(info.value)
+  message = _load_error('mnist', data_dir=str(tmp_path), num_clients=20)
   assert path in message and 'unusable' in message
   assert mnist.fetch_command(str(tmp_path)) in message
   assert '\n' not in message
@@ -189,9 +194,7 @@ def test_damaged_mnist_file_is_named(mnist_dir, tmp_path, how):
 
 def test_missing_mnist_file_says_where_and_how(tmp_path):
   directory = str(tmp_path / 'nowhere')
-  with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_fedhdp_data('skewed_mnist', data_dir=directory)
-  message = str(info.value)
+  message = _load_error('skewed_mnist', data_dir=directory)
   assert os.path.join(directory, 'mnist.npz') in message
   assert 'not found' in message
   assert f'curl -fL --create-dirs -o {directory}/mnist.npz {mnist.URL}' in (
@@ -433,9 +436,7 @@ def test_damaged_emnist_file_is_named(emnist_dir, tmp_path, monkeypatch, how,
   path = str(tmp_path / 'emnist_all.sqlite')
   shutil.copy(os.path.join(source, 'emnist_all.sqlite'), path)
   _damage_emnist(path, how)
-  with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_fedhdp_data('fmnist', data_dir=str(tmp_path))
-  message = str(info.value)
+  message = _load_error('fmnist', data_dir=str(tmp_path))
   assert path in message and says in message
   assert emnist.fetch_command(str(tmp_path)) in message
   assert '\n' not in message
@@ -448,9 +449,7 @@ def test_missing_emnist_file_says_where_and_how_without_downloading(
   monkeypatch.setattr(urllib.request, 'urlopen',
                       lambda *a, **k: downloads.append(a))
   directory = str(tmp_path / 'cache')
-  with pytest.raises(datasets.DataFileError) as info:
-    datasets.load_fedhdp_data('femnist', data_dir=directory)
-  message = str(info.value)
+  message = _load_error('femnist', data_dir=directory)
   assert os.path.join(directory, 'emnist_all.sqlite') in message
   assert 'not found' in message
   assert ('tff.simulation.datasets.emnist.load_data('

@@ -81,11 +81,19 @@ def _shadow_system_pythons(bin_dir):
       path.chmod(0o755)
 
 
-def test_only_python_3_12_stops_with_one_line_and_exit_2(tmp_path):
+def _checkout_with_pythons(tmp_path, *fakes):
+  """A checkout, and a bin directory holding the fake interpreters `fakes`
+  (`_fake`'s (name, version[, venv])) in front of the system's."""
   root = _checkout(tmp_path)
   bin_dir = tmp_path / 'bin'
-  _fake(bin_dir, 'python3', '3.12')
+  for fake in fakes:
+    _fake(bin_dir, *fake)
   _shadow_system_pythons(bin_dir)
+  return root, bin_dir
+
+
+def test_only_python_3_12_stops_with_one_line_and_exit_2(tmp_path):
+  root, bin_dir = _checkout_with_pythons(tmp_path, ('python3', '3.12'))
   result = _make(root, bin_dir, 'install')
   assert result.returncode == 2
   lines = result.stderr.strip().splitlines()
@@ -101,11 +109,8 @@ def test_only_python_3_12_stops_with_one_line_and_exit_2(tmp_path):
 
 
 def test_python_3_11_is_chosen_before_python3(tmp_path):
-  root = _checkout(tmp_path)
-  bin_dir = tmp_path / 'bin'
-  _fake(bin_dir, 'python3', '3.12')
-  _fake(bin_dir, 'python3.11', '3.11')
-  _shadow_system_pythons(bin_dir)
+  root, bin_dir = _checkout_with_pythons(
+      tmp_path, ('python3', '3.12'), ('python3.11', '3.11'))
   result = _make(root, bin_dir, 'install')
   assert result.returncode == 0, result.stderr
   log = (root / 'log').read_text()
@@ -117,21 +122,15 @@ def test_python_3_11_is_chosen_before_python3(tmp_path):
 
 
 def test_python3_of_a_supported_version_is_used(tmp_path):
-  root = _checkout(tmp_path)
-  bin_dir = tmp_path / 'bin'
-  _fake(bin_dir, 'python3', '3.11')
-  _shadow_system_pythons(bin_dir)
+  root, bin_dir = _checkout_with_pythons(tmp_path, ('python3', '3.11'))
   result = _make(root, bin_dir, 'install')
   assert result.returncode == 0, result.stderr
   assert (root / 'log').read_text().startswith('venv .venv by 3.11')
 
 
 def test_an_interpreter_without_venv_is_skipped_and_named(tmp_path):
-  root = _checkout(tmp_path)
-  bin_dir = tmp_path / 'bin'
-  _fake(bin_dir, 'python3.11', '3.11', venv=False)
-  _fake(bin_dir, 'python3', '3.13')
-  _shadow_system_pythons(bin_dir)
+  root, bin_dir = _checkout_with_pythons(
+      tmp_path, ('python3.11', '3.11', False), ('python3', '3.13'))
   result = _make(root, bin_dir, 'install')
   assert result.returncode == 2
   assert 'python3.11: 3.11 without the venv module (install python3.11-venv)' in (
@@ -140,11 +139,8 @@ def test_an_interpreter_without_venv_is_skipped_and_named(tmp_path):
 
 
 def test_explicit_python_is_the_only_candidate(tmp_path):
-  root = _checkout(tmp_path)
-  bin_dir = tmp_path / 'bin'
-  _fake(bin_dir, 'python3.11', '3.11')
+  root, bin_dir = _checkout_with_pythons(tmp_path, ('python3.11', '3.11'))
   other = _fake(tmp_path / 'other', 'python', '3.12')
-  _shadow_system_pythons(bin_dir)
   result = _make(root, bin_dir, 'install', f'PYTHON={other}')
   assert result.returncode == 2
   assert re.search(r'\(\S*python: 3\.12\)', result.stderr), result.stderr
@@ -156,10 +152,7 @@ def test_explicit_python_is_the_only_candidate(tmp_path):
 
 
 def test_a_half_made_venv_is_rebuilt(tmp_path):
-  root = _checkout(tmp_path)
-  bin_dir = tmp_path / 'bin'
-  _fake(bin_dir, 'python3.11', '3.11')
-  _shadow_system_pythons(bin_dir)
+  root, bin_dir = _checkout_with_pythons(tmp_path, ('python3.11', '3.11'))
   # Left by an install that stopped: no stamp, and an interpreter that fails.
   (root / '.venv' / 'bin').mkdir(parents=True)
   (root / '.venv' / 'bin' / 'python').write_text('#!/bin/sh\nexit 1\n')

@@ -128,15 +128,31 @@ def _dropout(x, rate, training, seed, salt):
       x, rate=rate, seed=tf.random.experimental.stateless_fold_in(seed, salt))
 
 
-def _cnn_forward(weights, x, training, seed):
-  c1, cb1, c2, cb2, w1, b1, w2, b2 = weights
+def _images(x):
+  """`x` as float32 NHWC (a channel axis added to [batch, h, w] inputs)."""
   x = tf.cast(x, tf.float32)
   if x.shape.rank == 3:
     x = x[..., tf.newaxis]
-  x = tf.nn.relu(layers.conv2d(x, c1, cb1, padding='SAME'))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = tf.nn.relu(layers.conv2d(x, c2, cb2, padding='SAME'))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  return x
+
+
+def _conv_pool_twice(x, c1, cb1, c2, cb2, padding):
+  """Images `x` through (conv -> ReLU -> maxpool 2) x 2."""
+  x = _images(x)
+  for kernel, bias in ((c1, cb1), (c2, cb2)):
+    x = tf.nn.relu(layers.conv2d(x, kernel, bias, padding=padding))
+    x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  return x
+
+
+def _channels(input_shape: Sequence[int]) -> int:
+  """Input channels of one example of shape `input_shape` (1 if 2-D)."""
+  return input_shape[2] if len(input_shape) == 3 else 1
+
+
+def _cnn_forward(weights, x, training, seed):
+  c1, cb1, c2, cb2, w1, b1, w2, b2 = weights
+  x = _conv_pool_twice(x, c1, cb1, c2, cb2, padding='SAME')
   x = _dropout(x, 0.25, training, seed, 1)
   x = tf.reshape(x, [tf.shape(x)[0], w1.shape[0]])
   x = tf.nn.relu(layers.dense(x, w1, b1))
@@ -176,13 +192,7 @@ def cnn_model(input_shape: Sequence[int] = (28, 28),
 def _cnn5_forward(weights, x, training, seed):
   del training, seed  # No dropout.
   c1, cb1, c2, cb2, w, b = weights
-  x = tf.cast(x, tf.float32)
-  if x.shape.rank == 3:
-    x = x[..., tf.newaxis]
-  x = tf.nn.relu(layers.conv2d(x, c1, cb1, padding='SAME'))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = tf.nn.relu(layers.conv2d(x, c2, cb2, padding='SAME'))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = _conv_pool_twice(x, c1, cb1, c2, cb2, padding='SAME')
   x = tf.reshape(x, [tf.shape(x)[0], w.shape[0]])
   return layers.dense(x, w, b)
 
@@ -195,7 +205,7 @@ def cnn5_model(input_shape: Sequence[int] = (28, 28),
   ReLU -> maxpool 2 -> dense -> classes: p = 28,938 on 28 x 28 inputs.
   """
   h, w = input_shape[:2]
-  channels = input_shape[2] if len(input_shape) == 3 else 1
+  channels = _channels(input_shape)
   flat = (h // 4) * (w // 4) * 32
   return ModelSpec(
       name='cnn5',
@@ -258,10 +268,7 @@ def _resnet18_forward(plan, weights, x, training, seed):
     x = layers.conv2d(x, kernel, strides=stride, padding='SAME')
     return _group_norm(x, gamma, beta, NORM_GROUPS)
 
-  x = tf.cast(x, tf.float32)
-  if x.shape.rank == 3:
-    x = x[..., tf.newaxis]
-  x = tf.nn.relu(conv_norm(x, 1))
+  x = tf.nn.relu(conv_norm(_images(x), 1))
   for stride, project in plan:
     out = tf.nn.relu(conv_norm(x, stride))
     out = conv_norm(out, 1)
@@ -275,7 +282,7 @@ def _resnet18_forward(plan, weights, x, training, seed):
 def resnet18_model(input_shape: Sequence[int] = (32, 32, 3),
                    num_classes: int = 10) -> ModelSpec:
   """ResNet-18 with GroupNorm(2) for CIFAR-10 (paper 003's code)."""
-  channels = input_shape[2] if len(input_shape) == 3 else 1
+  channels = _channels(input_shape)
   shapes, ones, plan = _resnet18_layout(channels, num_classes)
   return ModelSpec(
       name='resnet18',
@@ -289,13 +296,7 @@ def resnet18_model(input_shape: Sequence[int] = (32, 32, 3),
 def _lenet_forward(weights, x, training, seed):
   del training, seed  # No dropout.
   c1, cb1, c2, cb2, w1, b1, w2, b2, w3, b3 = weights
-  x = tf.cast(x, tf.float32)
-  if x.shape.rank == 3:
-    x = x[..., tf.newaxis]
-  x = tf.nn.relu(layers.conv2d(x, c1, cb1, padding='VALID'))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
-  x = tf.nn.relu(layers.conv2d(x, c2, cb2, padding='VALID'))
-  x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding='VALID')
+  x = _conv_pool_twice(x, c1, cb1, c2, cb2, padding='VALID')
   x = tf.reshape(x, [tf.shape(x)[0], w1.shape[0]])
   x = tf.nn.relu(layers.dense(x, w1, b1))
   x = tf.nn.relu(layers.dense(x, w2, b2))
@@ -311,7 +312,7 @@ def lenet_model(input_shape: Sequence[int] = (32, 32, 3),
   CIFAR-10's 32 x 32 x 3 (pFedHN code). Needs inputs of at least 16 x 16.
   """
   h, w = input_shape[:2]
-  channels = input_shape[2] if len(input_shape) == 3 else 1
+  channels = _channels(input_shape)
   side_h, side_w = ((h - 4) // 2 - 4) // 2, ((w - 4) // 2 - 4) // 2
   if side_h < 1 or side_w < 1:
     raise ValueError(f'lenet needs inputs of at least 16 x 16, got '

@@ -13,7 +13,7 @@
 # limitations under the License.
 """How a subpackage exports its public API lazily (shared).
 
-    _PUBLIC = {'build_fedhdp_process': 'tff_hdp.fedhdp.process', ...}
+    _PUBLIC = {'tff_hdp.fedhdp.process': ('build_fedhdp_process', ...), ...}
     __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)
 
 A public name is imported from its module when first used (PEP 562), so
@@ -22,16 +22,19 @@ importing a package stays TensorFlow-free for the binaries' flag checks and
 """
 
 import importlib
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 
-def lazy(package: str, public: Mapping[str, str]
+def lazy(package: str, public: Mapping[str, Sequence[str]]
          ) -> tuple[list[str], Callable[[str], object]]:
-  """(`__all__`, the module's `__getattr__`) for `public`: name -> module."""
+  """(`__all__`, the module's `__getattr__`) for `public`: module -> the
+  public names it defines."""
+  module_of = {name: module for module, names in public.items()
+               for name in names}
 
   def __getattr__(name):  # pylint: disable=invalid-name
-    if name in public:
-      return getattr(importlib.import_module(public[name]), name)
+    if name in module_of:
+      return getattr(importlib.import_module(module_of[name]), name)
     raise AttributeError(f'module {package!r} has no attribute {name!r}')
 
-  return sorted(public), __getattr__
+  return sorted(module_of), __getattr__

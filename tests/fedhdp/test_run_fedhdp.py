@@ -22,19 +22,16 @@ import time
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-SCRIPT = os.path.join(REPO, 'run_scripts', 'run_fedhdp.py')
+from tests import binaries
+
+SCRIPT = binaries.script_path('run_fedhdp.py')
 TINY = ['--preset=digits', '--num_clients=40', '--clients_per_round=20',
         '--noise_multiplier=1.0',
         '--local_epochs=1', '--eval_every=2', '--noprogress']
 
 
 def _run(args, timeout=600):
-  # capture_output: if a TFF worker inherited our pipes and outlived the
-  # script, this call would never return.
-  return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True,
-                        text=True, timeout=timeout, cwd=REPO, check=False)
+  return binaries.run('run_fedhdp.py', args, timeout)
 
 
 @pytest.mark.parametrize('args,message', [
@@ -65,14 +62,7 @@ def _run(args, timeout=600):
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
                                                       message):
-  out = tmp_path / 'out'
-  result = _run(args + [f'--output_dir={out}'], timeout=120)
-  assert result.returncode == 2, result.stderr
-  lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1, result.stderr
-  assert message in lines[0]
-  assert 'Traceback' not in result.stderr
-  assert not out.exists()
+  binaries.assert_refused('run_fedhdp.py', args, message, tmp_path / 'out')
 
 
 def test_missing_file_error_says_how_to_fetch(tmp_path):
@@ -117,8 +107,8 @@ def test_killed_run_resumes_to_identical_results(tmp_path):
 
   killed = tmp_path / 'killed'
   process = subprocess.Popen(
-      [sys.executable, SCRIPT, *args, f'--output_dir={killed}'], cwd=REPO,
-      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+      [sys.executable, SCRIPT, *args, f'--output_dir={killed}'],
+      cwd=binaries.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   checkpoints = killed / 'checkpoints' / 'fedhdp_r0.1'
   deadline = time.time() + 300
   while time.time() < deadline and process.poll() is None:

@@ -15,14 +15,11 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-SCRIPT = os.path.join(REPO, 'run_scripts', 'run_robust_hdp.py')
+from tests import binaries
+
 # The digits' 20 clients with two distinct (epsilon, b): two noise
 # calibrations (about 1 s each) where a preset such as dist1 needs twenty.
 TINY = ['--dataset=digits', '--model=fc', '--rounds=2', '--eval_every=1',
@@ -32,8 +29,7 @@ TINY = ['--dataset=digits', '--model=fc', '--rounds=2', '--eval_every=1',
 
 
 def _run(args, timeout=600):
-  return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True,
-                        text=True, timeout=timeout, cwd=REPO, check=False)
+  return binaries.run('run_robust_hdp.py', args, timeout)
 
 
 @pytest.mark.parametrize('args,message', [
@@ -66,14 +62,7 @@ def _run(args, timeout=600):
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
                                                       message):
-  out = tmp_path / 'out'
-  result = _run(args + [f'--output_dir={out}'], timeout=120)
-  assert result.returncode == 2, result.stderr
-  lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1, result.stderr
-  assert message in lines[0]
-  assert 'Traceback' not in result.stderr
-  assert not out.exists()
+  binaries.assert_refused('run_robust_hdp.py', args, message, tmp_path / 'out')
 
 
 def test_short_run_writes_results_and_resumes(tmp_path):

@@ -16,8 +16,6 @@ data from results records, the figures drawn, a real run swept, bad flags."""
 
 import json
 import os
-import subprocess
-import sys
 
 import matplotlib
 import numpy as np
@@ -28,16 +26,13 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-imp
 
 from tff_hdp.run_scripts import sweep_robust_hdp as sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tff_hdp.robust_hdp import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from tests import binaries  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-SCRIPT = os.path.join(REPO, 'run_scripts', 'sweep_robust_hdp.py')
 Run = sweep.Run
 
 
 def _run(args, timeout=600):
-  return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True,
-                        text=True, timeout=timeout, cwd=REPO, check=False)
+  return binaries.run('sweep_robust_hdp.py', args, timeout)
 
 
 def test_runs_for_each_figure():
@@ -191,7 +186,5 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
 ])
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, args, message):
   result = _run(args + [f'--results_dir={tmp_path / "r"}'], timeout=120)
-  assert result.returncode == 2, result.stderr
-  lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1 and message in lines[0], result.stderr
+  binaries.assert_usage_error(result, message)
   assert not (tmp_path / 'r').exists()

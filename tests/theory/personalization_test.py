@@ -44,34 +44,37 @@ def _argmin_lambda(risk):
   return float(np.exp(result.x))
 
 
+def _theorem8_lambdas(seed):
+  """(setup, r*, private, Theorem 8's lambda*) of both groups of each
+  `_random_setups(seed)` setup (alpha2, tau2, gamma2, n, n_private)."""
+  for setup in _random_setups(seed):
+    alpha2, tau2, gamma2, n, n_p = setup
+    r_star = theory.optimal_ratio(alpha2 + tau2, gamma2, n_p)
+    yield setup, r_star, False, theory.optimal_lambda_np(alpha2, tau2)
+    yield setup, r_star, True, theory.optimal_lambda_p(alpha2, tau2, gamma2,
+                                                       n, n_p)
+
+
 class PersonalizationTest(parameterized.TestCase):
 
   def test_theorem8_minimises_the_personal_risk_at_r_star(self):
-    for alpha2, tau2, gamma2, n, n_p in _random_setups(0):
-      r_star = theory.optimal_ratio(alpha2 + tau2, gamma2, n_p)
-      for private, closed_form in (
-          (False, theory.optimal_lambda_np(alpha2, tau2)),
-          (True, theory.optimal_lambda_p(alpha2, tau2, gamma2, n, n_p))):
-        args = (alpha2, tau2, gamma2, n, n_p, r_star, private)
-        numeric = _argmin_lambda(
-            lambda lam, args=args: theory.local_risk(
-                lam, *args, own_noise_in_global=False))
-        self.assertAlmostEqual(np.log(closed_form), np.log(numeric), delta=1e-4)
+    for setup, r_star, private, closed_form in _theorem8_lambdas(0):
+      args = (*setup, r_star, private)
+      numeric = _argmin_lambda(
+          lambda lam, args=args: theory.local_risk(
+              lam, *args, own_noise_in_global=False))
+      self.assertAlmostEqual(np.log(closed_form), np.log(numeric), delta=1e-4)
 
   def test_theorem8_reaches_the_bayes_risk(self):
-    for alpha2, tau2, gamma2, n, n_p in _random_setups(1):
-      r_star = theory.optimal_ratio(alpha2 + tau2, gamma2, n_p)
-      for private, lam in (
-          (False, theory.optimal_lambda_np(alpha2, tau2)),
-          (True, theory.optimal_lambda_p(alpha2, tau2, gamma2, n, n_p))):
-        bayes = theory.bayes_local_risk(alpha2, tau2, gamma2, n, n_p, private)
-        risk = theory.local_risk(lam, alpha2, tau2, gamma2, n, n_p, r_star,
-                                 private, own_noise_in_global=False)
-        self.assertAlmostEqual(risk, bayes, delta=1e-10 * bayes)
-        # Any other lambda, or the HDP-FedAvg ratio, is worse.
-        self.assertGreater(
-            theory.local_risk(2 * lam, alpha2, tau2, gamma2, n, n_p, r_star,
-                              private, own_noise_in_global=False), bayes)
+    for setup, r_star, private, lam in _theorem8_lambdas(1):
+      bayes = theory.bayes_local_risk(*setup, private)
+      risk = theory.local_risk(lam, *setup, r_star, private,
+                               own_noise_in_global=False)
+      self.assertAlmostEqual(risk, bayes, delta=1e-10 * bayes)
+      # Any other lambda, or the HDP-FedAvg ratio, is worse.
+      self.assertGreater(
+          theory.local_risk(2 * lam, *setup, r_star, private,
+                            own_noise_in_global=False), bayes)
 
   def test_theorem8_is_lemma3_with_one_group_non_private(self):
     for alpha2, tau2, gamma2, n, n_p in _random_setups(2):

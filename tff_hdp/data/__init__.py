@@ -26,8 +26,7 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
-    'to_federated_data': 'tff_hdp.data.client_data',
-    'in_client_order': 'tff_hdp.data.client_data',
-    'PoissonClientSource': 'tff_hdp.data.client_data',
+    'tff_hdp.data.client_data': ('to_federated_data', 'in_client_order',
+                                 'PoissonClientSource'),
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

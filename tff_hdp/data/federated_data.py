@@ -62,6 +62,21 @@ class FederatedData:
     return np.flatnonzero(self.client_labels == label)
 
 
+def _from_clients(name: str, x: np.ndarray, num_classes: int,
+                  train: Sequence[ClientArrays], test: Sequence[ClientArrays],
+                  server_test: Optional[ClientArrays] = None,
+                  client_labels: Optional[np.ndarray] = None) -> FederatedData:
+  """The `FederatedData` of the clients' `train` and `test` data, split from
+  examples like `x`; the server test set is `server_test`, else the union of
+  the clients' test data."""
+  if server_test is None:
+    server_test = (np.concatenate([t[0] for t in test]),
+                   np.concatenate([t[1] for t in test]))
+  return FederatedData(name=name, input_shape=tuple(x.shape[1:]),
+                       num_classes=num_classes, train=train, test=test,
+                       server_test=server_test, client_labels=client_labels)
+
+
 def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
                                x_test: np.ndarray, y_test: np.ndarray,
                                num_clients: int, seed: int,
@@ -107,14 +122,9 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
       train[client] = (x_train[take], y_train[take].astype(np.int32))
       test[client] = (x_test[test_idx[k]], y_test[test_idx[k]].astype(np.int32))
       client_labels[client] = c
-  return FederatedData(
-      name=name,
-      input_shape=tuple(x_train.shape[1:]),
-      num_classes=int(labels.max()) + 1,
-      train=train,
-      test=test,
-      server_test=(x_test, y_test.astype(np.int32)),
-      client_labels=client_labels)
+  return _from_clients(name, x_train, int(labels.max()) + 1, train, test,
+                       server_test=(x_test, y_test.astype(np.int32)),
+                       client_labels=client_labels)
 
 
 def split_by_shards(x: np.ndarray, y: np.ndarray, *, num_clients: int,
@@ -176,15 +186,7 @@ def split_by_shards(x: np.ndarray, y: np.ndarray, *, num_clients: int,
     idx = rng.permutation(idx)
     train.append((x[idx[:num_train]], y[idx[:num_train]].astype(np.int32)))
     test.append((x[idx[num_train:]], y[idx[num_train:]].astype(np.int32)))
-  server_x = np.concatenate([t[0] for t in test])
-  server_y = np.concatenate([t[1] for t in test])
-  return FederatedData(
-      name=name,
-      input_shape=tuple(x.shape[1:]),
-      num_classes=int(y.max()) + 1,
-      train=train,
-      test=test,
-      server_test=(server_x, server_y))
+  return _from_clients(name, x, int(y.max()) + 1, train, test)
 
 
 def split_by_classes(x: np.ndarray, y: np.ndarray, *, num_clients: int,
@@ -241,11 +243,4 @@ def split_by_classes(x: np.ndarray, y: np.ndarray, *, num_clients: int,
     num_test = min(max(1, int(round(len(idx) * test_fraction))), len(idx) - 1)
     train.append((x[idx[num_test:]], y[idx[num_test:]].astype(np.int32)))
     test.append((x[idx[:num_test]], y[idx[:num_test]].astype(np.int32)))
-  return FederatedData(
-      name=name,
-      input_shape=tuple(x.shape[1:]),
-      num_classes=int(labels.max()) + 1,
-      train=train,
-      test=test,
-      server_test=(np.concatenate([t[0] for t in test]),
-                   np.concatenate([t[1] for t in test])))
+  return _from_clients(name, x, int(labels.max()) + 1, train, test)

@@ -33,9 +33,8 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
-    'build_fedhdp_process': 'tff_hdp.fedhdp.process',
-    'build_data_source': 'tff_hdp.fedhdp.process',
-    'client_element': 'tff_hdp.fedhdp.process',
-    'global_weights': 'tff_hdp.templates',  # shared with Robust-HDP
+    'tff_hdp.fedhdp.process': ('build_fedhdp_process', 'build_data_source',
+                               'client_element'),
+    'tff_hdp.templates': ('global_weights',),  # shared with Robust-HDP
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -28,6 +28,7 @@ import numpy as np
 from tff_hdp.privacy import accounting
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import clip_noise
+from tff_hdp.fedhdp import presets
 from tff_hdp.fedhdp import privacy_groups
 
 
@@ -36,6 +37,10 @@ DENOMINATORS = ('expected', 'realised')
 # TensorFlow, without TFF's runtime, faster; `direct_backend`), as in
 # Robust-HDP and UDP-Alg.
 BACKENDS = ('tff', 'direct')
+# The defaults: paper 001's non-IID MNIST with every other value of
+# `presets.Preset`'s defaults (so no learning-rate decay).
+_DEFAULT = presets.Preset(dataset='mnist', model='fc', num_clients=2000,
+                          sampling_rate=0.05, num_classes=10)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,29 +84,29 @@ class FedHdpConfig:
   ratio: Union[float, tuple[float, ...]] = 0.1
   lambda_p: float = 0.05
   lambda_np: float = 0.05
-  model: str = 'fc'
-  rounds: int = 500
-  clients_per_round: int = 100
-  sampling_rate: float = 0.05
+  model: str = _DEFAULT.model
+  rounds: int = _DEFAULT.rounds
+  clients_per_round: int = _DEFAULT.clients_per_round
+  sampling_rate: float = _DEFAULT.sampling_rate
   poisson_sampling: bool = True
   denominators: str = 'expected'
-  local_epochs: int = 25
-  batch_size: int = 20
-  learning_rate: float = 0.5
-  personal_learning_rate: float = 0.5
-  lr_decay_factor: float = 1.0
-  lr_decay_rounds: int = 50
-  initial_clip: float = 0.5
-  clip_learning_rate: float = 0.2
-  target_quantile: float = 0.5
-  noise_multiplier: Union[float, tuple[float, ...]] = 1.5
+  local_epochs: int = _DEFAULT.local_epochs
+  batch_size: int = _DEFAULT.batch_size
+  learning_rate: float = _DEFAULT.learning_rate
+  personal_learning_rate: float = _DEFAULT.personal_learning_rate
+  lr_decay_factor: float = _DEFAULT.lr_decay_factor
+  lr_decay_rounds: int = _DEFAULT.lr_decay_rounds
+  initial_clip: float = _DEFAULT.initial_clip
+  clip_learning_rate: float = _DEFAULT.clip_learning_rate
+  target_quantile: float = _DEFAULT.target_quantile
+  noise_multiplier: Union[float, tuple[float, ...]] = _DEFAULT.noise_multiplier
   level_fractions: tuple[float, ...] = ()
   clipped_count_stddev: Optional[float] = None
-  delta: float = 1e-4
+  delta: float = _DEFAULT.delta
   accountant: str = 'rdp'
-  optout_fraction: float = 0.05
-  skewed_optout: bool = False
-  eval_every: int = 10
+  optout_fraction: float = _DEFAULT.optout_fraction
+  skewed_optout: bool = _DEFAULT.skewed_optout
+  eval_every: int = _DEFAULT.eval_every
   seed: int = 0
   backend: str = 'tff'
   tff_workers: tuple[str, ...] = ()

@@ -27,8 +27,8 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
-    'compute_epsilon': 'tff_hdp.privacy.accounting',
-    'noise_multiplier_for_epsilon': 'tff_hdp.privacy.accounting',
-    'PrivacyLedger': 'tff_hdp.privacy.privacy_ledger',
+    'tff_hdp.privacy.accounting': ('compute_epsilon',
+                                   'noise_multiplier_for_epsilon'),
+    'tff_hdp.privacy.privacy_ledger': ('PrivacyLedger',),
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -42,9 +42,8 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
-    'build_robust_hdp_process': 'tff_hdp.robust_hdp.process',
-    'build_data_source': 'tff_hdp.robust_hdp.process',
-    'client_element': 'tff_hdp.robust_hdp.process',
-    'global_weights': 'tff_hdp.templates',  # shared with FedHDP
+    'tff_hdp.robust_hdp.process': ('build_robust_hdp_process',
+                                   'build_data_source', 'client_element'),
+    'tff_hdp.templates': ('global_weights',),  # shared with FedHDP
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -21,6 +21,7 @@ import dataclasses
 from typing import Optional
 
 from tff_hdp.privacy import accounting
+from tff_hdp.robust_hdp import presets
 
 RULES = ('robust_hdp', 'weiavg', 'pfa', 'dpfedavg', 'min_epsilon', 'oracle',
          'non_private')
@@ -47,8 +48,9 @@ class RobustHdpConfig:
   """A Robust-HDP run's configuration: every hyperparameter of one run.
 
   Recorded with the run's results (`dataclasses.asdict`). The defaults are
-  paper 003's settings as its authors' code runs them (cnn5, 200 rounds, one
-  epoch, eta_l = 0.1, c = 3, delta = 1e-4; docs/robust_hdp.md);
+  paper 003's settings as its authors' code runs them (`presets.PAPER`: cnn5,
+  200 rounds, one epoch, eta_l = 0.1, c = 3, delta = 1e-4;
+  docs/robust_hdp.md);
   `algorithm`, `epsilons` and `batch_sizes` have none.
   `run_scripts/run_robust_hdp.py` fills every field from its flags.
 
@@ -88,20 +90,20 @@ class RobustHdpConfig:
   epsilons: tuple[float, ...]
   batch_sizes: tuple[int, ...]
   distribution: str = ''
-  model: str = 'cnn5'
-  rounds: int = 200
-  local_epochs: int = 1
-  learning_rate: float = 0.1
-  clip: float = 3.0
-  delta: float = 1e-4
+  model: str = presets.PAPER.model
+  rounds: int = presets.PAPER.rounds
+  local_epochs: int = presets.PAPER.local_epochs
+  learning_rate: float = presets.PAPER.learning_rate
+  clip: float = presets.PAPER.clip
+  delta: float = presets.PAPER.delta
   accountant: str = 'rdp'
-  poisson: bool = True
-  first_round_only: bool = False
+  poisson: bool = presets.PAPER.poisson_sampling
+  first_round_only: bool = not presets.PAPER.rpca_every_round
   block_rows: Optional[int] = None
-  rpca_max_iterations: int = 1000
-  rpca_method: str = 'admm'
-  pfa_rank: int = 1
-  eval_every: int = 10
+  rpca_max_iterations: int = presets.PAPER.rpca_max_iterations
+  rpca_method: str = presets.PAPER.rpca_method
+  pfa_rank: int = presets.PAPER.pfa_rank
+  eval_every: int = presets.PAPER.eval_every
   backend: str = 'tff'
   tff_workers: tuple[str, ...] = ()
   seed: int = 0

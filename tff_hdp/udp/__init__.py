@@ -59,7 +59,6 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
-    'build_udp_process': 'tff_hdp.udp.process',
-    'build_data_source': 'tff_hdp.udp.process',
+    'tff_hdp.udp.process': ('build_udp_process', 'build_data_source'),
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -25,9 +25,12 @@ import dataclasses
 from typing import Optional
 
 from tff_hdp.privacy import accounting
+from tff_hdp.udp import presets
 
 ALGORITHMS = ('udp', 'clip_only', 'noiseless', 'pfedhn')
 BACKENDS = ('direct', 'tff')
+# The defaults: paper 004's settings, with CIFAR-10's q (its grid's middle).
+_PAPER = presets.PRESETS['cifar10']
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,21 +81,21 @@ class UdpConfig:
   """
 
   algorithm: str = 'udp'
-  target: str = 'lenet'
-  rounds: int = 500
-  sampling_rate: float = 0.1
-  clip: float = 0.1
-  noise_multiplier: float = 5.0
+  target: str = _PAPER.target
+  rounds: int = _PAPER.rounds
+  sampling_rate: float = _PAPER.sampling_rate
+  clip: float = _PAPER.clip
+  noise_multiplier: float = _PAPER.noise_multiplier
   sample_cap: float = 100.0
-  local_steps: int = 50
-  batch_size: int = 64
-  local_learning_rate: float = 0.001
-  hyper_learning_rate: float = 0.01
-  embedding_learning_rate: float = 0.01
+  local_steps: int = _PAPER.local_steps
+  batch_size: int = _PAPER.batch_size
+  local_learning_rate: float = _PAPER.local_learning_rate
+  hyper_learning_rate: float = _PAPER.hyper_learning_rate
+  embedding_learning_rate: float = _PAPER.embedding_learning_rate
   embedding_dim: Optional[int] = None
-  delta: float = 1e-5
+  delta: float = presets.DELTA
   accountant: str = 'rdp'
-  eval_every: int = 10
+  eval_every: int = _PAPER.eval_every
   seed: int = 0
   backend: str = 'direct'
   tff_workers: tuple[str, ...] = ()
