@@ -83,7 +83,6 @@ def main(argv):
   from tff_hdp import models  # pylint: disable=g-import-not-at-top
   from tff_hdp.udp import audit as audit_lib  # pylint: disable=g-import-not-at-top
   from tff_hdp.udp import hypernetwork  # pylint: disable=g-import-not-at-top
-  from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
 
   target = models.build_model(config.target, data.input_shape,
                               data.num_classes)
@@ -98,8 +97,8 @@ def main(argv):
                              observe=_OBSERVE.value)
   output_dir = flags.FLAGS.output_dir
   cli.claim_output_dir(output_dir)
-  record = training.train(config, data, progress=flags.FLAGS.progress,
-                          audit=audit, audit_statistic=_STATISTIC.value)
+  record = audit_lib.train_audited(config, data, audit, _STATISTIC.value,
+                                   progress=flags.FLAGS.progress)
   line = canary_audit.format_line(record['audit'][0])
   title = (f'audit: UDP-Alg dataset={data.name} users={data.num_clients} '
            f'rounds={config.rounds} q={config.sampling_rate:g} '

@@ -20,7 +20,7 @@ In one process, on synthetic data of the real shapes (values do not change
 the work):
 
 1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`.
-2. For each setting, rounds of the direct round (`training._round_fn`, one
+2. For each setting, rounds of the direct round (`training.DirectRound`, one
    tf.function) with exactly qN users (CIFAR-10: 100 users, q = 0.1, 500
    examples each, LeNet on 32 x 32 x 3; FEMNIST: 3,400 users, q = 0.05, 200
    examples each, LeNet on 28 x 28 with 62 classes), K = 50 local steps of
@@ -145,9 +145,9 @@ def main(argv):
                                         num_classes=classes, train=users,
                                         test=users, server_test=users[0])
     config = config_lib.UdpConfig(sampling_rate=q)
-    round_fn, _ = training._round_fn(  # pylint: disable=protected-access
-        net, config, 1.0, q * num_users)
-    no_extra = [tf.zeros(s) for s in net.shapes]
+    round_fn = training.DirectRound(
+        net, config, training.round_constants(config, 1.0,
+                                              q * num_users)).round_fn
     phi = [tf.constant(p) for p in net.init(0)]
     embeddings = net.init_embeddings(cohort, 0)
     weights = np.ones(cohort, np.float32)
@@ -156,13 +156,11 @@ def main(argv):
                                      config.batch_size, rng)
     key = np.array([0, 1], np.int64)
     with timing.Clock() as first:
-      round_fn(phi, embeddings, *batches, weights, key,
-               no_extra)[0][0].numpy()
+      round_fn(phi, embeddings, *batches, weights, key).phi[0].numpy()
     seconds = []
     for _ in range(_ROUNDS.value):
       with timing.Clock() as c:
-        round_fn(phi, embeddings, *batches, weights, key,
-               no_extra)[0][0].numpy()
+        round_fn(phi, embeddings, *batches, weights, key).phi[0].numpy()
       seconds.append(c.wall)
     per_round = float(np.median(seconds))
     local = (cohort * config.local_steps * config.batch_size * 3 * 2 *

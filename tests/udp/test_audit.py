@@ -60,13 +60,13 @@ def test_canary_records_are_max_weight_times_clip_along_c(data):
 
 def test_audit_keeps_the_accountant_and_the_users(data):
   plain = training.train(TINY, data)
-  idle = training.train(TINY, data, audit=audit_lib.UdpAudit(
+  idle = audit_lib.train_audited(TINY, data, audit_lib.UdpAudit(
       _net(data), canaries=4, sampling_rate=0.0, seed=1,
       noise_multiplier=TINY.noise_multiplier))
   assert idle['metrics'] == plain['metrics']
   assert [{k: v for k, v in h.items() if k != 'canaries_sampled'}
           for h in idle['history']] == plain['history']
-  planted = training.train(TINY, data, audit=audit_lib.UdpAudit(
+  planted = audit_lib.train_audited(TINY, data, audit_lib.UdpAudit(
       _net(data), canaries=20, sampling_rate=0.3, seed=1,
       planted_noise_scale=0.25, noise_multiplier=TINY.noise_multiplier))
   assert planted['epsilon'] == plain['epsilon']  # The configured z.
@@ -81,33 +81,43 @@ def test_audit_keeps_the_accountant_and_the_users(data):
   assert row['observations'] == TINY.rounds  # Empty rounds release too.
   assert 0 < row['epsilon_accounted_pld'] < row['epsilon_accounted']
   with pytest.raises(ValueError, match='direct backend'):
-    training.train(dataclasses.replace(TINY, algorithm='noiseless'), data,
-                   audit=audit_lib.UdpAudit(_net(data), canaries=4,
-                                            sampling_rate=0.3, seed=1,
-                                            observe='global'),
-                   audit_statistic='max')
+    audit_lib.train_audited(
+        dataclasses.replace(TINY, algorithm='noiseless'), data,
+        audit_lib.UdpAudit(_net(data), canaries=4, sampling_rate=0.3, seed=1,
+                           observe='global'), 'max')
+
+
+def _constants(noise_multiplier):
+  return hypernetfl.RoundConstants(
+      clip=0.1, noise_multiplier=noise_multiplier, max_weight=0.8,
+      denominator=4.0, local_learning_rate=0.0, hyper_learning_rate=0.5,
+      embedding_learning_rate=0.0)
 
 
 def test_release_minus_known_records_is_canaries_plus_noise():
-  # phi_step's release: the noised sum minus the users' own total. Without
-  # noise it is exactly the canary records; with noise z, the rest is
-  # N(0, (z max_w S)^2) per coordinate.
+  # The audited step's release: the noised sum minus the users' own total.
+  # Without noise it is exactly the canary records; with noise z, the rest
+  # is N(0, (z max_w S)^2) per coordinate.
   rng = np.random.default_rng(0)
   shapes = [(30, 20), (20,)]
   total = [tf.constant(rng.normal(size=s), tf.float32) for s in shapes]
   extra = [tf.constant(rng.normal(size=s), tf.float32) for s in shapes]
   phi = [tf.zeros(s) for s in shapes]
-  common = dict(clip=0.1, max_weight=0.8, denominator=4.0,
-                hyper_learning_rate=0.5, extra_total=extra,
-                return_release=True)
-  _, _, release = hypernetfl.phi_step(phi, total, tf.constant([1, 2],
-                                                              tf.int64),
-                                      noise_multiplier=0.0, **common)
+  key = tf.constant([1, 2], tf.int64)
+  release = audit_lib.known_residual(
+      audit_lib.audited_phi_step(phi, total, extra, key, _constants(0.0)),
+      total)
   for r, e in zip(release, extra):
     np.testing.assert_allclose(r.numpy(), e.numpy(), atol=1e-6)
-  new_phi, _, release = hypernetfl.phi_step(
-      phi, total, tf.constant([1, 2], tf.int64), noise_multiplier=2.0,
-      **common)
+  audited = audit_lib.audited_phi_step(phi, total, extra, key,
+                                      _constants(2.0))
+  release = audit_lib.known_residual(audited, total)
+  new_phi = audited.phi
+  # Its step is phi_step's on the users' sum with the records.
+  plain = hypernetfl.phi_step(phi, [t + e for t, e in zip(total, extra)],
+                              key, _constants(2.0))
+  for a, b in zip(plain.phi, new_phi):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
   rest = np.concatenate([(r - e).numpy().ravel()
                          for r, e in zip(release, extra)])
   # 620 draws: the sample std is within 10% of 0.16 (about 3.5 of its
@@ -125,8 +135,10 @@ def test_a_round_without_users_still_releases_noise(data):
   net = _net(data)
   phi = [tf.constant(p) for p in net.init(0)]
   new = hypernetfl.empty_round_step(
-      phi, tf.constant([3, 4], tf.int64), clip=0.1, noise_multiplier=2.0,
-      max_weight=1.0, denominator=4.0, hyper_learning_rate=0.5)
+      phi, tf.constant([3, 4], tf.int64), hypernetfl.RoundConstants(
+          clip=0.1, noise_multiplier=2.0, max_weight=1.0, denominator=4.0,
+          local_learning_rate=0.0, hyper_learning_rate=0.5,
+          embedding_learning_rate=0.0))
   step = np.concatenate([(p - n).numpy().ravel() for p, n in zip(phi, new)])
   # lambda * sigma with sigma = z max_w S / (q W) = 0.05.
   assert step.std() == pytest.approx(0.5 * 0.05, rel=0.01)

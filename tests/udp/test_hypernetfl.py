@@ -30,6 +30,13 @@ def _net(target=None, dim=3):
   return hypernetwork.HyperNetwork(target, embedding_dim=dim, hidden=7)
 
 
+def _constants(**kwargs):
+  """The estimator's constants (the learning rates unused)."""
+  return hypernetfl.RoundConstants(local_learning_rate=0.0,
+                                   hyper_learning_rate=0.0,
+                                   embedding_learning_rate=0.0, **kwargs)
+
+
 def test_generated_weights_have_the_target_shapes():
   net = hypernetwork.HyperNetwork(models.lenet_model((32, 32, 3), 10), 26)
   phi = net.init(0)
@@ -131,8 +138,9 @@ def test_clipping_and_weighted_estimator_by_hand():
         [-1] + [1] * (g.ndim - 1)), rtol=1e-5)
   total = hypernetfl.weighted_clipped_sum(grads, weights, clip)
   estimate, stddev = hypernetfl.private_estimate(
-      total, clip=clip, noise_multiplier=0.0, max_weight=1.0,
-      denominator=2.5, key=tf.constant([1, 2], tf.int64))
+      total, tf.constant([1, 2], tf.int64),
+      _constants(clip=clip, noise_multiplier=0.0, max_weight=1.0,
+                 denominator=2.5))
   assert float(stddev) == 0.0
   for got, g in zip(estimate, grads):
     want = np.tensordot(weights * factors, g, axes=1) / 2.5
@@ -183,9 +191,9 @@ def test_cohort_gradient_equals_per_user_vjps_clipped(target, clip_and_noise):
 def test_noise_stddev_is_z_max_w_s_over_q_w(z, max_weight, clip, denominator):
   zeros = [tf.zeros((300, 200)), tf.zeros((1000,))]
   estimate, stddev = hypernetfl.private_estimate(
-      zeros, clip=clip, noise_multiplier=z,
-      max_weight=max_weight, denominator=denominator,
-      key=tf.constant([7, 8], tf.int64))
+      zeros, tf.constant([7, 8], tf.int64),
+      _constants(clip=clip, noise_multiplier=z, max_weight=max_weight,
+                 denominator=denominator))
   expected = z * max_weight * clip / denominator
   assert float(stddev) == pytest.approx(expected, rel=1e-6)
   noise = np.concatenate([e.numpy().ravel() for e in estimate])
@@ -201,12 +209,13 @@ def _round(clip_and_noise, clip, z, key=(3, 4)):
   y = rng.integers(0, 3, (3, 5)).astype(np.int32)
   indices = rng.integers(0, 5, (2, 3, 4)).astype(np.int32)
   return hypernetfl.round_step(
-      net, net.init(5), net.init_embeddings(3, 5), x, y, indices,
-      np.ones((2, 3, 4), np.float32), tf.constant([1.0, 0.5, 0.8]),
-      tf.constant(key, tf.int64), clip=clip, noise_multiplier=z,
-      max_weight=1.0, denominator=1.2, local_learning_rate=0.1,
-      hyper_learning_rate=0.05, embedding_learning_rate=0.05,
-      clip_and_noise=clip_and_noise)
+      net, net.init(5), net.init_embeddings(3, 5),
+      hypernetfl.UserBatches(x, y, indices, np.ones((2, 3, 4), np.float32)),
+      tf.constant([1.0, 0.5, 0.8]), tf.constant(key, tf.int64),
+      hypernetfl.RoundConstants(
+          clip=clip, noise_multiplier=z, max_weight=1.0, denominator=1.2,
+          local_learning_rate=0.1, hyper_learning_rate=0.05,
+          embedding_learning_rate=0.05, clip_and_noise=clip_and_noise))
 
 
 def test_noiseless_is_udp_with_zero_noise_and_a_clip_that_never_binds():

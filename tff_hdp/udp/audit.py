@@ -14,7 +14,7 @@
 """The canary-user audit of UDP-Alg's phi (paper 004; issue 11, item 5).
 
 What is audited: phi's iterates, which UDP-Alg releases as (epsilon, delta)
-user-level DP (`tff_hdp.udp`). `training.train(..., audit=UdpAudit(...))`
+user-level DP (`tff_hdp.udp`). `train_audited(config, data, UdpAudit(...))`
 adds m canary users (`tff_hdp.privacy.canary_audit`), each inserted with
 probability 1/2 and, once inserted, sampled every round with probability q
 like any user. A sampled canary's record in the estimator is its clipped,
@@ -24,6 +24,13 @@ max_w S c_k to sum_u w_u Clip(g_u, S) before the noise. Canaries have no
 data, no embedding and no model, so the real users' metrics are theirs
 alone; W (the estimator's denominator) stays the real users' (a public
 constant of the run).
+
+The audited run composes the driver's pieces (`training.prepare`,
+`training.run_rounds`, `training.results_record`) with its own direct
+round (`AuditedRound`): the users' weighted clipped sum
+(`hypernetfl.users_step`), plus the sampled canaries' records, released and
+stepped as in every run (`hypernetfl.phi_step`; `audited_phi_step`).
+The observed release is that minus the users' sum (`known_residual`).
 
 What the auditor observes (`tff_hdp.privacy.canary_audit`):
 `observe='release'` (default) is the noised estimator itself, every round:
@@ -37,12 +44,20 @@ estimate and Steinke et al.'s lower bound. A planted fault
 nor the statistic's.
 """
 
-from typing import Any, Optional
+import dataclasses
+import time
+from typing import Any, Optional, Sequence
 
 import numpy as np
+import tensorflow as tf
 
+from tff_hdp import round_loop
+from tff_hdp.data import federated_data
 from tff_hdp.privacy import canary_audit
+from tff_hdp.udp import config as config_lib
+from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
+from tff_hdp.udp import training
 
 GROUP = 'phi'
 
@@ -118,3 +133,121 @@ class UdpAudit:
                              {GROUP: self.planted_noise_scale},
                              observe=self.observe,
                              accounted_pld={GROUP: accounted_pld})
+
+
+def audited_phi_step(phi: Sequence[tf.Tensor], total: Sequence[tf.Tensor],
+                     records: Sequence[tf.Tensor], key: tf.Tensor,
+                     constants: hypernetfl.RoundConstants
+                     ) -> hypernetfl.PhiStep:
+  """`hypernetfl.phi_step` with the canaries' `records` joining the users'
+  weighted clipped sum `total` before the noise."""
+  return hypernetfl.phi_step(phi, [t + r for t, r in zip(total, records)],
+                             key, constants)
+
+
+def known_residual(step: hypernetfl.PhiStep,
+                   total: Sequence[tf.Tensor]) -> list[tf.Tensor]:
+  """The release minus the users' own weighted clipped sum `total`: what an
+  auditor who knows the users' records learns from it."""
+  return [s - t for s, t in zip(step.release, total)]
+
+
+class AuditedRound(round_loop.Observer):
+  """The direct round with the audit's canaries, and the audit's observer.
+
+  Called as `training.DirectRound` is, a round adds the round's sampled
+  canaries' records to the users' weighted clipped sum
+  (`hypernetfl.users_step`, then `audited_phi_step`; with no user, to an
+  empty sum), and its measurements start with 'canaries_sampled'. As an
+  observer of the loop (`round_loop.Observer`), it gives the audit each
+  round's phi step or release minus the users' sum (`known_residual`, only
+  computed for observe='release'; `UdpAudit.observe_round`).
+  """
+
+  def __init__(self, audit: UdpAudit, net: hypernetwork.HyperNetwork,
+               constants: hypernetfl.RoundConstants, batch_size: int):
+    self._audit = audit
+    self._constants = constants
+    signature = training.round_signature(net, batch_size)
+    phi_specs = signature[0]
+    observed = (known_residual if audit.observe == 'release' else
+                lambda step, total: [])
+
+    @tf.function(input_signature=signature + [phi_specs])
+    def round_fn(phi, embeddings, x, y, indices, mask, weights, key, records):
+      users = hypernetfl.users_step(
+          net, phi, embeddings, hypernetfl.UserBatches(x, y, indices, mask),
+          weights, constants)
+      step = audited_phi_step(phi, users.total, records, key, constants)
+      return (hypernetfl.round_result(users, step, weights, constants.clip),
+              observed(step, users.total))
+
+    @tf.function(input_signature=[phi_specs, signature[7], phi_specs])
+    def empty_round_fn(phi, key, records):
+      zeros = [tf.zeros_like(p) for p in phi]
+      step = audited_phi_step(phi, zeros, records, key, constants)
+      return step.phi, observed(step, zeros)
+
+    self._round_fn = round_fn
+    self._empty_round_fn = empty_round_fn
+    self._old_phi = self._release = None
+
+  def __call__(self, round_num: int, phi, embeddings, batches, weights, key):
+    records, count = self._audit.round_records(
+        round_num, self._constants.clip, self._constants.max_weight)
+    phi = [tf.constant(p) for p in phi]
+    if batches is None:
+      new_phi, self._release = self._empty_round_fn(phi, key, records)
+      return ([p.numpy() for p in new_phi], None,
+              {'canaries_sampled': count})
+    result, self._release = self._round_fn(phi, embeddings, *batches,
+                                           weights, key, records)
+    return ([p.numpy() for p in result.phi], result.embeddings.numpy(),
+            {'canaries_sampled': count,
+             **{k: float(v) for k, v in result.measurements.items()}})
+
+  def before_round(self, round_num: int, state) -> None:
+    self._old_phi = state['phi']
+
+  def after_round(self, round_num: int, state, entry: dict) -> None:
+    self._audit.observe_round(self._old_phi, state['phi'], self._release,
+                              self._constants.clip,
+                              self._constants.max_weight)
+
+
+def train_audited(config: config_lib.UdpConfig,
+                  data: federated_data.FederatedData, audit: UdpAudit,
+                  statistic: str = 'lr', *,
+                  progress: bool = False) -> dict[str, Any]:
+  """`training.train`'s run with `audit`'s canary users, and its report.
+
+  The canaries join every round's estimator, the mechanism runs with the
+  audit's noise multiplier (a planted fault), the accountant keeps the
+  configured one. UDP-Alg only, on the direct backend, without
+  checkpoints.
+
+  Returns:
+    `training.train`'s record with an 'audit' entry (`UdpAudit.report` with
+    `statistic`).
+  """
+  config.validate()
+  canary_audit.check_observer(audit.observe, statistic)
+  if config.backend != 'direct' or not config.private:
+    raise ValueError('an audit runs UDP-Alg on the direct backend without '
+                     f'checkpoints; got algorithm {config.algorithm!r}, '
+                     f'backend {config.backend!r}')
+  start = time.time()
+  pieces = training.prepare(
+      config, data, noise_multiplier=audit.mechanism_noise_multiplier(
+          config.noise_multiplier))
+  audited = AuditedRound(audit, pieces.net, pieces.constants,
+                         config.batch_size)
+  pieces = dataclasses.replace(pieces, direct_round=audited)
+  run = training.run_rounds(pieces, observers=[audited], progress=progress)
+  record = training.results_record(pieces, run, start)
+  record['audit'] = audit.report(
+      run.ledger.get_epsilon(training.LEDGER_NAME, config.delta),
+      config.delta, statistic,
+      accounted_pld=run.ledger.get_epsilon(training.LEDGER_NAME, config.delta,
+                                           'pld'))
+  return record

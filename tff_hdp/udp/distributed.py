@@ -53,7 +53,7 @@ after the noise.
 """
 
 import collections
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -64,21 +64,16 @@ from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 
 
-def build_round_form(net: hypernetwork.HyperNetwork, *, local_steps: int,
-                     batch_size: int, clip: float,
-                     noise_multiplier: float, max_weight: float,
-                     denominator: float, local_learning_rate: float,
-                     hyper_learning_rate: float,
-                     embedding_learning_rate: float, clip_and_noise: bool
-                     ) -> tff.framework.MergeableCompForm:
-  """The round as a form (its constants as `process.compose_udp_process`'s, but
-  for the table's size: the form does not hold the embedding table).
+class _FormTypes(NamedTuple):
+  """The TFF types of the form's values."""
+  phi: tff.Type        # phi.
+  state: tff.Type      # The server state: phi and the noise key.
+  part: tff.Type       # A part of the cohort (`parts`).
+  embedding: tff.Type  # One user's embedding.
 
-  Its argument is (state@SERVER, parts@CLIENTS): the state phi and the
-  noise key, each part's value its users' examples, K batches, ids,
-  weights w_u and embeddings (`parts`). Its result, at SERVER: (new state,
-  a stack of the users' new embeddings with their ids, measurements).
-  """
+
+def _form_types(net: hypernetwork.HyperNetwork, local_steps: int,
+                batch_size: int) -> _FormTypes:
   target = net.target
   phi_type = tff.types.to_type([(np.float32, s) for s in net.shapes])
   state_type = tff.types.to_type(collections.OrderedDict(
@@ -91,27 +86,33 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, local_steps: int,
       users=(np.int32, (None,)), weights=(np.float32, (None,)),
       embeddings=(np.float32, (None, net.embedding_dim))))
   embedding_type = tff.TensorType(np.float32, (net.embedding_dim,))
-  constants = dict(clip=clip, local_learning_rate=local_learning_rate,
-                   embedding_learning_rate=embedding_learning_rate,
-                   clip_and_noise=clip_and_noise)
+  return _FormTypes(phi_type, state_type, part_type, embedding_type)
 
-  @tff.tensorflow.computation(state_type)
+
+def _up_to_merge(net: hypernetwork.HyperNetwork,
+                 constants: hypernetfl.RoundConstants, types: _FormTypes):
+  """The form's up_to_merge: each part's users' `hypernetfl.users_step`,
+  the sums added and the embeddings stacked."""
+
+  @tff.tensorflow.computation(types.state)
   def select_phi(state):
     return state['phi']
 
-  @tff.tensorflow.computation(part_type, phi_type)
+  @tff.tensorflow.computation(types.part, types.phi)
   def part_work(part, phi):
-    total, _, new_embeddings = hypernetfl.users_step(
-        net, phi, part['embeddings'], part['x'], part['y'], part['indices'], part['mask'],
-        part['weights'], **constants)
+    batches = hypernetfl.UserBatches(part['x'], part['y'], part['indices'],
+                                     part['mask'])
+    users = hypernetfl.users_step(net, phi, part['embeddings'], batches,
+                                  part['weights'], constants)
     return collections.OrderedDict(
         # The part's unknown size hides some shapes: set them, to be summed.
-        total=[tf.ensure_shape(t, s) for t, s in zip(total, net.shapes)],
+        total=[tf.ensure_shape(t, s) for t, s in zip(users.total,
+                                                     net.shapes)],
         embeddings=collections.OrderedDict(position=part['users'],
-                                           rows=new_embeddings))
+                                           rows=users.embeddings))
 
-  @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
-                             tff.FederatedType(part_type, tff.CLIENTS))
+  @tff.federated_computation(tff.FederatedType(types.state, tff.SERVER),
+                             tff.FederatedType(types.part, tff.CLIENTS))
   def up_to_merge(state, parts):
     work = tff.federated_map(
         part_work,
@@ -120,10 +121,17 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, local_steps: int,
     return tff.federated_zip(collections.OrderedDict(
         total=tff.federated_sum(work.total),
         embeddings=distributed.gather_stacks(work.embeddings,
-                                             embedding_type)))
+                                             types.embedding)))
 
+  return up_to_merge
+
+
+def _merge_and_after(up_to_merge, types: _FormTypes,
+                     constants: hypernetfl.RoundConstants):
+  """The form's merge (add the sums, concatenate the stacks) and
+  after_merge (`hypernetfl.phi_step` once, at the server)."""
   merged_type = up_to_merge.type_signature.result.member
-  concat = distributed.stack_computations(embedding_type)[2]
+  concat = distributed.stack_computations(types.embedding)[2]
 
   @tff.tensorflow.computation(merged_type, merged_type)
   def merge(a, b):
@@ -131,18 +139,14 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, local_steps: int,
         total=tf.nest.map_structure(tf.add, a['total'], b['total']),
         embeddings=concat(a['embeddings'], b['embeddings']))
 
-  @tff.tensorflow.computation(state_type, merged_type)
+  @tff.tensorflow.computation(types.state, merged_type)
   def server_step(state, merged):
     key, next_key = tf.unstack(
         tf.random.experimental.stateless_split(state['noise_key'], 2))
-    new_phi, stddev = hypernetfl.phi_step(
-        state['phi'], merged['total'], key, clip=clip,
-        noise_multiplier=noise_multiplier, max_weight=max_weight,
-        denominator=denominator, hyper_learning_rate=hyper_learning_rate,
-        clip_and_noise=clip_and_noise)
-    new_state = collections.OrderedDict(phi=new_phi, noise_key=next_key)
+    step = hypernetfl.phi_step(state['phi'], merged['total'], key, constants)
+    new_state = collections.OrderedDict(phi=step.phi, noise_key=next_key)
     return (new_state, merged['embeddings'],
-            collections.OrderedDict(noise_stddev=stddev))
+            collections.OrderedDict(noise_stddev=step.noise_stddev))
 
   @tff.federated_computation(up_to_merge.type_signature.parameter,
                              tff.FederatedType(merged_type, tff.SERVER))
@@ -150,6 +154,24 @@ def build_round_form(net: hypernetwork.HyperNetwork, *, local_steps: int,
     result = tff.federated_map(server_step, (arg[0], merged))
     return result[0], result[1], result[2]
 
+  return merge, after_merge
+
+
+def build_round_form(net: hypernetwork.HyperNetwork,
+                     constants: hypernetfl.RoundConstants, *,
+                     local_steps: int, batch_size: int
+                     ) -> tff.framework.MergeableCompForm:
+  """The round as a form (its constants as `process.compose_udp_process`'s,
+  but for the table's size: the form does not hold the embedding table).
+
+  Its argument is (state@SERVER, parts@CLIENTS): the state phi and the
+  noise key, each part's value its users' examples, K batches, ids,
+  weights w_u and embeddings (`parts`). Its result, at SERVER: (new state,
+  a stack of the users' new embeddings with their ids, measurements).
+  """
+  types = _form_types(net, local_steps, batch_size)
+  up_to_merge = _up_to_merge(net, constants, types)
+  merge, after_merge = _merge_and_after(up_to_merge, types, constants)
   return tff.framework.MergeableCompForm(
       up_to_merge=up_to_merge, merge=merge, after_merge=after_merge)
 
@@ -174,19 +196,22 @@ class DistributedRound:
   indices, mask, weights)` -> (new state, measurements), NumPy."""
 
   def __init__(self, net: hypernetwork.HyperNetwork, workers: Sequence[str],
-               *, timeout: float = 60.0, **constants):
+               constants: hypernetfl.RoundConstants, *, local_steps: int,
+               batch_size: int, timeout: float = 60.0):
     """Connects to the workers and builds the round.
 
     Args:
       net: The hypernetwork.
       workers: 'host:port' of each running worker (see
         `distributed.parse_workers`).
+      constants: The run's (`build_round_form`).
+      local_steps, batch_size: K and the batch size.
       timeout: Seconds to wait for each worker to answer.
-      **constants: `build_round_form`'s keyword arguments.
     """
     self._context = distributed.context_for(workers, None, timeout)
     self._num_workers = len(workers)
-    self._form = build_round_form(net, **constants)
+    self._form = build_round_form(net, constants, local_steps=local_steps,
+                                  batch_size=batch_size)
 
   def __call__(self, state, users, x, y, indices, mask, weights):
     """The round from `state` (phi, embeddings, noise_key; NumPy)."""

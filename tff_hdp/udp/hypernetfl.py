@@ -23,6 +23,12 @@ For the users U_t sampled this round (Poisson, rate q):
   phi <- phi - lambda grad_phi;
   v_u <- v_u - zeta (d theta_u / d v_u)^T Delta_u.
 
+The round is three parts with fixed outputs, composed by `round_step`:
+the users' weighted clipped sum and new embeddings (`users_step`), the
+Gaussian release of the sum (`gaussian_release`), and its post-processing,
+the division by q W and phi's step (`normalize`, `phi_step`). The run's
+constants travel together (`RoundConstants`).
+
 Sign: the paper writes Delta = theta^K - theta and phi <- phi - lambda grad,
 which would move phi against the users' progress; we follow pFedHN's code
 (Delta = theta - theta^K), so phi and v descend on the users' losses.
@@ -42,13 +48,94 @@ noise. pFedHN: one user per step, g = (d theta_u / d phi)^T Delta_u, no
 weighting (`denominator` 1, `max_weight` 1), as its code does.
 """
 
-from typing import Sequence
+import dataclasses
+from typing import NamedTuple, Sequence
 
 import tensorflow as tf
 import tensorflow_privacy as tfp
 
 from tff_hdp import models
 from tff_hdp.udp import hypernetwork
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundConstants:
+  """The public constants of a run's rounds.
+
+  Attributes:
+    clip: S, the clip norm of each user's hypernetwork gradient.
+    noise_multiplier: z, the mechanism's.
+    max_weight: max_u w_u over all users (1 for pFedHN).
+    denominator: q W (1 for pFedHN).
+    local_learning_rate: eta.
+    hyper_learning_rate: lambda.
+    embedding_learning_rate: zeta.
+    clip_and_noise: False for Noiseless and pFedHN.
+  """
+  clip: float
+  noise_multiplier: float
+  max_weight: float
+  denominator: float
+  local_learning_rate: float
+  hyper_learning_rate: float
+  embedding_learning_rate: float
+  clip_and_noise: bool = True
+
+
+class UserBatches(NamedTuple):
+  """The sampled users' data and the K batches each takes.
+
+  Attributes:
+    x: [B, n_max, ...] each user's training examples, zero-padded.
+    y: [B, n_max] their labels.
+    indices: [K, B, b] the examples of each step's batch, per user.
+    mask: [K, B, b] 1 for a real example of the batch, 0 for padding (a user
+      with fewer than b examples uses all of them every step).
+  """
+  x: tf.Tensor
+  y: tf.Tensor
+  indices: tf.Tensor
+  mask: tf.Tensor
+
+
+class UsersStep(NamedTuple):
+  """What a round's users compute before the noise (`users_step`).
+
+  Attributes:
+    total: Per phi tensor, sum_u w_u Clip((d theta_u/d phi)^T Delta_u, S).
+    norms: [B] the unclipped VJPs' norms.
+    embeddings: [B, e] the users' new embeddings.
+  """
+  total: list
+  norms: tf.Tensor
+  embeddings: tf.Tensor
+
+
+class PhiStep(NamedTuple):
+  """The release of a round's sum and phi's step from it (`phi_step`).
+
+  Attributes:
+    phi: The new phi.
+    noise_stddev: The noise stddev after normalisation.
+    release: Per phi tensor, the noised sum before the division by q W.
+  """
+  phi: list
+  noise_stddev: tf.Tensor
+  release: list
+
+
+class RoundResult(NamedTuple):
+  """A round's outputs (`round_step`).
+
+  Attributes:
+    phi: The new phi.
+    embeddings: [B, e] the sampled users' new embeddings.
+    measurements: The round's noise stddev, users' weights (their maximum
+      and sum), mean gradient norm and clipped fraction.
+  """
+  phi: list
+  embeddings: tf.Tensor
+  measurements: dict
 
 
 def local_deltas(target: models.ModelSpec, thetas: Sequence[tf.Tensor],
@@ -61,11 +148,7 @@ def local_deltas(target: models.ModelSpec, thetas: Sequence[tf.Tensor],
   Args:
     target: The target network.
     thetas: Per target tensor, [B, *shape] the users' generated weights.
-    x: [B, n_max, ...] each user's training examples, zero-padded.
-    y: [B, n_max] their labels.
-    indices: [K, B, b] the examples of each step's batch, per user.
-    mask: [K, B, b] 1 for a real example of the batch, 0 for padding (a user
-      with fewer than b examples uses all of them every step).
+    x, y, indices, mask: As `UserBatches`.
     learning_rate: eta.
   """
 
@@ -96,14 +179,13 @@ def local_deltas(target: models.ModelSpec, thetas: Sequence[tf.Tensor],
   return [t - f for t, f in zip(thetas, final)]
 
 
-def estimator_query(clip: float, noise_multiplier: float, max_weight: float,
-                    denominator: float) -> tfp.NormalizedQuery:
+def estimator_query(constants: RoundConstants) -> tfp.NormalizedQuery:
   """The weighted fixed-denominator estimator with its Gaussian noise."""
-  bound = max_weight * clip
+  bound = constants.max_weight * constants.clip
   return tfp.NormalizedQuery(
       tfp.GaussianSumQuery(l2_norm_clip=bound,
-                           stddev=noise_multiplier * bound),
-      denominator=denominator)
+                           stddev=constants.noise_multiplier * bound),
+      denominator=constants.denominator)
 
 
 def clip_each(per_user: Sequence[tf.Tensor], clip) -> list[tf.Tensor]:
@@ -154,36 +236,53 @@ def cohort_gradient(net: hypernetwork.HyperNetwork, phi, embeddings, deltas,
   return net.scaled_phi_vjp_sum(phi, embeddings, deltas, scale_fn)
 
 
-def private_estimate(total: Sequence[tf.Tensor], *, clip, noise_multiplier,
-                     max_weight, denominator, key: tf.Tensor,
-                     clip_and_noise: bool = True,
-                     return_sums: bool = False):
-  """grad_phi = (sum_u w_u Clip(g_u, S) + N(0, (z max_w S)^2 I)) / (q W).
+def gaussian_release(total: Sequence[tf.Tensor], key: tf.Tensor,
+                     constants: RoundConstants) -> list[tf.Tensor]:
+  """sum_u w_u Clip(g_u, S) + N(0, (z max_w S)^2 I): the released sum.
 
-  Returns:
-    (grad_phi per phi tensor, the noise stddev after normalisation), and
-    with `return_sums` the noised sums before the division last.
+  The noise of phi tensor i is drawn from `key` folded with i. Noiseless:
+  the sum itself.
   """
-  if not clip_and_noise:
-    out = [t / denominator for t in total], tf.constant(0.0)
-    return out + (list(total),) if return_sums else out
-  query = estimator_query(clip, noise_multiplier, max_weight, denominator)
-  state = query.initial_global_state()
+  if not constants.clip_and_noise:
+    return list(total)
+  state = estimator_query(constants).initial_global_state()
   stddev = tf.cast(state.numerator_state.stddev, tf.float32)
   sums = []
   for i, t in enumerate(total):
     seed = tf.random.experimental.stateless_fold_in(key, i)
     noise = tf.random.stateless_normal(tf.shape(t), seed=seed, stddev=stddev)
     sums.append(t + noise)
+  return sums
+
+
+def normalize(release: Sequence[tf.Tensor], constants: RoundConstants):
+  """grad_phi = release / (q W), post-processing of the release.
+
+  Returns:
+    (grad_phi per phi tensor, the noise stddev after normalisation).
+  """
+  if not constants.clip_and_noise:
+    return [s / constants.denominator for s in release], tf.constant(0.0)
+  state = estimator_query(constants).initial_global_state()
+  stddev = tf.cast(state.numerator_state.stddev, tf.float32)
   denominator = tf.cast(state.denominator, tf.float32)
-  out = [s / denominator for s in sums], stddev / denominator
-  return out + (sums,) if return_sums else out
+  return [s / denominator for s in release], stddev / denominator
+
+
+def private_estimate(total: Sequence[tf.Tensor], key: tf.Tensor,
+                     constants: RoundConstants):
+  """grad_phi = (sum_u w_u Clip(g_u, S) + N(0, (z max_w S)^2 I)) / (q W).
+
+  Returns:
+    (grad_phi per phi tensor, the noise stddev after normalisation).
+  """
+  return normalize(gaussian_release(total, key, constants), constants)
 
 
 def users_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
-               embeddings: tf.Tensor, x, y, indices, mask,
-               user_weights: tf.Tensor, *, clip, local_learning_rate,
-               embedding_learning_rate, clip_and_noise: bool = True):
+               embeddings: tf.Tensor, batches: UserBatches,
+               user_weights: tf.Tensor,
+               constants: RoundConstants) -> UsersStep:
   """What a round's users compute before the noise (all or some of them).
 
   Each user u gets theta_u = h(phi, v_u), takes its K local steps, and
@@ -195,104 +294,70 @@ def users_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
 
   Args:
     As `round_step`.
-
-  Returns:
-    (the weighted clipped sum per phi tensor, [B] the unclipped VJPs'
-    norms, the new [B, e] embeddings).
   """
   thetas = net.generate(phi, embeddings)
-  deltas = local_deltas(net.target, thetas, x, y, indices, mask,
-                        local_learning_rate)
+  deltas = local_deltas(net.target, thetas, *batches,
+                        constants.local_learning_rate)
   total, norms = cohort_gradient(net, phi, embeddings, deltas, user_weights,
-                                 clip=clip, clip_and_noise=clip_and_noise)
+                                 clip=constants.clip,
+                                 clip_and_noise=constants.clip_and_noise)
   embedding_grads = net.embedding_vjps(phi, embeddings, deltas)
-  return total, norms, embeddings - embedding_learning_rate * embedding_grads
+  return UsersStep(
+      total, norms,
+      embeddings - constants.embedding_learning_rate * embedding_grads)
+
+
+def phi_step(phi: Sequence[tf.Tensor], total: Sequence[tf.Tensor],
+             key: tf.Tensor, constants: RoundConstants) -> PhiStep:
+  """phi <- phi - lambda grad_phi from a weighted clipped sum: its Gaussian
+  release (`gaussian_release`), then the division by q W and the step."""
+  release = gaussian_release(total, key, constants)
+  gradient, stddev = normalize(release, constants)
+  new_phi = [p - constants.hyper_learning_rate * g
+             for p, g in zip(phi, gradient)]
+  return PhiStep(new_phi, stddev, release)
+
+
+def round_result(users: UsersStep, step: PhiStep, user_weights: tf.Tensor,
+                 clip) -> RoundResult:
+  """The round's new phi and embeddings, and its measurements."""
+  measurements = {
+      'noise_stddev': step.noise_stddev,
+      'user_weight_max': tf.reduce_max(user_weights),
+      'user_weight_sum': tf.reduce_sum(user_weights),
+      'gradient_norm_mean': tf.reduce_mean(users.norms),
+      'clipped_fraction': tf.reduce_mean(tf.cast(users.norms > clip,
+                                                 tf.float32)),
+  }
+  return RoundResult(step.phi, users.embeddings, measurements)
 
 
 def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
-               embeddings: tf.Tensor, x, y, indices, mask,
-               user_weights: tf.Tensor, key: tf.Tensor, *, clip,
-               noise_multiplier, max_weight, denominator, local_learning_rate,
-               hyper_learning_rate, embedding_learning_rate,
-               clip_and_noise: bool = True, extra_total=None,
-               return_release: bool = False):
-  """One round for the sampled users: new phi, their new embeddings.
+               embeddings: tf.Tensor, batches: UserBatches,
+               user_weights: tf.Tensor, key: tf.Tensor,
+               constants: RoundConstants) -> RoundResult:
+  """One round for the sampled users: `users_step`, then `phi_step`.
 
   Args:
     net: The hypernetwork.
     phi: Its weights.
     embeddings: [B, e] the sampled users' v_u.
-    x, y, indices, mask: As `local_deltas`.
+    batches: Their data and K batches.
     user_weights: [B] w_u.
     key: This round's stateless noise key.
-    clip, noise_multiplier, max_weight, denominator: S, z, max_u w_u, q W.
-    local_learning_rate, hyper_learning_rate, embedding_learning_rate:
-      eta, lambda, zeta.
-    clip_and_noise: False for Noiseless and pFedHN.
-    extra_total: Optional, per phi tensor, records added to the users'
-      weighted clipped sum before the noise (an audit's canary users,
-      `tff_hdp.udp.audit`).
-    return_release: Also return the release minus the users' known records
-      (`phi_step`).
-
-  Returns:
-    (new phi, new [B, e] embeddings, measurements), and the release minus
-    the known records last with `return_release`.
+    constants: The run's.
   """
-  total, norms, new_embeddings = users_step(
-      net, phi, embeddings, x, y, indices, mask, user_weights, clip=clip,
-      local_learning_rate=local_learning_rate,
-      embedding_learning_rate=embedding_learning_rate,
-      clip_and_noise=clip_and_noise)
-  new_phi, stddev, *release = phi_step(
-      phi, total, key, clip=clip, noise_multiplier=noise_multiplier,
-      max_weight=max_weight, denominator=denominator,
-      hyper_learning_rate=hyper_learning_rate,
-      clip_and_noise=clip_and_noise, extra_total=extra_total,
-      return_release=return_release)
-  measurements = {
-      'noise_stddev': stddev,
-      'user_weight_max': tf.reduce_max(user_weights),
-      'user_weight_sum': tf.reduce_sum(user_weights),
-      'gradient_norm_mean': tf.reduce_mean(norms),
-      'clipped_fraction': tf.reduce_mean(tf.cast(norms > clip, tf.float32)),
-  }
-  return (new_phi, new_embeddings, measurements, *release)
+  users = users_step(net, phi, embeddings, batches, user_weights, constants)
+  step = phi_step(phi, users.total, key, constants)
+  return round_result(users, step, user_weights, constants.clip)
 
 
-def phi_step(phi: Sequence[tf.Tensor], total: Sequence[tf.Tensor],
-             key: tf.Tensor, *, clip, noise_multiplier, max_weight,
-             denominator, hyper_learning_rate, clip_and_noise: bool = True,
-             extra_total=None, return_release: bool = False):
-  """phi <- phi - lambda grad_phi from the users' weighted clipped sum.
+def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor,
+                     constants: RoundConstants) -> list[tf.Tensor]:
+  """phi after a round in which no user was sampled.
 
-  `extra_total` (an audit's canary records) joins the sum before the noise.
-
-  Returns:
-    (new phi, the noise stddev after normalisation), and with
-    `return_release` last: the release's noised sum minus the users' own
-    `total`, i.e. what an auditor who knows the users' records learns from
-    it (`tff_hdp.udp.audit`).
+  The estimator is still released: its sum is empty, and the noise is added
+  all the same. Skipping the round instead would tell whoever sees phi that
+  nobody was sampled.
   """
-  known = total
-  if extra_total is not None:
-    total = [t + e for t, e in zip(total, extra_total)]
-  gradient, stddev, sums = private_estimate(
-      total, clip=clip, noise_multiplier=noise_multiplier,
-      max_weight=max_weight, denominator=denominator, key=key,
-      clip_and_noise=clip_and_noise, return_sums=True)
-  new_phi = [p - hyper_learning_rate * g for p, g in zip(phi, gradient)]
-  if return_release:
-    return new_phi, stddev, [s - k for s, k in zip(sums, known)]
-  return new_phi, stddev
-
-
-def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor, **kwargs):
-  """phi after a round in which no user was sampled (`phi_step`'s keywords).
-
-  The estimator is still released: its sum is empty (plus any canary
-  records), and the noise is added all the same. Skipping the round instead
-  would tell whoever sees phi that nobody was sampled.
-  """
-  out = phi_step(phi, [tf.zeros_like(p) for p in phi], key, **kwargs)
-  return (out[0], out[2]) if kwargs.get('return_release') else out[0]
+  return phi_step(phi, [tf.zeros_like(p) for p in phi], key, constants).phi

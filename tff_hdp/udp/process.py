@@ -62,7 +62,7 @@ the two agree.
 
 import collections
 import math
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -109,11 +109,9 @@ def max_cohort(num_users: int, rate: float) -> int:
              int(math.ceil(mean + 6 * math.sqrt(mean * (1 - rate)))) + 1)
 
 
-_default_max_cohort = max_cohort  # `build_udp_process`'s argument hides it.
-
-
 def local_batches(data: federated_data.FederatedData, users: np.ndarray,
-                  steps: int, batch_size: int, rng: np.random.Generator):
+                  steps: int, batch_size: int, rng: np.random.Generator
+                  ) -> hypernetfl.UserBatches:
   """The sampled users' data and the K batches each takes.
 
   A user with n >= b examples takes b distinct ones at random each step
@@ -121,7 +119,7 @@ def local_batches(data: federated_data.FederatedData, users: np.ndarray,
   takes all of them every step (the rest is masked padding).
 
   Returns:
-    (x [B, n_max, ...], y [B, n_max], indices [K, B, b], mask [K, B, b]).
+    x [B, n_max, ...], y [B, n_max], indices [K, B, b], mask [K, B, b].
   """
   sizes = np.array([len(data.train[u][1]) for u in users], np.int64)
   n_max = int(sizes.max())
@@ -139,7 +137,7 @@ def local_batches(data: federated_data.FederatedData, users: np.ndarray,
     else:
       indices[:, i, :n] = np.arange(n)
       mask[:, i, :n] = 1.0
-  return x, y, indices, mask
+  return hypernetfl.UserBatches(x, y, indices, mask)
 
 
 def client_element_type(target: models.ModelSpec, local_steps: int,
@@ -204,39 +202,57 @@ def state_round_num(state) -> int:
   return int(state['round_num'])
 
 
-def compose_udp_process(net: hypernetwork.HyperNetwork, *, num_users: int,
-                        max_cohort: int, local_steps: int, batch_size: int,
-                        clip: float, noise_multiplier: float,
-                        max_weight: float, denominator: float,
-                        local_learning_rate: float,
-                        hyper_learning_rate: float,
-                        embedding_learning_rate: float,
-                        clip_and_noise: bool,
-                        privacy: templates.RoundPrivacy, seed: int
-                        ) -> templates.PrivateLearningProcess:
-  """The learning process of one run, its constants given (what the driver
-  and `build_udp_process` both run; `build_udp_process` derives them).
+def round_constants(config: config_lib.UdpConfig, max_weight: float,
+                    denominator: float,
+                    noise_multiplier: Optional[float] = None
+                    ) -> hypernetfl.RoundConstants:
+  """The rounds' constants of a run of `config`, with its estimator's
+  max_u w_u and q W; z is `noise_multiplier` if given, else the config's
+  mechanism's."""
+  return hypernetfl.RoundConstants(
+      clip=config.clip,
+      noise_multiplier=(config.mechanism_noise_multiplier
+                        if noise_multiplier is None else noise_multiplier),
+      max_weight=max_weight, denominator=denominator,
+      local_learning_rate=config.local_learning_rate,
+      hyper_learning_rate=config.hyper_learning_rate,
+      embedding_learning_rate=config.embedding_learning_rate,
+      clip_and_noise=config.clips)
 
-  phi^0 and the embeddings are `net.init(seed)` and
-  `net.init_embeddings(num_users, seed)`; the noise key starts at
-  (seed, 0x554450) and is split every round. `privacy` must describe the
-  noise and the run's sampling (`udp_privacy`).
-  """
-  target = net.target
+
+class _Types(NamedTuple):
+  """The TFF types of a process's values."""
+  state: tff.Type       # The server state.
+  weights: tff.Type     # `tff.learning.models.ModelWeights` of phi.
+  cohort: tff.Type      # The cohort's users, weights and count.
+  data: tff.Type        # A client's dataset (`client_type`).
+  stack: tff.Type       # [max_cohort, ...] per target tensor.
+
+
+def _process_types(net: hypernetwork.HyperNetwork, num_users: int,
+                   rows: int, local_steps: int, batch_size: int) -> _Types:
+  """The types of a process of `num_users` users and a cohort stack of
+  `rows` rows."""
   phi_type = [(np.float32, s) for s in net.shapes]
-  state_type = tff.types.to_type(collections.OrderedDict(
-      round_num=np.int32,
-      phi=phi_type,
-      embeddings=(np.float32, (num_users, net.embedding_dim)),
-      noise_key=(np.int64, (2,))))
-  weights_type = tff.types.to_type(tff.learning.models.ModelWeights(
-      trainable=phi_type, non_trainable=[]))
-  cohort_type = tff.types.to_type(collections.OrderedDict(
-      users=(np.int32, (max_cohort,)), weights=(np.float32, (max_cohort,)),
-      count=np.int32))
-  data_type = client_type(target, local_steps, batch_size)
-  stack_type = tff.types.to_type(
-      [(np.float32, (max_cohort,) + tuple(s)) for s in target.shapes])
+  return _Types(
+      state=tff.types.to_type(collections.OrderedDict(
+          round_num=np.int32,
+          phi=phi_type,
+          embeddings=(np.float32, (num_users, net.embedding_dim)),
+          noise_key=(np.int64, (2,)))),
+      weights=tff.types.to_type(tff.learning.models.ModelWeights(
+          trainable=phi_type, non_trainable=[])),
+      cohort=tff.types.to_type(collections.OrderedDict(
+          users=(np.int32, (rows,)), weights=(np.float32, (rows,)),
+          count=np.int32)),
+      data=client_type(net.target, local_steps, batch_size),
+      stack=tff.types.to_type(
+          [(np.float32, (rows,) + tuple(s)) for s in net.target.shapes]))
+
+
+def _initialize_fn(net: hypernetwork.HyperNetwork, num_users: int,
+                   seed: int):
+  """phi^0, the embeddings and the noise key, at the server."""
   phi0 = net.init(seed)
   embeddings0 = net.init_embeddings(num_users, seed)
 
@@ -248,23 +264,29 @@ def compose_udp_process(net: hypernetwork.HyperNetwork, *, num_users: int,
         embeddings=tf.constant(embeddings0),
         noise_key=tf.constant([seed, _NOISE_KEY_SALT], tf.int64))
 
-  @tff.tensorflow.computation(data_type)
+  @tff.federated_computation
+  def initialize_fn():
+    return tff.federated_eval(initial_state, tff.SERVER)
+
+  return initialize_fn
+
+
+def _client_computations(target: models.ModelSpec, types: _Types,
+                         rows: int, local_learning_rate: float):
+  """(a client's one-hot row of the cohort, a client's local work)."""
+
+  @tff.tensorflow.computation(types.data)
   def cohort_row(dataset):
     # The cohort's users and weights as one-hot rows, summed at the server
     # (adding zeros is exact), and a count of one per client.
     data = dataset.get_single_element()
-    one_hot = tf.one_hot(data['row'], max_cohort, dtype=tf.int32)
+    one_hot = tf.one_hot(data['row'], rows, dtype=tf.int32)
     return collections.OrderedDict(
         users=one_hot * data['user'],
         weights=tf.cast(one_hot, tf.float32) * data['weight'],
         count=tf.constant(1, tf.int32))
 
-  @tff.tensorflow.computation(state_type, cohort_type)
-  def generate(state, cohort):
-    return net.generate(state['phi'],
-                        tf.gather(state['embeddings'], cohort['users']))
-
-  @tff.tensorflow.computation(data_type, stack_type)
+  @tff.tensorflow.computation(types.data, types.stack)
   def client_work(dataset, thetas):
     data = dataset.get_single_element()
     row = data['row']
@@ -273,11 +295,23 @@ def compose_udp_process(net: hypernetwork.HyperNetwork, *, num_users: int,
         target, mine, data['x'][tf.newaxis], data['y'][tf.newaxis],
         data['indices'][:, tf.newaxis], data['mask'][:, tf.newaxis],
         local_learning_rate)
-    one_hot = tf.one_hot(row, max_cohort)
+    one_hot = tf.one_hot(row, rows)
     return [tf.reshape(one_hot, [-1] + [1] * (d.shape.rank - 1)) * d
             for d in delta]
 
-  @tff.tensorflow.computation(state_type, cohort_type, stack_type)
+  return cohort_row, client_work
+
+
+def _server_computations(net: hypernetwork.HyperNetwork, types: _Types,
+                         constants: hypernetfl.RoundConstants):
+  """(the cohort's generated models, the server's step from its deltas)."""
+
+  @tff.tensorflow.computation(types.state, types.cohort)
+  def generate(state, cohort):
+    return net.generate(state['phi'],
+                        tf.gather(state['embeddings'], cohort['users']))
+
+  @tff.tensorflow.computation(types.state, types.cohort, types.stack)
   def server_step(state, cohort, deltas):
     count = cohort['count']
     users = cohort['users'][:count]
@@ -287,28 +321,30 @@ def compose_udp_process(net: hypernetwork.HyperNetwork, *, num_users: int,
     deltas = [d[:count] for d in deltas]
     total, _ = hypernetfl.cohort_gradient(
         net, state['phi'], embeddings, deltas, cohort['weights'][:count],
-        clip=clip, clip_and_noise=clip_and_noise)
-    new_phi, stddev = hypernetfl.phi_step(
-        state['phi'], total, key, clip=clip,
-        noise_multiplier=noise_multiplier, max_weight=max_weight,
-        denominator=denominator, hyper_learning_rate=hyper_learning_rate,
-        clip_and_noise=clip_and_noise)
+        clip=constants.clip, clip_and_noise=constants.clip_and_noise)
+    step = hypernetfl.phi_step(state['phi'], total, key, constants)
     embedding_grads = net.embedding_vjps(state['phi'], embeddings, deltas)
-    new_rows = embeddings - embedding_learning_rate * embedding_grads
+    new_rows = embeddings - constants.embedding_learning_rate * embedding_grads
     new_state = collections.OrderedDict(
         round_num=state['round_num'] + 1,
-        phi=new_phi,
+        phi=step.phi,
         embeddings=tf.tensor_scatter_nd_update(
             state['embeddings'], users[:, tf.newaxis], new_rows),
         noise_key=next_key)
-    return new_state, collections.OrderedDict(noise_stddev=stddev)
+    return new_state, collections.OrderedDict(noise_stddev=step.noise_stddev)
 
-  @tff.federated_computation
-  def initialize_fn():
-    return tff.federated_eval(initial_state, tff.SERVER)
+  return generate, server_step
 
-  @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
-                             tff.FederatedType(data_type, tff.CLIENTS))
+
+def _next_fn(net: hypernetwork.HyperNetwork, types: _Types,
+             constants: hypernetfl.RoundConstants, rows: int):
+  """`next(state@SERVER, clients@CLIENTS)`: the round (module doc)."""
+  cohort_row, client_work = _client_computations(
+      net.target, types, rows, constants.local_learning_rate)
+  generate, server_step = _server_computations(net, types, constants)
+
+  @tff.federated_computation(tff.FederatedType(types.state, tff.SERVER),
+                             tff.FederatedType(types.data, tff.CLIENTS))
   def next_fn(state, clients):
     cohort = tff.federated_sum(tff.federated_map(cohort_row, clients))
     thetas = tff.federated_broadcast(
@@ -319,20 +355,46 @@ def compose_udp_process(net: hypernetwork.HyperNetwork, *, num_users: int,
     return tff.learning.templates.LearningProcessOutput(
         state=result[0], metrics=result[1])
 
-  @tff.tensorflow.computation(state_type)
+  return next_fn
+
+
+def _model_weights_fns(types: _Types):
+  """(get_model_weights, set_model_weights): phi in and out of a state."""
+
+  @tff.tensorflow.computation(types.state)
   def get_model_weights(state):
     return tff.learning.models.ModelWeights(trainable=state['phi'],
                                             non_trainable=[])
 
-  @tff.tensorflow.computation(state_type, weights_type)
+  @tff.tensorflow.computation(types.state, types.weights)
   def set_model_weights(state, weights):
     return collections.OrderedDict(
         round_num=state['round_num'], phi=weights.trainable,
         embeddings=state['embeddings'], noise_key=state['noise_key'])
 
+  return get_model_weights, set_model_weights
+
+
+def compose_udp_process(net: hypernetwork.HyperNetwork,
+                        constants: hypernetfl.RoundConstants, *,
+                        num_users: int,
+                        max_cohort: int,  # pylint: disable=redefined-outer-name
+                        local_steps: int, batch_size: int,
+                        privacy: templates.RoundPrivacy, seed: int
+                        ) -> templates.PrivateLearningProcess:
+  """The learning process of one run, its constants given (what the driver
+  and `build_udp_process` both run; `build_udp_process` derives them).
+
+  phi^0 and the embeddings are `net.init(seed)` and
+  `net.init_embeddings(num_users, seed)`; the noise key starts at
+  (seed, 0x554450) and is split every round. `privacy` must describe the
+  noise and the run's sampling (`udp_privacy`).
+  """
+  types = _process_types(net, num_users, max_cohort, local_steps, batch_size)
   process = templates.PrivateLearningProcess(
-      initialize_fn, next_fn, get_model_weights, set_model_weights,
-      privacy=privacy, round_num=state_round_num)
+      _initialize_fn(net, num_users, seed),
+      _next_fn(net, types, constants, max_cohort),
+      *_model_weights_fns(types), privacy=privacy, round_num=state_round_num)
   process.hypernetwork = net
   process.num_users = num_users
   process.max_cohort = max_cohort
@@ -344,25 +406,68 @@ def compose_udp_process(net: hypernetwork.HyperNetwork, *, num_users: int,
 _DEFAULTS = config_lib.UdpConfig()
 
 
+def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
+  """|D_u| of every user, or a one-line ValueError."""
+  sizes = np.asarray(list(num_examples))
+  if sizes.ndim != 1 or not len(sizes):
+    raise ValueError('num_examples must give every user its number of '
+                     'examples, got none')
+  if np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
+    raise ValueError('num_examples must be integers >= 1, got '
+                     f'{sizes[(sizes < 1) | (sizes != np.round(sizes))][0]!r}')
+  return sizes
+
+
+def _build(spec: models.ModelSpec, config: config_lib.UdpConfig,
+           sizes: np.ndarray, *, hidden: int, hidden_layers: int,
+           rows: Optional[int]) -> templates.PrivateLearningProcess:
+  """`build_udp_process` from its checked sizes and its arguments as a
+  config: the rest checked, the process built."""
+  config.validate()
+  if hidden < 1:
+    raise ValueError(f'hidden must be >= 1, got {hidden}')
+  if hidden_layers < 0:
+    raise ValueError(f'hidden_layers must be >= 0, got {hidden_layers}')
+  num_users = len(sizes)
+  if rows is None:
+    rows = max_cohort(num_users, config.sampling_rate)
+  elif not 1 <= rows <= num_users:
+    raise ValueError(f'max_cohort must be in [1, {num_users}] (the users), '
+                     f'got {rows}')
+  net = hypernetwork.HyperNetwork(
+      spec, config.embedding_dim or
+      hypernetwork.default_embedding_dim(num_users),
+      hidden=hidden, hidden_layers=hidden_layers)
+  weights = weights_from_sizes(sizes, config.sample_cap)
+  process = compose_udp_process(
+      net, round_constants(
+          config, *estimator_constants(weights, config.sampling_rate)),
+      num_users=num_users, max_cohort=rows, local_steps=config.local_steps,
+      batch_size=config.batch_size,
+      privacy=udp_privacy(config.sampling_rate, config.noise_multiplier,
+                          clip_and_noise=config.clips, delta=config.delta,
+                          accountant=config.accountant),
+      seed=config.seed)
+  process.user_weights = weights.astype(np.float32)
+  process.num_examples = tuple(int(s) for s in sizes)
+  process.sampling_rate = config.sampling_rate
+  return process
+
+
 def build_udp_process(
-    model,
-    *,
-    num_examples: Sequence[int],
+    model, *, num_examples: Sequence[int],
     sampling_rate: float = _DEFAULTS.sampling_rate,
     noise_multiplier: float = _DEFAULTS.noise_multiplier,
-    clip: float = _DEFAULTS.clip,
-    sample_cap: float = _DEFAULTS.sample_cap,
+    clip: float = _DEFAULTS.clip, sample_cap: float = _DEFAULTS.sample_cap,
     local_steps: int = _DEFAULTS.local_steps,
     batch_size: int = _DEFAULTS.batch_size,
     local_learning_rate: float = _DEFAULTS.local_learning_rate,
     hyper_learning_rate: float = _DEFAULTS.hyper_learning_rate,
     embedding_learning_rate: float = _DEFAULTS.embedding_learning_rate,
-    embedding_dim: Optional[int] = None,
-    hidden: int = 100,
+    embedding_dim: Optional[int] = None, hidden: int = 100,
     hidden_layers: int = 3,
     max_cohort: Optional[int] = None,  # pylint: disable=redefined-outer-name
-    clip_and_noise: bool = True,
-    delta: float = _DEFAULTS.delta,
+    clip_and_noise: bool = True, delta: float = _DEFAULTS.delta,
     accountant: str = 'rdp',
     seed: int = 0) -> templates.PrivateLearningProcess:
   """UDP-Alg (paper 004, Algorithm 1) as a `LearningProcess`.
@@ -409,14 +514,7 @@ def build_udp_process(
     TypeError: If `model` is neither kind of model.
   """
   spec = models.as_model_spec(model)
-  sizes = np.asarray(list(num_examples))
-  if sizes.ndim != 1 or not len(sizes):
-    raise ValueError('num_examples must give every user its number of '
-                     'examples, got none')
-  if np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
-    raise ValueError('num_examples must be integers >= 1, got '
-                     f'{sizes[(sizes < 1) | (sizes != np.round(sizes))][0]!r}')
-  num_users = len(sizes)
+  sizes = _checked_sizes(num_examples)
   config = config_lib.UdpConfig(
       algorithm='udp' if clip_and_noise else 'noiseless',
       sampling_rate=sampling_rate, clip=clip,
@@ -427,38 +525,8 @@ def build_udp_process(
       embedding_learning_rate=embedding_learning_rate,
       embedding_dim=embedding_dim, delta=delta, accountant=accountant,
       seed=seed)
-  config.validate()
-  if hidden < 1:
-    raise ValueError(f'hidden must be >= 1, got {hidden}')
-  if hidden_layers < 0:
-    raise ValueError(f'hidden_layers must be >= 0, got {hidden_layers}')
-  if max_cohort is None:
-    max_cohort = _default_max_cohort(num_users, sampling_rate)
-  elif not 1 <= max_cohort <= num_users:
-    raise ValueError(f'max_cohort must be in [1, {num_users}] (the users), '
-                     f'got {max_cohort}')
-  net = hypernetwork.HyperNetwork(
-      spec, embedding_dim or hypernetwork.default_embedding_dim(num_users),
-      hidden=hidden, hidden_layers=hidden_layers)
-  weights = weights_from_sizes(sizes, sample_cap)
-  max_weight, denominator = estimator_constants(weights, sampling_rate)
-  process = compose_udp_process(
-      net, num_users=num_users, max_cohort=max_cohort,
-      local_steps=local_steps, batch_size=batch_size, clip=clip,
-      noise_multiplier=config.mechanism_noise_multiplier,
-      max_weight=max_weight, denominator=denominator,
-      local_learning_rate=local_learning_rate,
-      hyper_learning_rate=hyper_learning_rate,
-      embedding_learning_rate=embedding_learning_rate,
-      clip_and_noise=config.clips,
-      privacy=udp_privacy(sampling_rate, noise_multiplier,
-                          clip_and_noise=config.clips, delta=delta,
-                          accountant=accountant),
-      seed=seed)
-  process.user_weights = weights.astype(np.float32)
-  process.num_examples = tuple(int(s) for s in sizes)
-  process.sampling_rate = sampling_rate
-  return process
+  return _build(spec, config, sizes, hidden=hidden,
+                hidden_layers=hidden_layers, rows=max_cohort)
 
 
 def build_data_source(process: templates.PrivateLearningProcess,

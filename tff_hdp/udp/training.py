@@ -13,16 +13,19 @@
 # limitations under the License.
 """The UDP-Alg driver: T rounds of paper 004's Algorithm 1 (or a baseline).
 
-`train(config, data)` builds the hypernetwork for the data's users, and each
-round samples users (Poisson at rate q; pFedHN: one user uniformly), draws
-their K local batches, runs `hypernetfl.round_step` as one `tf.function`
-(backend 'direct') or a round of the `LearningProcess` of
-`process.compose_udp_process` (backend 'tff': the process
-`process.build_udp_process` builds, the same numbers), writes back phi and
-the sampled embeddings, steps the accountant (UDP only: a
+`train(config, data)` composes the run's pieces (`prepare`: the
+hypernetwork for the data's users, the users' weights, the rounds'
+constants, the direct and TFF rounds), runs T rounds of them in the shared
+loop (`run_rounds`) and returns one results record (`results_record`).
+Each round samples users (Poisson at rate q; pFedHN: one user uniformly),
+draws their K local batches, runs `hypernetfl.round_step` as one
+`tf.function` (backend 'direct', `DirectRound`) or a round of the
+`LearningProcess` of `process.compose_udp_process` (backend 'tff': the
+process `process.build_udp_process` builds, the same numbers), writes back
+phi and the sampled embeddings, steps the accountant (UDP only: a
 Poisson-subsampled Gaussian of rate q and multiplier z per round), and every
 `eval_every` rounds measures each user's generated model on its local test
-data. It returns one results record.
+data. The canary audit (`tff_hdp.udp.audit`) composes the same pieces.
 
 Everything random comes from `config.seed`: phi^0 and the embeddings, the
 users and batches of round t (numpy, from (seed, t)), and the noise (a
@@ -33,16 +36,16 @@ with `checkpoint_dir` resumes to exactly the results of an uninterrupted one.
 import collections
 import dataclasses
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
+from tff_hdp import checkpoint
 from tff_hdp import models
 from tff_hdp import round_loop
 from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
-from tff_hdp.privacy import canary_audit
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
@@ -67,104 +70,115 @@ def estimator_constants(config: config_lib.UdpConfig,
   return process.estimator_constants(weights, config.sampling_rate)
 
 
-# The users' batches and the TFF cohort's rows, shared with the process
-# (which defines them, so as not to depend on this driver).
+# The users' batches, the TFF cohort's rows and the rounds' constants,
+# shared with the process (which defines them, so as not to depend on this
+# driver).
 local_batches = process.local_batches
 max_cohort = process.max_cohort
+round_constants = process.round_constants
 
 
-def _round_fn(net: hypernetwork.HyperNetwork, config: config_lib.UdpConfig,
-              max_weight: float, denominator: float,
-              noise_multiplier: Optional[float] = None,
-              return_release: bool = False):
-  """`hypernetfl.round_step` with this run's constants, as one tf.function.
-
-  `noise_multiplier` is the mechanism's z (default the config's; an audit's
-  planted fault changes it). The last argument is the records added before
-  the noise (zeros without an audit). `return_release`: both functions also
-  return the release minus the users' known records (`hypernetfl.phi_step`).
-  """
-  z = config.mechanism_noise_multiplier if noise_multiplier is None else (
-      noise_multiplier)
-  phi_specs = [tf.TensorSpec(s, tf.float32) for s in net.shapes]
-  signature = [
+def round_signature(net: hypernetwork.HyperNetwork,
+                    batch_size: int) -> list[Any]:
+  """The direct round's input signature: phi, the users' [B, e]
+  embeddings, their `hypernetfl.UserBatches` (flat), [B] weights, the key."""
+  return [
       [tf.TensorSpec(s, tf.float32) for s in net.shapes],
       tf.TensorSpec((None, net.embedding_dim), tf.float32),
       tf.TensorSpec((None, None) + net.target.input_shape, tf.float32),
       tf.TensorSpec((None, None), tf.int32),
-      tf.TensorSpec((None, None, config.batch_size), tf.int32),
-      tf.TensorSpec((None, None, config.batch_size), tf.float32),
+      tf.TensorSpec((None, None, batch_size), tf.int32),
+      tf.TensorSpec((None, None, batch_size), tf.float32),
       tf.TensorSpec((None,), tf.float32),
       tf.TensorSpec((2,), tf.int64),
-      phi_specs,
   ]
 
-  @tf.function(input_signature=signature)
-  def round_fn(phi, embeddings, x, y, indices, mask, weights, key, extra):
-    return hypernetfl.round_step(
-        net, phi, embeddings, x, y, indices, mask, weights, key,
-        clip=config.clip, noise_multiplier=z, max_weight=max_weight,
-        denominator=denominator,
-        local_learning_rate=config.local_learning_rate,
-        hyper_learning_rate=config.hyper_learning_rate,
-        embedding_learning_rate=config.embedding_learning_rate,
-        clip_and_noise=config.clips, extra_total=extra,
-        return_release=return_release)
 
-  @tf.function(input_signature=[phi_specs, signature[7], phi_specs])
-  def empty_round_fn(phi, key, extra):
-    return hypernetfl.empty_round_step(
-        phi, key, clip=config.clip, noise_multiplier=z,
-        max_weight=max_weight, denominator=denominator,
-        hyper_learning_rate=config.hyper_learning_rate,
-        clip_and_noise=config.clips, extra_total=extra,
-        return_release=return_release)
+class DirectRound:
+  """A round without TFF: `hypernetfl.round_step` as one tf.function
+  (`round_fn`), and `hypernetfl.empty_round_step` when nobody is sampled.
 
-  return round_fn, empty_round_fn
+  `direct_round(round_num, phi, embeddings, batches, weights, key)` takes
+  phi, the sampled users' embeddings, their `local_batches` (None when
+  nobody is sampled), weights and the round's noise key, and returns
+  (new phi, the users' new embeddings (None without users), the round's
+  measurements), in NumPy and floats.
+  """
+
+  def __init__(self, net: hypernetwork.HyperNetwork,
+               config: config_lib.UdpConfig,
+               constants: hypernetfl.RoundConstants):
+    signature = round_signature(net, config.batch_size)
+
+    @tf.function(input_signature=signature)
+    def round_fn(phi, embeddings, x, y, indices, mask, weights, key):
+      return hypernetfl.round_step(
+          net, phi, embeddings, hypernetfl.UserBatches(x, y, indices, mask),
+          weights, key, constants)
+
+    @tf.function(input_signature=[signature[0], signature[7]])
+    def empty_round_fn(phi, key):
+      return hypernetfl.empty_round_step(phi, key, constants)
+
+    self.round_fn = round_fn
+    self.empty_round_fn = empty_round_fn
+
+  def __call__(self, round_num: int, phi, embeddings, batches, weights, key):
+    del round_num  # The round is the same every round.
+    phi = [tf.constant(p) for p in phi]
+    if batches is None:
+      return [p.numpy() for p in self.empty_round_fn(phi, key)], None, {}
+    result = self.round_fn(phi, embeddings, *batches, weights, key)
+    return ([p.numpy() for p in result.phi], result.embeddings.numpy(),
+            {k: float(v) for k, v in result.measurements.items()})
 
 
-def _tff_round_fn(net, config, max_weight, denominator, num_users):
+def _weight_measurements(weights) -> dict[str, float]:
+  return {'user_weight_max': float(np.max(weights)),
+          'user_weight_sum': float(np.sum(weights))}
+
+
+def _distributed_round_fn(net: hypernetwork.HyperNetwork,
+                          config: config_lib.UdpConfig,
+                          constants: hypernetfl.RoundConstants):
+  """The round over `config.tff_workers` (`distributed.DistributedRound`)."""
+  from tff_hdp.udp import distributed  # pylint: disable=g-import-not-at-top
+  spread = distributed.DistributedRound(
+      net, config.tff_workers, constants, local_steps=config.local_steps,
+      batch_size=config.batch_size)
+
+  def distributed_round_fn(round_num, state, users, x, y, indices, mask,
+                           weights):
+    del round_num  # The distributed round's state has no counter.
+    new_state, measurements = spread(state, users, x, y, indices, mask,
+                                     weights)
+    return new_state, {**measurements, **_weight_measurements(weights)}
+
+  distributed_round_fn.runs_empty_rounds = False
+  return distributed_round_fn
+
+
+def _tff_round_fn(net: hypernetwork.HyperNetwork,
+                  config: config_lib.UdpConfig,
+                  constants: hypernetfl.RoundConstants, num_users: int):
   """The round on TFF's runtime: the learning process
   (`process.compose_udp_process`), or over `config.tff_workers`
   (`distributed.DistributedRound`). Both take
   (round number, state, users, x, y, indices, mask, weights) and return
   (new state, measurements); the process also runs the rounds in which
   nobody was sampled (it releases the noised empty estimator)."""
-  constants = dict(
-      local_steps=config.local_steps,
-      batch_size=config.batch_size, clip=config.clip,
-      noise_multiplier=config.mechanism_noise_multiplier,
-      max_weight=max_weight, denominator=denominator,
-      local_learning_rate=config.local_learning_rate,
-      hyper_learning_rate=config.hyper_learning_rate,
-      embedding_learning_rate=config.embedding_learning_rate,
-      clip_and_noise=config.clips)
-  extra = lambda weights: {'user_weight_max': float(np.max(weights)),
-                           'user_weight_sum': float(np.sum(weights))}
   if config.tff_workers:
-    from tff_hdp.udp import distributed  # pylint: disable=g-import-not-at-top
-    spread = distributed.DistributedRound(net, config.tff_workers,
-                                          **constants)
-
-    def distributed_round_fn(round_num, state, users, x, y, indices, mask,
-                             weights):
-      del round_num  # The distributed round's state has no counter.
-      new_state, measurements = spread(state, users, x, y, indices, mask,
-                                       weights)
-      return new_state, {**measurements, **extra(weights)}
-
-    distributed_round_fn.runs_empty_rounds = False
-    return distributed_round_fn
-
+    return _distributed_round_fn(net, config, constants)
   rows = 1 if config.algorithm == 'pfedhn' else max_cohort(
       num_users, config.sampling_rate)
   learning = process.compose_udp_process(
-      net, num_users=num_users, max_cohort=rows, seed=config.seed,
+      net, constants, num_users=num_users, max_cohort=rows,
+      local_steps=config.local_steps, batch_size=config.batch_size,
       privacy=process.udp_privacy(
           config.sampling_rate, config.noise_multiplier,
           clip_and_noise=config.private, delta=config.delta,
           accountant=config.accountant),
-      **constants)
+      seed=config.seed)
 
   def round_fn(round_num, state, users, x, y, indices, mask, weights):
     clients = process.client_elements(users, weights, x, y, indices, mask,
@@ -178,8 +192,8 @@ def _tff_round_fn(net, config, max_weight, denominator, num_users):
         for key in ('phi', 'embeddings', 'noise_key'))
     if not len(users):  # As the direct backend's empty round: no metrics.
       return new_state, {}
-    return new_state, {
-        'noise_stddev': output.metrics['noise_stddev'], **extra(weights)}
+    return new_state, {'noise_stddev': output.metrics['noise_stddev'],
+                       **_weight_measurements(weights)}
 
   round_fn.runs_empty_rounds = True
   return round_fn
@@ -205,87 +219,105 @@ def user_evaluation(net: hypernetwork.HyperNetwork, phi, embeddings,
   return losses, accuracies
 
 
+@dataclasses.dataclass(frozen=True)
+class RunPieces:
+  """What a run is composed of (`prepare`).
+
+  Attributes:
+    config: The run's configuration.
+    data: Its users.
+    net: The hypernetwork.
+    user_weights: [N] w_u.
+    constants: The rounds' constants (z the mechanism's).
+    direct_round: The round without TFF (`DirectRound`'s call), also the
+      rounds without users of the distributed TFF round.
+    tff_round: The round on TFF's runtime (`_tff_round_fn`), or None for
+      the direct backend.
+  """
+  config: config_lib.UdpConfig
+  data: federated_data.FederatedData
+  net: hypernetwork.HyperNetwork
+  user_weights: np.ndarray
+  constants: hypernetfl.RoundConstants
+  direct_round: Callable[..., Any]
+  tff_round: Optional[Callable[..., Any]]
+
+
+def prepare(config: config_lib.UdpConfig,
+            data: federated_data.FederatedData, *,
+            noise_multiplier: Optional[float] = None) -> RunPieces:
+  """The pieces of a run of `config` on `data`.
+
+  Args:
+    config: The run's configuration (validated here).
+    data: Its users.
+    noise_multiplier: The mechanism's z (default the config's; an audit's
+      planted fault changes it, not the accountant's).
+  """
+  config.validate()
+  target = models.build_model(config.target, data.input_shape,
+                              data.num_classes)
+  net = hypernetwork.HyperNetwork(
+      target, config.embedding_dim or
+      hypernetwork.default_embedding_dim(data.num_clients))
+  weights = user_weights(data, config.sample_cap)
+  constants = round_constants(config, *estimator_constants(config, weights),
+                              noise_multiplier=noise_multiplier)
+  tff_round = (_tff_round_fn(net, config, constants, data.num_clients)
+               if config.backend == 'tff' else None)
+  return RunPieces(config, data, net, weights, constants,
+                   DirectRound(net, config, constants), tff_round)
+
+
 class UdpRounds(round_loop.System):
   """Algorithm 1's rounds for the shared loop (`round_loop.run`).
 
   A round samples the users (Poisson at q; pFedHN one user), draws their K
   local batches and runs the round on TFF's runtime (the learning process)
-  or directly (one tf.function; a round with no user still releases the
-  noised empty estimator); the ledger spends one round of the user-level
-  mechanism; evaluation is every user's generated model on its test data,
-  with the epsilon so far (the curve of Figures 2-3). An audit's canary
-  users join the direct round's estimator and it observes the release.
+  or directly (`RunPieces.direct_round`; a round with no user still
+  releases the noised empty estimator); the ledger spends one round of the
+  user-level mechanism; evaluation is every user's generated model on its
+  test data, with the epsilon so far (the curve of Figures 2-3).
   """
 
-  def __init__(self, net: hypernetwork.HyperNetwork,
-               config: config_lib.UdpConfig,
-               data: federated_data.FederatedData, weights: np.ndarray,
-               round_fn, empty_round_fn, tff_round, *, audit,
-               max_weight: float, observe_release: bool):
-    self._net = net
-    self._config = config
-    self._data = data
-    self._weights = weights
-    self._round_fn = round_fn
-    self._empty_round_fn = empty_round_fn
-    self._tff_round = tff_round
-    self._audit = audit
-    self._max_weight = max_weight
-    self._observe_release = observe_release
-    self._no_extra = [tf.zeros(shape) for shape in net.shapes]
+  def __init__(self, pieces: RunPieces):
+    self._pieces = pieces
+    self._config = pieces.config
 
   def _users(self, rng) -> tuple[np.ndarray, np.ndarray]:
+    num_users = self._pieces.data.num_clients
     if self._config.algorithm == 'pfedhn':
-      return (rng.integers(0, self._data.num_clients, size=1),
-              np.ones(1, np.float32))
-    users = sampling.sample_cohort(self._data.num_clients, 1, rng,
-                                   poisson=True,
+      return (rng.integers(0, num_users, size=1), np.ones(1, np.float32))
+    users = sampling.sample_cohort(num_users, 1, rng, poisson=True,
                                    sampling_rate=self._config.sampling_rate)
-    return users, self._weights[users].astype(np.float32)
+    return users, self._pieces.user_weights[users].astype(np.float32)
 
   def run_round(self, state, round_num):
-    config = self._config
+    config, tff_round = self._config, self._pieces.tff_round
     state = tf.nest.map_structure(np.asarray, state)
     rng = sampling.round_rng(config.seed, round_num)
     users, round_weights = self._users(rng)
     key, next_key = tf.random.experimental.stateless_split(
         state['noise_key'], 2).numpy()
     entry = {'users_sampled': int(len(users))}
-    extra = self._no_extra
-    if self._audit is not None:
-      extra, entry['canaries_sampled'] = self._audit.round_records(
-          round_num, config.clip, self._max_weight)
-    old_phi = state['phi']
-    release = []
-    on_tff = self._tff_round is not None and (
-        len(users) or self._tff_round.runs_empty_rounds)
-    batches = (local_batches(self._data, users, config.local_steps,
+    batches = (local_batches(self._pieces.data, users, config.local_steps,
                              config.batch_size, rng)
-               if len(users) else (None,) * 4)
-    if on_tff:
-      state, measurements = self._tff_round(round_num, state, users,
-                                            *batches, round_weights)
+               if len(users) else None)
+    if tff_round is not None and (len(users) or tff_round.runs_empty_rounds):
+      state, measurements = tff_round(round_num, state, users,
+                                      *(batches or (None,) * 4),
+                                      round_weights)
       entry.update({k: float(v) for k, v in measurements.items()})
-    elif len(users):
-      phi, new_embeddings, measurements, *release = self._round_fn(
-          [tf.constant(p) for p in state['phi']],
-          state['embeddings'][users], *batches, round_weights, key, extra)
-      state['phi'] = [p.numpy() for p in phi]
+      return state, entry
+    state['phi'], embeddings, measurements = self._pieces.direct_round(
+        round_num, state['phi'],
+        state['embeddings'][users] if len(users) else None, batches,
+        round_weights, key)
+    if len(users):
       state['embeddings'] = state['embeddings'].copy()
-      state['embeddings'][users] = new_embeddings.numpy()
-      entry.update({k: float(v) for k, v in measurements.items()})
-    else:  # Nobody sampled: the noised (empty) estimator is still released.
-      out = self._empty_round_fn([tf.constant(p) for p in state['phi']],
-                                 key, extra)
-      phi, release = out if self._observe_release else (out, [])
-      release = [release] if self._observe_release else []
-      state['phi'] = [p.numpy() for p in phi]
-    if not on_tff:
-      state['noise_key'] = next_key  # The process splits its own key.
-    if self._audit is not None:
-      self._audit.observe_round(old_phi, state['phi'],
-                                release[0] if release else None, config.clip,
-                                self._max_weight)
+      state['embeddings'][users] = embeddings
+    state['noise_key'] = next_key  # The process splits its own key.
+    entry.update(measurements)
     return state, entry
 
   def account(self, ledger, round_num):
@@ -294,14 +326,76 @@ class UdpRounds(round_loop.System):
                   self._config.noise_multiplier)
 
   def evaluate(self, state, ledger):
-    losses, accuracies = user_evaluation(self._net, state['phi'],
-                                         state['embeddings'], self._data)
+    losses, accuracies = user_evaluation(self._pieces.net, state['phi'],
+                                         state['embeddings'],
+                                         self._pieces.data)
     entry = {'loss': float(np.nanmean(losses)),
              'accuracy': float(np.nanmean(accuracies))}
     if self._config.private:  # The curve of Figures 2-3: accuracy against eps.
       entry['epsilon'] = ledger.get_epsilon(LEDGER_NAME, self._config.delta,
                                             self._config.accountant)
     return entry
+
+
+def run_rounds(pieces: RunPieces, *,
+               observers: Sequence[round_loop.Observer] = (),
+               checkpoint_dir: Optional[str] = None,
+               checkpoint_every: int = 10, progress: bool = False,
+               summary_writer: Optional[tf.summary.SummaryWriter] = None,
+               on_round: Optional[Callable[[int, dict], None]] = None
+               ) -> checkpoint.Run:
+  """The run's T rounds (`UdpRounds`) in the shared loop, from phi^0, the
+  initial embeddings and the noise key (seed, 0x554450), with `observers`
+  around every round; the other arguments as `train`'s."""
+  config, net = pieces.config, pieces.net
+  initial = collections.OrderedDict(
+      phi=net.init(config.seed),
+      embeddings=net.init_embeddings(pieces.data.num_clients, config.seed),
+      noise_key=np.array([config.seed, 0x554450], np.int64))
+  return round_loop.run(
+      UdpRounds(pieces), config, initial, total_rounds=config.rounds,
+      eval_every=config.eval_every, observers=observers,
+      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+      progress=progress, summary_writer=summary_writer, on_round=on_round)
+
+
+def results_record(pieces: RunPieces, run: checkpoint.Run,
+                   start: float) -> dict[str, Any]:
+  """The results record of a finished run that started at time `start`.
+
+  Returns:
+    {'config', 'dataset', 'setup', 'epsilon', 'metrics', 'history',
+     'wall_clock_seconds'}; `metrics` holds the final per-user accuracies
+    of the generated models, their mean and variance.
+  """
+  config, net, constants = pieces.config, pieces.net, pieces.constants
+  _, accuracies = user_evaluation(net, run.state['phi'],
+                                  run.state['embeddings'], pieces.data)
+  return {
+      'config': dataclasses.asdict(config),
+      'dataset': pieces.data.name,
+      'setup': {
+          'num_users': pieces.data.num_clients,
+          'hypernetwork_parameters': net.num_parameters,
+          'target_parameters': net.target.num_parameters,
+          'embedding_dim': net.embedding_dim,
+          'max_user_weight': constants.max_weight,
+          'denominator': constants.denominator,
+          'noise_stddev': (config.noise_multiplier * constants.max_weight *
+                           config.clip / constants.denominator
+                           if config.private else 0.0),
+      },
+      'epsilon': (run.ledger.get_epsilon(LEDGER_NAME, config.delta,
+                                         config.accountant)
+                  if config.private else None),
+      'metrics': {
+          'accuracy_mean': float(np.nanmean(accuracies)),
+          'accuracy_var': float(np.nanvar(accuracies)),
+          'user_accuracy': [float(a) for a in accuracies],
+      },
+      'history': run.history,
+      'wall_clock_seconds': time.time() - start,
+  }
 
 
 def train(config: config_lib.UdpConfig,
@@ -311,90 +405,23 @@ def train(config: config_lib.UdpConfig,
           progress: bool = False,
           on_round: Optional[Callable[[int, dict], None]] = None,
           checkpoint_dir: Optional[str] = None,
-          checkpoint_every: int = 10,
-          audit: Optional[Any] = None,
-          audit_statistic: str = 'lr') -> dict[str, Any]:
-  """Runs one experiment and returns its results record.
+          checkpoint_every: int = 10) -> dict[str, Any]:
+  """Runs one experiment, T rounds of Algorithm 1 (or a baseline), and
+  returns its results record (`results_record`).
 
-  With `audit` (a `tff_hdp.udp.audit.UdpAudit`), its canary users join every
-  round's estimator, the mechanism runs with its noise multiplier (a planted
-  fault), the accountant keeps the configured one, and the record gains an
-  'audit' entry (direct backend, no checkpoints).
-
-  Returns:
-    {'config', 'dataset', 'setup', 'epsilon', 'metrics', 'history',
-     'wall_clock_seconds'}; `metrics` holds the final per-user accuracies
-    of the generated models, their mean and variance.
+  Args:
+    config: The run's configuration.
+    data: Its users.
+    summary_writer: TensorBoard's writer of every round's entry.
+    progress: Show a progress bar.
+    on_round: Called with each round's number and entry.
+    checkpoint_dir: Checkpoints every `checkpoint_every` rounds, from which
+      the run resumes.
+    checkpoint_every: Rounds between checkpoints.
   """
-  config.validate()
   start = time.time()
-  num_users = data.num_clients
-  target = models.build_model(config.target, data.input_shape,
-                              data.num_classes)
-  net = hypernetwork.HyperNetwork(
-      target, config.embedding_dim or
-      hypernetwork.default_embedding_dim(num_users))
-  weights = user_weights(data, config.sample_cap)
-  max_weight, denominator = estimator_constants(config, weights)
-  if audit is not None:  # A bad observer/statistic pair fails before work.
-    canary_audit.check_observer(audit.observe, audit_statistic)
-  if audit is not None and (config.backend != 'direct' or checkpoint_dir or
-                            not config.private):
-    raise ValueError('an audit runs UDP-Alg on the direct backend without '
-                     f'checkpoints; got algorithm {config.algorithm!r}, '
-                     f'backend {config.backend!r}, checkpoint_dir '
-                     f'{checkpoint_dir!r}')
-  observe_release = audit is not None and audit.observe == 'release'
-  round_fn, empty_round_fn = _round_fn(
-      net, config, max_weight, denominator,
-      None if audit is None else audit.mechanism_noise_multiplier(
-          config.noise_multiplier),
-      return_release=observe_release)
-  tff_round = (_tff_round_fn(net, config, max_weight, denominator, num_users)
-               if config.backend == 'tff' else None)
-  rounds = UdpRounds(net, config, data, weights, round_fn, empty_round_fn,
-                     tff_round, audit=audit, max_weight=max_weight,
-                     observe_release=observe_release)
-  run = round_loop.run(
-      rounds, config, collections.OrderedDict(
-          phi=net.init(config.seed),
-          embeddings=net.init_embeddings(num_users, config.seed),
-          noise_key=np.array([config.seed, 0x554450], np.int64)),
-      total_rounds=config.rounds, eval_every=config.eval_every,
-      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
-      progress=progress, summary_writer=summary_writer, on_round=on_round)
-  state, ledger = run.state, run.ledger
-
-  _, accuracies = user_evaluation(net, state['phi'], state['embeddings'],
-                                 data)
-  epsilon = (ledger.get_epsilon(LEDGER_NAME, config.delta, config.accountant)
-             if config.private else None)
-  record = {
-      'config': dataclasses.asdict(config),
-      'dataset': data.name,
-      'setup': {
-          'num_users': num_users,
-          'hypernetwork_parameters': net.num_parameters,
-          'target_parameters': target.num_parameters,
-          'embedding_dim': net.embedding_dim,
-          'max_user_weight': max_weight,
-          'denominator': denominator,
-          'noise_stddev': (config.noise_multiplier * max_weight *
-                           config.clip / denominator
-                           if config.private else 0.0),
-      },
-      'epsilon': epsilon,
-      'metrics': {
-          'accuracy_mean': float(np.nanmean(accuracies)),
-          'accuracy_var': float(np.nanvar(accuracies)),
-          'user_accuracy': [float(a) for a in accuracies],
-      },
-      'history': run.history,
-      'wall_clock_seconds': time.time() - start,
-  }
-  if audit is not None:
-    record['audit'] = audit.report(
-        ledger.get_epsilon(LEDGER_NAME, config.delta), config.delta,
-        audit_statistic,
-        accounted_pld=ledger.get_epsilon(LEDGER_NAME, config.delta, 'pld'))
-  return record
+  pieces = prepare(config, data)
+  run = run_rounds(pieces, checkpoint_dir=checkpoint_dir,
+                   checkpoint_every=checkpoint_every, progress=progress,
+                   summary_writer=summary_writer, on_round=on_round)
+  return results_record(pieces, run, start)
