@@ -41,7 +41,6 @@ import sys
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import json
 
 from absl import app
 from absl import flags
@@ -140,14 +139,9 @@ def main(argv):
            f'canaries={_CANARIES.value} '
            f'planted_noise_scale={_PLANTED_SCALE.value:g} observe=release '
            f'statistic={_STATISTIC.value}')
-  print(title)
-  print('\n'.join(lines), flush=True)
-  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
-    json.dump({'argv': sys.argv, 'config': config.__dict__, 'audit': rows},
-              f, indent=1, default=str)
-  with open(os.path.join(output_dir, 'audit.txt'), 'w') as f:
-    f.write(title + '\n' + '\n'.join(lines) + '\n')
-  print(f'wrote {os.path.join(output_dir, "results.json")}')
+  cli.write_audit(output_dir, title, lines,
+                  {'argv': sys.argv, 'config': config.__dict__, 'audit': rows},
+                  default=str)
 
 
 if __name__ == '__main__':

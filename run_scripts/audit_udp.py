@@ -34,7 +34,6 @@ import sys
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import json
 
 from absl import app
 from absl import flags
@@ -106,14 +105,8 @@ def main(argv):
            f'delta={config.delta:g} canaries={_CANARIES.value} '
            f'planted_noise_scale={_PLANTED_SCALE.value:g} '
            f'observe={_OBSERVE.value} statistic={_STATISTIC.value}')
-  print(title)
-  print(line, flush=True)
   record['argv'] = sys.argv
-  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
-    json.dump(record, f, indent=1)
-  with open(os.path.join(output_dir, 'audit.txt'), 'w') as f:
-    f.write(title + '\n' + line + '\n')
-  print(f'wrote {os.path.join(output_dir, "results.json")}')
+  cli.write_audit(output_dir, title, [line], record)
 
 
 if __name__ == '__main__':

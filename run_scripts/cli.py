@@ -296,6 +296,19 @@ def write_results(output_dir: str, title: str, table: str,
   print(f'\nwrote {os.path.join(output_dir, "results.json")}')
 
 
+def write_audit(output_dir: str, title: str, lines: Sequence[str],
+                results: dict, default=None) -> None:
+  """Prints the audit's rows under their title and writes `results.json`
+  (`results`; `default` as `json.dump`'s) and `audit.txt`."""
+  print(title)
+  print('\n'.join(lines), flush=True)
+  with open(os.path.join(output_dir, 'results.json'), 'w') as f:
+    json.dump(results, f, indent=1, default=default)
+  with open(os.path.join(output_dir, 'audit.txt'), 'w') as f:
+    f.write(title + '\n' + '\n'.join(lines) + '\n')
+  print(f'wrote {os.path.join(output_dir, "results.json")}')
+
+
 def define_tff_workers_flag(merged: str):
   """--tff_workers=host:port,...; `merged`: what the workers' partial results
   are and what happens once, after the merge, in this binary."""

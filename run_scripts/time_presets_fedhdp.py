@@ -104,6 +104,7 @@ def main(argv):
   from tff_hdp import models
   from tff_hdp import runtime
   from tff_hdp.fedhdp import batched_models
+  from tff_hdp import round_loop
   from tff_hdp.fedhdp import training
 
   reference = paper_tables.load_reference()
@@ -147,7 +148,8 @@ def main(argv):
         training.run_rounds(
             experiment,
             observers=[training.ProfileObserver(experiment.backend, profile)],
-            on_round=lambda r, e: stamps.append(time.time()))
+            options=round_loop.Options(
+                on_round=lambda r, e: stamps.append(time.time())))
         peak = max(peaks)
         per_round = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
         round_rate = round_flops / per_round

@@ -13,8 +13,9 @@
 # limitations under the License.
 """The round loop every system's driver runs (shared).
 
-    history = round_loop.run(system, config, total_rounds=T, eval_every=k,
-                             ledger=..., observers=[...], ...)
+    run = round_loop.run(system, config, state, total_rounds=T,
+                         eval_every=k, ledger=..., observers=[...],
+                         options=round_loop.Options(...))
 
 The loop owns what is the same in the three papers' drivers: where the run
 starts (fresh or from a checkpoint, `checkpoint.start_run`), each round's
@@ -27,6 +28,7 @@ and its entry, without the loop or the system knowing what they do.
 """
 
 import abc
+import dataclasses
 from typing import Any, Callable, Optional, Sequence
 
 from tff_hdp import checkpoint
@@ -62,14 +64,31 @@ class Observer:
     to the entry before it is recorded)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Options:
+  """How a run is kept and shown; every driver's `train` takes these.
+
+  Attributes:
+    checkpoint_dir: If given, progress is saved there every
+      `checkpoint_every` rounds and after the last, and a run finding a
+      checkpoint of the same configuration there resumes from it, exactly.
+    checkpoint_every: See `checkpoint_dir`.
+    progress: Show a progress bar over rounds (tqdm, on stderr).
+    summary_writer: A TensorBoard `tf.summary.SummaryWriter` of every
+      round's entry.
+    on_round: Called as on_round(round, history_entry) after each round.
+  """
+  checkpoint_dir: Optional[str] = None
+  checkpoint_every: int = 10
+  progress: bool = False
+  summary_writer: Any = None
+  on_round: Optional[Callable[[int, dict], None]] = None
+
+
 def run(system: System, config, state, *, total_rounds: int, eval_every: int,
         ledger: Optional[privacy_ledger.PrivacyLedger] = None,
-        observers: Sequence[Observer] = (),
-        checkpoint_dir: Optional[str] = None, checkpoint_every: int = 10,
-        store: Optional[Any] = None, progress: bool = False,
-        summary_writer=None,
-        on_round: Optional[Callable[[int, dict], None]] = None
-        ) -> checkpoint.Run:
+        observers: Sequence[Observer] = (), store: Optional[Any] = None,
+        options: Options = Options()) -> checkpoint.Run:
   """Runs the rounds left of `config`'s run; returns the finished `Run`
   (its final state, ledger and history).
 
@@ -82,15 +101,17 @@ def run(system: System, config, state, *, total_rounds: int, eval_every: int,
     eval_every: Evaluate every k rounds and after the last.
     ledger: The empty ledger a new run starts from.
     observers: Called around every round, in order.
-    checkpoint_dir, checkpoint_every, store, progress, summary_writer,
-    on_round: As `checkpoint.start_run`.
+    store: As `checkpoint.start_run`'s (FedHDP's Ditto models).
+    options: Checkpoints, progress, TensorBoard, the callback.
   """
   if eval_every < 1:
     raise ValueError(f'eval_every must be >= 1, got {eval_every}')
   run = checkpoint.start_run(
-      config, state, total_rounds=total_rounds, checkpoint_dir=checkpoint_dir,
-      checkpoint_every=checkpoint_every, store=store, progress=progress,
-      summary_writer=summary_writer, on_round=on_round, ledger=ledger)
+      config, state, total_rounds=total_rounds,
+      checkpoint_dir=options.checkpoint_dir,
+      checkpoint_every=options.checkpoint_every, store=store,
+      progress=options.progress, summary_writer=options.summary_writer,
+      on_round=options.on_round, ledger=ledger)
   for round_num in run.rounds:
     for observer in observers:
       observer.before_round(round_num, run.state)

@@ -298,6 +298,7 @@ def train_audited(config: config_lib.FedHdpConfig, data, audit: FedHdpAudit,
   backend only, without checkpoints.
   """
   # TensorFlow only now: the binary's checks above this module stay quiet.
+  from tff_hdp import round_loop  # pylint: disable=g-import-not-at-top
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
 
   canary_audit.check_observer(audit.observe, statistic)  # Before any work.
@@ -312,7 +313,7 @@ def train_audited(config: config_lib.FedHdpConfig, data, audit: FedHdpAudit,
                            config_lib.excluded_groups(setup.groups))
   experiment.backend = backend
   run = training.run_rounds(experiment, observers=[backend],
-                            progress=progress)
+                            options=round_loop.Options(progress=progress))
   record = training.results_record(experiment, run, time.time() - start)
   private = [g.name for g in setup.groups if g.is_private]
   record['audit'] = audit.report(

@@ -256,11 +256,11 @@ def prepare(config: config_lib.FedHdpConfig, data, *,
 
 def run_rounds(experiment: Experiment, *,
                observers: Sequence[round_loop.Observer] = (),
-               **loop_options) -> checkpoint.Run:
+               options: round_loop.Options = round_loop.Options()
+               ) -> checkpoint.Run:
   """Algorithm 2's T rounds in the shared loop, from the initial state or a
-  checkpoint of the same configuration; `loop_options` are `train`'s
-  (`round_loop.run`'s checkpoint, progress, TensorBoard and callback
-  options)."""
+  checkpoint of the same configuration, with `observers` around every
+  round."""
   config = experiment.config
   return round_loop.run(
       FedHdpRounds(config, experiment.setup, experiment.data, experiment.spec,
@@ -268,7 +268,7 @@ def run_rounds(experiment: Experiment, *,
       config, experiment.backend.initialize(), total_rounds=config.rounds,
       eval_every=config.eval_every,
       ledger=privacy_ledger.PrivacyLedger(is_bound=config.epsilon_is_bound),
-      observers=observers, store=experiment.store, **loop_options)
+      observers=observers, store=experiment.store, options=options)
 
 
 def results_record(experiment: Experiment, run: checkpoint.Run,
@@ -328,13 +328,8 @@ def train(config: config_lib.FedHdpConfig,
     config: The run's hyperparameters.
     data: The federated dataset: a `FederatedData`, or a TFF `ClientData`
       (clients in `client_ids` order, `client_data.to_federated_data`).
-    summary_writer: Optional TensorBoard writer for per-round scalars.
-    progress: Show a progress bar over rounds (tqdm, on stderr).
-    on_round: Called as on_round(round, history_entry) after each round.
-    checkpoint_dir: If given, progress is saved there every
-      `checkpoint_every` rounds and after the last, and a run finding a
-      checkpoint of the same configuration there resumes from it.
-    checkpoint_every: See `checkpoint_dir`.
+    summary_writer, progress, on_round, checkpoint_dir, checkpoint_every:
+      `round_loop.Options`.
     store_dir: See `prepare`.
 
   Returns:
@@ -342,7 +337,8 @@ def train(config: config_lib.FedHdpConfig,
   """
   start = time.time()
   experiment = prepare(config, data, store_dir=store_dir)
-  run = run_rounds(experiment, checkpoint_dir=checkpoint_dir,
-                   checkpoint_every=checkpoint_every, progress=progress,
-                   summary_writer=summary_writer, on_round=on_round)
+  options = round_loop.Options(
+      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+      progress=progress, summary_writer=summary_writer, on_round=on_round)
+  run = run_rounds(experiment, options=options)
   return results_record(experiment, run, time.time() - start)

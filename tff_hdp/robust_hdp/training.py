@@ -29,7 +29,7 @@ and DP-SGD keys (seed, round, client), so results differ by aggregation only
 
 import dataclasses
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -166,6 +166,21 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
   return Experiment(config, data, spec, clients, variances, runner, rounds)
 
 
+def run_rounds(experiment: Experiment, *,
+               observers: Sequence[round_loop.Observer] = (),
+               options: round_loop.Options = round_loop.Options()
+               ) -> checkpoint.Run:
+  """The run's rounds in the shared loop, from the initial model or a
+  checkpoint of the same configuration, with `observers` around every
+  round."""
+  config = experiment.config
+  return round_loop.run(
+      experiment.rounds, config, experiment.runner.initialize(),
+      total_rounds=config.rounds, eval_every=config.eval_every,
+      ledger=privacy_ledger.PrivacyLedger(is_bound=config.poisson),
+      observers=observers, options=options)
+
+
 def results_record(experiment: Experiment, run: checkpoint.Run,
                    wall_clock_seconds: float) -> dict[str, Any]:
   """The record of the module doc: the clients' privacy, the accuracies,
@@ -213,20 +228,13 @@ def train(config: config_lib.RobustHdpConfig,
     config: The run.
     data: The clients (one per epsilon of the config, in order): a
       `FederatedData`, or a TFF `ClientData` (`client_ids` order).
-    summary_writer: Optional TensorBoard writer for per-round scalars.
-    progress: Show a progress bar (tqdm, on stderr).
-    on_round: Called as on_round(round, history_entry) after each round.
-    checkpoint_dir: Save progress there every `checkpoint_every` rounds and
-      after the last; a run finding a checkpoint of the same configuration
-      there resumes from it, exactly.
-    checkpoint_every: See `checkpoint_dir`.
+    summary_writer, progress, on_round, checkpoint_dir, checkpoint_every:
+      `round_loop.Options`.
   """
   start = time.time()
   experiment = prepare(config, data)
-  run = round_loop.run(
-      experiment.rounds, config, experiment.runner.initialize(),
-      total_rounds=config.rounds, eval_every=config.eval_every,
-      ledger=privacy_ledger.PrivacyLedger(is_bound=config.poisson),
+  options = round_loop.Options(
       checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
       progress=progress, summary_writer=summary_writer, on_round=on_round)
+  run = run_rounds(experiment, options=options)
   return results_record(experiment, run, time.time() - start)

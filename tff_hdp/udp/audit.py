@@ -25,7 +25,7 @@ data, no embedding and no model, so the real users' metrics are theirs
 alone; W (the estimator's denominator) stays the real users' (a public
 constant of the run).
 
-The audited run composes the driver's pieces (`training.prepare`,
+The audited run composes the driver's experiment (`training.prepare`,
 `training.run_rounds`, `training.results_record`) with its own direct
 round (`AuditedRound`): the users' weighted clipped sum
 (`hypernetfl.users_step`), plus the sampled canaries' records, released and
@@ -237,14 +237,15 @@ def train_audited(config: config_lib.UdpConfig,
                      f'checkpoints; got algorithm {config.algorithm!r}, '
                      f'backend {config.backend!r}')
   start = time.time()
-  pieces = training.prepare(
+  experiment = training.prepare(
       config, data, noise_multiplier=audit.mechanism_noise_multiplier(
           config.noise_multiplier))
-  audited = AuditedRound(audit, pieces.net, pieces.constants,
+  audited = AuditedRound(audit, experiment.net, experiment.constants,
                          config.batch_size)
-  pieces = dataclasses.replace(pieces, direct_round=audited)
-  run = training.run_rounds(pieces, observers=[audited], progress=progress)
-  record = training.results_record(pieces, run, start)
+  experiment = dataclasses.replace(experiment, direct_round=audited)
+  run = training.run_rounds(experiment, observers=[audited],
+                            options=round_loop.Options(progress=progress))
+  record = training.results_record(experiment, run, time.time() - start)
   record['audit'] = audit.report(
       run.ledger.get_epsilon(training.LEDGER_NAME, config.delta),
       config.delta, statistic,

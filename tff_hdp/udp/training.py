@@ -13,7 +13,7 @@
 # limitations under the License.
 """The UDP-Alg driver: T rounds of paper 004's Algorithm 1 (or a baseline).
 
-`train(config, data)` composes the run's pieces (`prepare`: the
+`train(config, data)` composes the run's experiment (`prepare`: the
 hypernetwork for the data's users, the users' weights, the rounds'
 constants, the direct and TFF rounds), runs T rounds of them in the shared
 loop (`run_rounds`) and returns one results record (`results_record`).
@@ -25,7 +25,7 @@ process `process.build_udp_process` builds, the same numbers), writes back
 phi and the sampled embeddings, steps the accountant (UDP only: a
 Poisson-subsampled Gaussian of rate q and multiplier z per round), and every
 `eval_every` rounds measures each user's generated model on its local test
-data. The canary audit (`tff_hdp.udp.audit`) composes the same pieces.
+data. The canary audit (`tff_hdp.udp.audit`) composes the same experiment.
 
 Everything random comes from `config.seed`: phi^0 and the embeddings, the
 users and batches of round t (numpy, from (seed, t)), and the noise (a
@@ -220,7 +220,7 @@ def user_evaluation(net: hypernetwork.HyperNetwork, phi, embeddings,
 
 
 @dataclasses.dataclass(frozen=True)
-class RunPieces:
+class Experiment:
   """What a run is composed of (`prepare`).
 
   Attributes:
@@ -245,8 +245,8 @@ class RunPieces:
 
 def prepare(config: config_lib.UdpConfig,
             data: federated_data.FederatedData, *,
-            noise_multiplier: Optional[float] = None) -> RunPieces:
-  """The pieces of a run of `config` on `data`.
+            noise_multiplier: Optional[float] = None) -> Experiment:
+  """The experiment of a run of `config` on `data`.
 
   Args:
     config: The run's configuration (validated here).
@@ -265,7 +265,7 @@ def prepare(config: config_lib.UdpConfig,
                               noise_multiplier=noise_multiplier)
   tff_round = (_tff_round_fn(net, config, constants, data.num_clients)
                if config.backend == 'tff' else None)
-  return RunPieces(config, data, net, weights, constants,
+  return Experiment(config, data, net, weights, constants,
                    DirectRound(net, config, constants), tff_round)
 
 
@@ -274,15 +274,15 @@ class UdpRounds(round_loop.System):
 
   A round samples the users (Poisson at q; pFedHN one user), draws their K
   local batches and runs the round on TFF's runtime (the learning process)
-  or directly (`RunPieces.direct_round`; a round with no user still
+  or directly (`Experiment.direct_round`; a round with no user still
   releases the noised empty estimator); the ledger spends one round of the
   user-level mechanism; evaluation is every user's generated model on its
   test data, with the epsilon so far (the curve of Figures 2-3).
   """
 
-  def __init__(self, pieces: RunPieces):
-    self._pieces = pieces
-    self._config = pieces.config
+  def __init__(self, experiment: Experiment):
+    self._pieces = experiment
+    self._config = experiment.config
 
   def _users(self, rng) -> tuple[np.ndarray, np.ndarray]:
     num_users = self._pieces.data.num_clients
@@ -337,45 +337,40 @@ class UdpRounds(round_loop.System):
     return entry
 
 
-def run_rounds(pieces: RunPieces, *,
+def run_rounds(experiment: Experiment, *,
                observers: Sequence[round_loop.Observer] = (),
-               checkpoint_dir: Optional[str] = None,
-               checkpoint_every: int = 10, progress: bool = False,
-               summary_writer: Optional[tf.summary.SummaryWriter] = None,
-               on_round: Optional[Callable[[int, dict], None]] = None
+               options: round_loop.Options = round_loop.Options()
                ) -> checkpoint.Run:
   """The run's T rounds (`UdpRounds`) in the shared loop, from phi^0, the
-  initial embeddings and the noise key (seed, 0x554450), with `observers`
-  around every round; the other arguments as `train`'s."""
-  config, net = pieces.config, pieces.net
+  initial embeddings and the noise key (seed, 0x554450), or a checkpoint of
+  the same configuration, with `observers` around every round."""
+  config, net = experiment.config, experiment.net
   initial = collections.OrderedDict(
       phi=net.init(config.seed),
-      embeddings=net.init_embeddings(pieces.data.num_clients, config.seed),
+      embeddings=net.init_embeddings(experiment.data.num_clients, config.seed),
       noise_key=np.array([config.seed, 0x554450], np.int64))
   return round_loop.run(
-      UdpRounds(pieces), config, initial, total_rounds=config.rounds,
-      eval_every=config.eval_every, observers=observers,
-      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
-      progress=progress, summary_writer=summary_writer, on_round=on_round)
+      UdpRounds(experiment), config, initial, total_rounds=config.rounds,
+      eval_every=config.eval_every, observers=observers, options=options)
 
 
-def results_record(pieces: RunPieces, run: checkpoint.Run,
-                   start: float) -> dict[str, Any]:
-  """The results record of a finished run that started at time `start`.
+def results_record(experiment: Experiment, run: checkpoint.Run,
+                   wall_clock_seconds: float) -> dict[str, Any]:
+  """The results record of a finished run.
 
   Returns:
     {'config', 'dataset', 'setup', 'epsilon', 'metrics', 'history',
      'wall_clock_seconds'}; `metrics` holds the final per-user accuracies
     of the generated models, their mean and variance.
   """
-  config, net, constants = pieces.config, pieces.net, pieces.constants
+  config, net, constants = experiment.config, experiment.net, experiment.constants
   _, accuracies = user_evaluation(net, run.state['phi'],
-                                  run.state['embeddings'], pieces.data)
+                                  run.state['embeddings'], experiment.data)
   return {
       'config': dataclasses.asdict(config),
-      'dataset': pieces.data.name,
+      'dataset': experiment.data.name,
       'setup': {
-          'num_users': pieces.data.num_clients,
+          'num_users': experiment.data.num_clients,
           'hypernetwork_parameters': net.num_parameters,
           'target_parameters': net.target.num_parameters,
           'embedding_dim': net.embedding_dim,
@@ -394,7 +389,7 @@ def results_record(pieces: RunPieces, run: checkpoint.Run,
           'user_accuracy': [float(a) for a in accuracies],
       },
       'history': run.history,
-      'wall_clock_seconds': time.time() - start,
+      'wall_clock_seconds': wall_clock_seconds,
   }
 
 
@@ -412,16 +407,13 @@ def train(config: config_lib.UdpConfig,
   Args:
     config: The run's configuration.
     data: Its users.
-    summary_writer: TensorBoard's writer of every round's entry.
-    progress: Show a progress bar.
-    on_round: Called with each round's number and entry.
-    checkpoint_dir: Checkpoints every `checkpoint_every` rounds, from which
-      the run resumes.
-    checkpoint_every: Rounds between checkpoints.
+    summary_writer, progress, on_round, checkpoint_dir, checkpoint_every:
+      `round_loop.Options`.
   """
   start = time.time()
-  pieces = prepare(config, data)
-  run = run_rounds(pieces, checkpoint_dir=checkpoint_dir,
-                   checkpoint_every=checkpoint_every, progress=progress,
-                   summary_writer=summary_writer, on_round=on_round)
-  return results_record(pieces, run, start)
+  experiment = prepare(config, data)
+  options = round_loop.Options(
+      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+      progress=progress, summary_writer=summary_writer, on_round=on_round)
+  run = run_rounds(experiment, options=options)
+  return results_record(experiment, run, time.time() - start)
