@@ -37,6 +37,7 @@ from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
+from tests import process_contract
 from tests import user_code
 
 SHAPE = user_code.SHAPE
@@ -125,17 +126,8 @@ def test_learning_process_contract(tff_runtime, system):
   del tff_runtime
   process = _build(system, PACKAGE)
   assert isinstance(process, tff.learning.templates.LearningProcess)
-  state = process.initialize()
-  weights = process.get_model_weights(state)
-  assert isinstance(weights, tff.learning.models.ModelWeights)
-  for w, w0 in zip(weights.trainable, PACKAGE.init(1)):
-    np.testing.assert_array_equal(w, w0)
-  moved = tff.learning.models.ModelWeights(
-      trainable=[w + 1.0 for w in weights.trainable], non_trainable=[])
-  state = process.set_model_weights(state, moved)
-  for w, w0 in zip(process.get_model_weights(state).trainable,
-                   moved.trainable):
-    np.testing.assert_array_equal(w, w0)
+  state = process_contract.assert_model_weights_round_trip(
+      process, process.initialize(), PACKAGE.init(1))
   output = process.next(state, process_clients(system, process))
   assert isinstance(output, tff.learning.templates.LearningProcessOutput)
   assert process.round_num(output.state) == 1

@@ -18,14 +18,12 @@ import collections
 import dataclasses
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from tests import binaries
 from tff_hdp import datasets
 from tff_hdp import models
 from tff_hdp import templates
@@ -37,8 +35,6 @@ from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.fedhdp import training
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 
 def _backend(noise=0.0, count_stddev=0.0):
@@ -255,12 +251,6 @@ def test_audit_needs_the_direct_backend(data):
                             audit)
 
 
-def _script(name, args, timeout=300):
-  return subprocess.run(
-      [sys.executable, os.path.join(REPO, 'run_scripts', name), *args],
-      capture_output=True, text=True, timeout=timeout, cwd=REPO, check=False)
-
-
 @pytest.mark.parametrize('script,args,message', [
     ('run_fedhdp.py', ['--planted_noise_scale=0.5'],
      'only run_scripts/audit_fedhdp.py takes it'),
@@ -280,19 +270,14 @@ def _script(name, args, timeout=300):
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
                                                       message):
-  out = tmp_path / 'out'
-  result = _script(script, ['--quick' if script == 'audit_fedhdp.py' else
-                            '--preset=digits', *args, f'--output_dir={out}'])
-  assert result.returncode == 2, result.stderr
-  lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1, result.stderr
-  assert message in lines[0]
-  assert not out.exists()
+  binaries.assert_refused(
+      script, ['--quick' if script == 'audit_fedhdp.py' else '--preset=digits',
+               *args], message, tmp_path / 'out')
 
 
 def test_audit_binary_prints_one_line_per_group(tmp_path):
   out = tmp_path / 'audit'
-  result = _script('audit_fedhdp.py', [
+  result = binaries.run('audit_fedhdp.py', [
       '--quick', '--num_clients=40', '--clients_per_round=20', '--rounds=4',
       '--noise_multiplier=1.0', '--canaries_per_group=10', '--noprogress',
       f'--output_dir={out}'])

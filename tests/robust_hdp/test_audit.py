@@ -16,23 +16,19 @@ step, its Poisson rate, the audit's accounting, the binary."""
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests import binaries
 from tff_hdp import models
 from tff_hdp.privacy import canary_audit
 from tff_hdp.robust_hdp import audit as audit_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 
 def _spec():
@@ -172,12 +168,6 @@ def test_default_clients_are_the_first_of_each_batch_size():
   assert audit_lib.default_clients(privacy) == [0, 2, 4]
 
 
-def _script(name, args):
-  return subprocess.run(
-      [sys.executable, os.path.join(REPO, 'run_scripts', name), *args],
-      capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
-
-
 @pytest.mark.parametrize('script,args,message', [
     ('run_robust_hdp.py', ['--planted_noise_scale=0.5'],
      'only run_scripts/audit_robust_hdp.py takes it'),
@@ -193,17 +183,12 @@ def _script(name, args):
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
                                                       message):
-  out = tmp_path / 'out'
-  result = _script(script, args + [f'--output_dir={out}'])
-  assert result.returncode == 2, result.stderr
-  lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1 and message in lines[0], result.stderr
-  assert not out.exists()
+  binaries.assert_refused(script, args, message, tmp_path / 'out')
 
 
 def test_binary_prints_one_line_per_audited_client(tmp_path):
   out = tmp_path / 'audit'
-  result = _script('audit_robust_hdp.py', [
+  result = binaries.run('audit_robust_hdp.py', [
       '--dataset=digits', '--model=fc', '--rounds=2', '--canaries=10',
       '--audit_clients=0,1', '--noprogress', f'--output_dir={out}'])
   assert result.returncode == 0, result.stderr

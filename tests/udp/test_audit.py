@@ -16,15 +16,13 @@ fault, the accountant left alone, empty rounds still noised, the binary."""
 
 import dataclasses
 import json
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests import binaries
 from tff_hdp import models
 from tests.udp import conftest
 from tff_hdp.udp import audit as audit_lib
@@ -32,8 +30,6 @@ from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 from tff_hdp.udp import training
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 TINY = dataclasses.replace(conftest.TINY, eval_every=3)
 
@@ -147,12 +143,6 @@ def test_a_round_without_users_still_releases_noise(data):
   assert rare['epsilon'] > 0
 
 
-def _script(name, args):
-  return subprocess.run(
-      [sys.executable, os.path.join(REPO, 'run_scripts', name), *args],
-      capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
-
-
 @pytest.mark.parametrize('script,args,message', [
     ('run_udp.py', ['--planted_noise_scale=0.5'],
      'only run_scripts/audit_udp.py takes it'),
@@ -166,17 +156,12 @@ def _script(name, args):
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
                                                       message):
-  out = tmp_path / 'out'
-  result = _script(script, args + [f'--output_dir={out}'])
-  assert result.returncode == 2, result.stderr
-  lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1 and message in lines[0], result.stderr
-  assert not out.exists()
+  binaries.assert_refused(script, args, message, tmp_path / 'out')
 
 
 def test_audit_binary_prints_the_phi_line(tmp_path):
   out = tmp_path / 'audit'
-  result = _script('audit_udp.py', [
+  result = binaries.run('audit_udp.py', [
       '--num_users=12', '--rounds=3', '--local_steps=2', '--canaries=10',
       '--noprogress', f'--output_dir={out}'])
   assert result.returncode == 0, result.stderr

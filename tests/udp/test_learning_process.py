@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 import tensorflow_federated as tff
 
+from tests import process_contract
 from tests import user_code
 from tests.udp import conftest
 from tff_hdp import models
@@ -88,16 +89,8 @@ def test_learning_process_contract(tff_runtime):
 
   state = process.initialize()
   assert process.round_num(state) == 0
-  weights = process.get_model_weights(state)
-  assert isinstance(weights, tff.learning.models.ModelWeights)
-  for w, w0 in zip(weights.trainable, net.init(1)):
-    np.testing.assert_array_equal(w, w0)
-  moved = tff.learning.models.ModelWeights(
-      trainable=[w + 1.0 for w in weights.trainable], non_trainable=[])
-  moved_state = process.set_model_weights(state, moved)
-  for w, w0 in zip(process.get_model_weights(moved_state).trainable,
-                   moved.trainable):
-    np.testing.assert_array_equal(w, w0)
+  moved_state = process_contract.assert_model_weights_round_trip(
+      process, state, net.init(1))
   np.testing.assert_array_equal(moved_state['embeddings'],
                                 state['embeddings'])
 

@@ -17,20 +17,16 @@ bad flags."""
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 
 import dp_accounting
 import numpy as np
 import pytest
 
+from tests import binaries
 from tff_hdp.data import federated_data
 from tests.udp import conftest
 from tff_hdp.udp import training
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 
 TINY = conftest.TINY
 
@@ -155,10 +151,7 @@ def test_config_validation_names_the_field():
 
 
 def _run(args):
-  return subprocess.run(
-      [sys.executable, os.path.join(REPO, 'run_scripts', 'run_udp.py'),
-       *args], capture_output=True, text=True, timeout=300, cwd=REPO,
-      check=False)
+  return binaries.run('run_udp.py', args, timeout=300)
 
 
 @pytest.mark.parametrize('args,message', [
@@ -180,13 +173,7 @@ def _run(args):
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
                                                       message):
-  out = tmp_path / 'out'
-  result = _run(args + [f'--output_dir={out}'])
-  assert result.returncode == 2, result.stderr
-  lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1, result.stderr
-  assert message in lines[0]
-  assert not out.exists()
+  binaries.assert_refused('run_udp.py', args, message, tmp_path / 'out')
 
 
 def test_binary_runs_every_algorithm(tmp_path):
