@@ -55,7 +55,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 from absl import app
 from absl import flags
-from absl import logging
 
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import fedhdp_flags
@@ -74,7 +73,7 @@ _OBSERVE, _STATISTIC = cli.define_audit_flags(
     release='each private group\'s own noised release every round, minus '
     'the trained clients\' known records',
     global_view='the global model after each round')
-_QUICK = flags.DEFINE_bool(
+flags.DEFINE_bool(  # Read by cli.begin_audit.
     'quick', False, 'The offline digits preset, --noditto and 1,000 canaries '
     'per group, unless set on the command line.')
 
@@ -84,19 +83,9 @@ _QUICK_FLAGS = {'preset': 'digits', 'ditto': False,
 
 
 def main(argv):
-  if not flags.FLAGS['verbosity'].present:
-    logging.set_verbosity(logging.WARNING)
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
-  cli.check_output_dir(flags.FLAGS.output_dir)
-  if _QUICK.value:
-    for name, value in _QUICK_FLAGS.items():
-      if not flags.FLAGS[name].present:
-        flags.FLAGS[name].value = value
-  cli.check(_CANARIES.value >= 2,
-            f'--canaries_per_group must be >= 2, got {_CANARIES.value}')
-  cli.check(_PLANTED_SCALE.value > 0,
-            f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
+  cli.begin_audit(argv, _QUICK_FLAGS)
+  cli.check_canaries('canaries_per_group', _CANARIES.value,
+                     _PLANTED_SCALE.value)
   cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
   cli.check(flags.FLAGS.backend == 'direct',
             '--backend must be direct for an audit (canaries join the '

@@ -44,7 +44,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 from absl import app
 from absl import flags
-from absl import logging
 
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import robust_hdp_flags
@@ -62,7 +61,7 @@ _PLANTED_SCALE = flags.DEFINE_float(
 _, _STATISTIC = cli.define_audit_flags(
     release='each DP-SGD step\'s noised sum, minus the batch\'s own clipped '
     'gradients')
-_QUICK = flags.DEFINE_bool(
+flags.DEFINE_bool(  # Read by cli.begin_audit.
     'quick', False, '10 rounds and 1,000 canaries per client, unless set on '
     'the command line.')
 
@@ -70,22 +69,11 @@ _QUICK_FLAGS = {'rounds': 10, 'canaries': 1000}
 
 
 def main(argv):
-  if not flags.FLAGS['verbosity'].present:
-    logging.set_verbosity(logging.WARNING)
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
+  cli.begin_audit(argv, _QUICK_FLAGS)
   output_dir = flags.FLAGS.output_dir
-  cli.check_output_dir(output_dir)
-  if _QUICK.value:
-    for name, value in _QUICK_FLAGS.items():
-      if not flags.FLAGS[name].present:
-        flags.FLAGS[name].value = value
-  cli.check(_CANARIES.value >= 2,
-            f'--canaries must be >= 2, got {_CANARIES.value}')
-  cli.check(_PLANTED_SCALE.value > 0,
-            f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
-  cli.check(flags.FLAGS.poisson_sampling, '--nopoisson_sampling is not audited: the '
-            'accounting (and the audit) assumes Poisson batches')
+  cli.check_canaries('canaries', _CANARIES.value, _PLANTED_SCALE.value)
+  cli.check(flags.FLAGS.poisson_sampling, '--nopoisson_sampling is not '
+            'audited: the accounting (and the audit) assumes Poisson batches')
   cli.check(not flags.FLAGS.tff_workers,
             '--tff_workers is not supported by an audit (one client\'s '
             'DP-SGD runs in this process)')

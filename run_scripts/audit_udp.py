@@ -37,7 +37,6 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 from absl import app
 from absl import flags
-from absl import logging
 
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import udp_flags
@@ -52,29 +51,20 @@ _OBSERVE, _STATISTIC = cli.define_audit_flags(
     release='the noised estimator of grad phi every round, minus the real '
     'users\' known records',
     global_view='phi\'s round steps')
-_QUICK = flags.DEFINE_bool(
+flags.DEFINE_bool(  # Read by cli.begin_audit.
     'quick', False, 'The offline digits (50 users, 100 rounds), unless '
     '--dataset is on the command line: about 30 s on 2 cores.')
 
 
 def main(argv):
-  if not flags.FLAGS['verbosity'].present:
-    logging.set_verbosity(logging.WARNING)
-  if len(argv) > 1:
-    raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
-  cli.check_output_dir(flags.FLAGS.output_dir)
-  if _QUICK.value and not flags.FLAGS['dataset'].present:
-    flags.FLAGS['dataset'].value = 'digits'
+  cli.begin_audit(argv, {'dataset': 'digits'})
   cli.check(flags.FLAGS.algorithm == 'udp',
             f'--algorithm must be udp for an audit of phi, got '
             f'{flags.FLAGS.algorithm}')
   cli.check(flags.FLAGS.backend == 'direct',
             f'--backend must be direct for an audit, got '
             f'{flags.FLAGS.backend}')
-  cli.check(_CANARIES.value >= 2,
-            f'--canaries must be >= 2, got {_CANARIES.value}')
-  cli.check(_PLANTED_SCALE.value > 0,
-            f'--planted_noise_scale must be > 0, got {_PLANTED_SCALE.value}')
+  cli.check_canaries('canaries', _CANARIES.value, _PLANTED_SCALE.value)
   cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
   data, (config,) = udp_flags.load_and_configure()
 

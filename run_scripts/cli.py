@@ -103,15 +103,42 @@ def run_main(main: Callable[[Sequence[str]], None]) -> Callable[
   return wrapped
 
 
-def begin_main(argv: Sequence[str], run: 'RunFlags') -> None:
-  """What a `run_<system>.py`'s `main` does first: logs warnings and errors
-  only unless --verbosity is given (TFF's program-state manager logs every
-  checkpoint at INFO), refuses positional arguments and checks the shared
-  flags `run` (`check_run_flags`)."""
+def _log_warnings_only() -> None:
+  """Logs warnings and errors only unless --verbosity is given (TFF's
+  program-state manager logs every checkpoint at INFO)."""
   if not flags.FLAGS['verbosity'].present:
     logging.set_verbosity(logging.WARNING)
+
+
+def begin_main(argv: Sequence[str], run: 'RunFlags') -> None:
+  """What a `run_<system>.py`'s `main` does first: warnings only, refuses
+  positional arguments and checks the shared flags `run`
+  (`check_run_flags`)."""
+  _log_warnings_only()
   check_no_arguments(argv)
   check_run_flags(run)
+
+
+def begin_audit(argv: Sequence[str], quick: Mapping[str, Any]) -> None:
+  """What an `audit_<system>.py`'s `main` does first: warnings only,
+  refuses positional arguments, checks --output_dir and, with --quick,
+  gives each flag of `quick` its value unless the command line set it."""
+  _log_warnings_only()
+  check_no_arguments(argv)
+  check_output_dir(flags.FLAGS.output_dir)
+  if flags.FLAGS.quick:
+    for name, value in quick.items():
+      if not flags.FLAGS[name].present:
+        flags.FLAGS[name].value = value
+
+
+def check_canaries(flag: str, canaries: int,
+                   planted_noise_scale: float) -> None:
+  """An audit's canary count (--`flag`, >= 2) and --planted_noise_scale
+  (> 0)."""
+  check(canaries >= 2, f'--{flag} must be >= 2, got {canaries}')
+  check(planted_noise_scale > 0,
+        f'--planted_noise_scale must be > 0, got {planted_noise_scale}')
 
 
 def check_no_arguments(argv: Sequence[str]) -> None:

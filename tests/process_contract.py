@@ -33,3 +33,13 @@ def assert_model_weights_round_trip(process, state, initial):
                    moved.trainable):
     np.testing.assert_array_equal(w, w0)
   return moved_state
+
+
+def run_rounds(process, source, rounds: int):
+  """The state after `rounds` rounds of `process` on cohorts drawn from the
+  data source `source`."""
+  state = process.initialize()
+  iterator = source.iterator()
+  for _ in range(rounds):
+    state = process.next(state, iterator.select()).state
+  return state

@@ -66,14 +66,6 @@ def _robust(model, rule='robust_hdp'):
       rpca_method='ialm', seed=1)
 
 
-def _run(process, source, rounds):
-  state = process.initialize()
-  iterator = source.iterator()
-  for _ in range(rounds):
-    state = process.next(state, iterator.select()).state
-  return state
-
-
 def _build(system, model):
   if system == 'fedhdp':
     return _fedhdp(model)
@@ -96,8 +88,8 @@ def test_keras_model_trains_as_the_package_model(tff_runtime, system):
       name=PACKAGE.name, input_shape=PACKAGE.input_shape,
       num_classes=PACKAGE.num_classes, shapes=PACKAGE.shapes,
       forward=PACKAGE.forward, initial_weights=tuple(weights)))
-  a = _run(mine, _source(system, mine, data), 2)
-  b = _run(ours, _source(system, ours, data), 2)
+  a = process_contract.run_rounds(mine, _source(system, mine, data), 2)
+  b = process_contract.run_rounds(ours, _source(system, ours, data), 2)
   for x, y, w0 in zip(mine.get_model_weights(a).trainable,
                       ours.get_model_weights(b).trainable, weights):
     np.testing.assert_allclose(x, y, atol=1e-6)
@@ -114,8 +106,8 @@ def test_client_data_is_the_package_data(tff_runtime, system):
     np.testing.assert_array_equal(x, np.stack([e['x'] for e in element]))
     np.testing.assert_array_equal(y, np.stack([e['y'] for e in element]))
   process = _build(system, PACKAGE)
-  a = _run(process, _source(system, process, cd), 2)
-  b = _run(process, _source(system, process, data), 2)
+  a = process_contract.run_rounds(process, _source(system, process, cd), 2)
+  b = process_contract.run_rounds(process, _source(system, process, data), 2)
   for x, y in zip(tff_hdp.fedhdp.global_weights(a),
                   tff_hdp.fedhdp.global_weights(b)):
     np.testing.assert_array_equal(x, y)
@@ -142,7 +134,7 @@ def test_fedhdp_epsilon_is_the_accountants(tff_runtime):
   del tff_runtime
   process = _fedhdp(PACKAGE, privacy_levels=[0, 1, None, 0, 1, 0],
                     noise_multipliers=(0.25, 0.2))
-  state = _run(process, tff_hdp.fedhdp.build_data_source(
+  state = process_contract.run_rounds(process, tff_hdp.fedhdp.build_data_source(
       process, _client_data()), 3)
   epsilon = process.epsilon(state)
   z_effs = {g.name: g.effective_noise_multiplier for g in process.groups
@@ -159,8 +151,9 @@ def test_fedhdp_epsilon_is_the_accountants(tff_runtime):
 def test_robust_hdp_epsilon_is_each_clients_dp_sgd(tff_runtime):
   del tff_runtime
   process = _robust(PACKAGE)
-  state = _run(process, tff_hdp.robust_hdp.build_data_source(
-      process, _client_data()), 2)
+  state = process_contract.run_rounds(
+      process, tff_hdp.robust_hdp.build_data_source(process, _client_data()),
+      2)
   epsilon = process.epsilon(state)
   for i, c in enumerate(process.clients):
     steps = 2 * -(-c.num_examples // c.batch_size)

@@ -28,7 +28,8 @@
   negated update as a gradient; our aggregates are Delta itself, so the
   noise draws stay those of the drivers').
 - `model_weights_type`, `initial_model_weights`: TFF's `ModelWeights` of a
-  `tff_hdp.models.ModelSpec` (trainable weights only).
+  `tff_hdp.models.ModelSpec` (trainable weights only); `weights_type` and
+  `dataset_type`, its weights and a client's batched data.
 - `global_weights`: theta^t of a process's state or of a driver's state
   dict (public as `tff_hdp.fedhdp.global_weights` and
   `tff_hdp.robust_hdp.global_weights`).
@@ -50,6 +51,14 @@ from tff_hdp.privacy import privacy_ledger
 def weights_type(shapes: Sequence[Sequence[int]]) -> tff.Type:
   """A list of float32 tensors of these shapes."""
   return tff.types.to_type([(np.float32, tuple(s)) for s in shapes])
+
+
+def dataset_type(spec: models.ModelSpec) -> tff.SequenceType:
+  """A client's batched dataset (FedHDP's and Robust-HDP's): elements
+  (x [B, ...] float32, y [B] int32)."""
+  return tff.SequenceType((tff.TensorType(np.float32,
+                                          (None,) + spec.input_shape),
+                           tff.TensorType(np.int32, (None,))))
 
 
 def model_weights_type(spec: models.ModelSpec) -> tff.Type:

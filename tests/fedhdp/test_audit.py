@@ -59,6 +59,16 @@ def _split(spec, flat):
   return out
 
 
+def _cohort(rng, groups):
+  """Three clients of 5, 9 and 3 random 8x8 examples in `groups`: their
+  data and client infos."""
+  data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
+           rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
+  info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
+          for c, g in enumerate(groups)]
+  return data, info
+
+
 def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
   spec, backend = _backend()
   state = backend.initialize()
@@ -84,11 +94,8 @@ def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
 def test_canaries_join_the_clients_of_their_group():
   spec, backend = _backend(noise=1.0, count_stddev=0.5)
   rng = np.random.default_rng(1)
-  data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
-           rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
+  data, info = _cohort(rng, (0, 1, 0))
   theta = templates.global_weights(backend.initialize())
-  info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
-          for c, g in enumerate((0, 1, 0))]
   extra = ([np.ones((3,) + s, np.float32) for s in spec.shapes],
            np.array([0, 0, 1], np.int32))
   _, personal, with_canaries, _ = audit_lib.round_with_canaries(
@@ -110,11 +117,8 @@ def test_release_observation_is_the_canaries_plus_the_group_noise():
   # clients' clipped updates: S c_1 + S c_2 + N(0, (z S)^2) and S c_3.
   spec, backend = _backend(noise=1.0, count_stddev=0.5)
   rng = np.random.default_rng(2)
-  data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
-           rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
+  data, info = _cohort(rng, (0, 0, 1))
   theta = templates.global_weights(backend.initialize())
-  info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
-          for c, g in enumerate((0, 0, 1))]
   directions = rng.normal(size=(3, spec.num_parameters))
   directions /= np.linalg.norm(directions, axis=1, keepdims=True)
   extra = ([np.stack(t) for t in zip(*[_split(spec, 10 * 0.3 * d)

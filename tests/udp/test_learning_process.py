@@ -62,14 +62,6 @@ def _build(model=PACKAGE, **kwargs):
   return process_lib.build_udp_process(model, **{**SETTINGS, **kwargs})
 
 
-def _run(process, source, rounds):
-  state = process.initialize()
-  iterator = source.iterator()
-  for _ in range(rounds):
-    state = process.next(state, iterator.select()).state
-  return state
-
-
 def test_learning_process_contract(tff_runtime):
   del tff_runtime
   process = _build()
@@ -120,8 +112,10 @@ def test_keras_target_trains_as_the_package_model(tff_runtime):
   data = _client_data()
   mine = _build(_keras_functional(weights))
   ours = _build(PACKAGE)
-  a = _run(mine, process_lib.build_data_source(mine, data, seed=1), 2)
-  b = _run(ours, process_lib.build_data_source(ours, data, seed=1), 2)
+  a = process_contract.run_rounds(
+      mine, process_lib.build_data_source(mine, data, seed=1), 2)
+  b = process_contract.run_rounds(
+      ours, process_lib.build_data_source(ours, data, seed=1), 2)
   assert mine.round_num(a) == ours.round_num(b) == 2
   for x, y, p0 in zip(mine.get_model_weights(a).trainable,
                       ours.get_model_weights(b).trainable,
@@ -170,7 +164,7 @@ def test_train_model_runs_two_rounds(tff_runtime):
   process = _build()
   source = process_lib.build_data_source(process, _client_data(), seed=1)
   # The rounds of `next` called by hand on the source's cohorts.
-  by_hand = _run(process, source, 2)
+  by_hand = process_contract.run_rounds(process, source, 2)
   state_manager = user_code.MemoryState()
   releases = tff.program.MemoryReleaseManager()
   with runtime.local_cpp_context(asynchronous=True):
@@ -195,7 +189,7 @@ def test_epsilon_is_the_accountants(tff_runtime):
   process = _build()
   assert process.privacy.level == 'user-level' and process.privacy.is_bound
   assert process.epsilon(process.initialize()) == {'users': 0.0}
-  state = _run(process, process_lib.build_data_source(
+  state = process_contract.run_rounds(process, process_lib.build_data_source(
       process, _client_data(), seed=1), 3)
   assert process.round_num(state) == 3
   assert process.epsilon(state) == {

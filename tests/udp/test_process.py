@@ -74,24 +74,3 @@ def test_client_elements_and_the_cohort_bound():
   # qN + 6 sd of the Poisson cohort: 10 + 6 * 3 = 28, plus one.
   assert training.max_cohort(100, 0.1) == 29
   assert training.max_cohort(10, 0.9) == 10
-
-
-def test_tff_backend_resumes_exactly(tff_runtime, data, tmp_path):
-  del tff_runtime
-  run = dataclasses.replace(TINY, backend='tff', rounds=4)
-  whole = training.train(run, data)
-
-  class Stop(Exception):
-    pass
-
-  def stop_at_3(round_num, _):
-    if round_num == 3:
-      raise Stop()
-
-  with pytest.raises(Stop):
-    training.train(run, data, checkpoint_dir=str(tmp_path),
-                   checkpoint_every=2, on_round=stop_at_3)
-  resumed = training.train(run, data, checkpoint_dir=str(tmp_path),
-                           checkpoint_every=2)
-  assert resumed['history'] == whole['history']
-  assert resumed['metrics'] == whole['metrics']

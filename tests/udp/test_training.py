@@ -120,8 +120,11 @@ def test_baselines_account_nothing(data):
   assert all(h['users_sampled'] == 1 for h in pfedhn['history'])
 
 
-def test_interrupted_run_resumes_exactly(data, tmp_path):
-  run = dataclasses.replace(TINY, rounds=4)
+@pytest.mark.parametrize('backend', ['direct', 'tff'])
+def test_interrupted_run_resumes_exactly(request, data, tmp_path, backend):
+  if backend == 'tff':
+    request.getfixturevalue('tff_runtime')
+  run = dataclasses.replace(TINY, backend=backend, rounds=4)
   whole = training.train(run, data)
 
   class Stop(Exception):

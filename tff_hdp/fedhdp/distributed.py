@@ -57,6 +57,7 @@ import tensorflow_federated as tff
 
 from tff_hdp import distributed
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as process_lib
 from tff_hdp.fedhdp import tff_backend
@@ -114,7 +115,7 @@ def build_round_form(spec: models.ModelSpec,
 
   @tff.federated_computation(
       tff.FederatedType(state_type, tff.SERVER),
-      tff.FederatedType(process_lib.dataset_type(spec), tff.CLIENTS),
+      tff.FederatedType(templates.dataset_type(spec), tff.CLIENTS),
       tff.FederatedType(weights_type, tff.CLIENTS),
       tff.FederatedType(process_lib.CLIENT_INFO_TYPE, tff.CLIENTS),
       tff.FederatedType(np.int32, tff.CLIENTS))
@@ -196,7 +197,7 @@ class DistributedTffBackend:
     self._settings = settings
     self._workers = list(workers)
     self._context = distributed.context_for(workers, context, timeout)
-    weights_type = tff.types.to_type([(np.float32, s) for s in spec.shapes])
+    weights_type = templates.weights_type(spec.shapes)
     self._aggregation = factory.create(weights_type, tff.TensorType(np.int32))
     self._initial_weights = [np.asarray(w, np.float32) for w in initial_weights]
     state_type = tff.types.to_type(

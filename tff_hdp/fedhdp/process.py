@@ -62,17 +62,6 @@ from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups
 
 
-def _weights_type(spec: models.ModelSpec):
-  return templates.weights_type(spec.shapes)
-
-
-def dataset_type(spec: models.ModelSpec) -> tff.SequenceType:
-  """Element type of a client's batched dataset: (x [B, ...], y [B])."""
-  return tff.SequenceType((tff.TensorType(np.float32,
-                                          (None,) + spec.input_shape),
-                           tff.TensorType(np.int32, (None,))))
-
-
 CLIENT_INFO_TYPE = tff.types.to_type(
     collections.OrderedDict(group=np.int32, client_id=np.int32))
 
@@ -190,7 +179,7 @@ def build_round_parts(spec: models.ModelSpec, aggregator_state_type,
   (`distributed`): the same client update as the learning process's, with
   the personal step in the same pass."""
   settings.validate()
-  weights_type = _weights_type(spec)
+  weights_type = templates.weights_type(spec.shapes)
   state_type = tff.types.to_type(
       collections.OrderedDict(
           global_weights=weights_type,
@@ -203,7 +192,7 @@ def build_round_parts(spec: models.ModelSpec, aggregator_state_type,
     message['weights'] = state['global_weights']
     return message
 
-  @tff.tensorflow.computation(dataset_type(spec), weights_type,
+  @tff.tensorflow.computation(templates.dataset_type(spec), weights_type,
                               CLIENT_INFO_TYPE,
                               server_message.type_signature.result)
   def client_fn(dataset, personal, info, message):
@@ -285,7 +274,7 @@ def build_ditto_step(spec: models.ModelSpec,
   state_type = process.initialize.type_signature.result.member
   model_type = templates.model_weights_type(spec)
   data_type = client_data_type(spec)
-  weights_type = _weights_type(spec)
+  weights_type = templates.weights_type(spec.shapes)
 
   @tff.tensorflow.computation(state_type)
   def message(state):

@@ -38,10 +38,9 @@ model (so theirs is the global model) and spend no privacy budget.
 import collections
 import dataclasses
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
-import tensorflow as tf
 
 from tff_hdp import checkpoint
 from tff_hdp import models
@@ -313,32 +312,23 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   }
 
 
-def train(config: config_lib.FedHdpConfig,
-          data: federated_data.FederatedData,
-          *,
-          summary_writer: Optional[tf.summary.SummaryWriter] = None,
-          progress: bool = False,
-          on_round: Optional[Callable[[int, dict], None]] = None,
-          checkpoint_dir: Optional[str] = None,
-          checkpoint_every: int = 10,
-          store_dir: Optional[str] = None) -> dict[str, Any]:
+def train(config: config_lib.FedHdpConfig, data, *,
+          store_dir: Optional[str] = None, **options) -> dict[str, Any]:
   """Runs one experiment and returns its results record.
 
   Args:
     config: The run's hyperparameters.
     data: The federated dataset: a `FederatedData`, or a TFF `ClientData`
       (clients in `client_ids` order, `client_data.to_federated_data`).
-    summary_writer, progress, on_round, checkpoint_dir, checkpoint_every:
-      `round_loop.Options`.
     store_dir: See `prepare`.
+    **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
+      progress, summary_writer and on_round.
 
   Returns:
     `results_record`'s record.
   """
   start = time.time()
+  options = round_loop.Options(**options)
   experiment = prepare(config, data, store_dir=store_dir)
-  options = round_loop.Options(
-      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
-      progress=progress, summary_writer=summary_writer, on_round=on_round)
   run = run_rounds(experiment, options=options)
   return results_record(experiment, run, time.time() - start)

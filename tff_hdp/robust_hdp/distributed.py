@@ -46,6 +46,7 @@ import tensorflow_federated as tff
 
 from tff_hdp import distributed
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import process
@@ -72,7 +73,7 @@ def build_round_form(spec: models.ModelSpec, parts: process.RoundParts
 
   @tff.federated_computation(
       tff.FederatedType(parts.state_type, tff.SERVER),
-      tff.FederatedType(process.dataset_type(spec), tff.CLIENTS),
+      tff.FederatedType(templates.dataset_type(spec), tff.CLIENTS),
       tff.FederatedType(process.CLIENT_INFO_TYPE, tff.CLIENTS))
   def up_to_merge(state, client_data, client_info):
     message = tff.federated_broadcast(

@@ -60,16 +60,6 @@ CLIENT_INFO_TYPE = tff.types.to_type(
                             noise_multiplier=np.float32))
 
 
-def weights_type(spec: models.ModelSpec):
-  return templates.weights_type(spec.shapes)
-
-
-def dataset_type(spec: models.ModelSpec) -> tff.SequenceType:
-  return tff.SequenceType((tff.TensorType(np.float32,
-                                          (None,) + spec.input_shape),
-                           tff.TensorType(np.int32, (None,))))
-
-
 def client_data_type(spec: models.ModelSpec) -> tff.SequenceType:
   """A client as the learning process takes it: one element holding all its
   examples and its info (index, b_i, z_i). One sequence, as TFF's client work
@@ -119,7 +109,7 @@ def build_round_parts(spec: models.ModelSpec,
                       seed: int = 0) -> RoundParts:
   """The round's computations (arguments as `TffRunner`'s)."""
   dp_sgd.check_settings(settings)
-  w_type = weights_type(spec)
+  w_type = templates.weights_type(spec.shapes)
   aggregation = aggregator.create(w_type, tff.TensorType(np.int32))
   state_type = tff.types.to_type(
       collections.OrderedDict(global_weights=w_type, round_num=np.int32,
@@ -136,7 +126,7 @@ def build_round_parts(spec: models.ModelSpec,
         weights=state['global_weights'],
         key=tf.stack([tf.constant(seed, tf.int32), state['round_num']]))
 
-  @tff.tensorflow.computation(dataset_type(spec), CLIENT_INFO_TYPE,
+  @tff.tensorflow.computation(templates.dataset_type(spec), CLIENT_INFO_TYPE,
                               server_message.type_signature.result)
   def client_fn(dataset, info, message):
     x, y = dataset.get_single_element()

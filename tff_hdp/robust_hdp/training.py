@@ -29,7 +29,7 @@ and DP-SGD keys (seed, round, client), so results differ by aggregation only
 
 import dataclasses
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -214,27 +214,19 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   }
 
 
-def train(config: config_lib.RobustHdpConfig,
-          data: federated_data.FederatedData,
-          *,
-          summary_writer: Optional[tf.summary.SummaryWriter] = None,
-          progress: bool = False,
-          on_round: Optional[Callable[[int, dict], None]] = None,
-          checkpoint_dir: Optional[str] = None,
-          checkpoint_every: int = 10) -> dict[str, Any]:
+def train(config: config_lib.RobustHdpConfig, data,
+          **options) -> dict[str, Any]:
   """Runs one rule and returns its results record (see module doc).
 
   Args:
     config: The run.
     data: The clients (one per epsilon of the config, in order): a
       `FederatedData`, or a TFF `ClientData` (`client_ids` order).
-    summary_writer, progress, on_round, checkpoint_dir, checkpoint_every:
-      `round_loop.Options`.
+    **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
+      progress, summary_writer and on_round.
   """
   start = time.time()
+  options = round_loop.Options(**options)
   experiment = prepare(config, data)
-  options = round_loop.Options(
-      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
-      progress=progress, summary_writer=summary_writer, on_round=on_round)
   run = run_rounds(experiment, options=options)
   return results_record(experiment, run, time.time() - start)

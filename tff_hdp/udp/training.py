@@ -393,27 +393,19 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   }
 
 
-def train(config: config_lib.UdpConfig,
-          data: federated_data.FederatedData,
-          *,
-          summary_writer: Optional[tf.summary.SummaryWriter] = None,
-          progress: bool = False,
-          on_round: Optional[Callable[[int, dict], None]] = None,
-          checkpoint_dir: Optional[str] = None,
-          checkpoint_every: int = 10) -> dict[str, Any]:
+def train(config: config_lib.UdpConfig, data: federated_data.FederatedData,
+          **options) -> dict[str, Any]:
   """Runs one experiment, T rounds of Algorithm 1 (or a baseline), and
   returns its results record (`results_record`).
 
   Args:
     config: The run's configuration.
     data: Its users.
-    summary_writer, progress, on_round, checkpoint_dir, checkpoint_every:
-      `round_loop.Options`.
+    **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
+      progress, summary_writer and on_round.
   """
   start = time.time()
+  options = round_loop.Options(**options)
   experiment = prepare(config, data)
-  options = round_loop.Options(
-      checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
-      progress=progress, summary_writer=summary_writer, on_round=on_round)
   run = run_rounds(experiment, options=options)
   return results_record(experiment, run, time.time() - start)
