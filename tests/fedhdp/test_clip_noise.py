@@ -21,7 +21,6 @@ from absl.testing import absltest
 from absl.testing import parameterized
 import numpy as np
 
-from tests import tf_free
 from tff_hdp.fedhdp import clip_noise
 from tff_hdp.privacy import accounting
 
@@ -141,13 +140,6 @@ class EffectiveNoiseTest(parameterized.TestCase):
     from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
     runtime.install_local_cpp_context()
     return tff
-
-
-class TensorFlowFreeTest(absltest.TestCase):
-
-  def test_does_not_import_tensorflow(self):
-    result = tf_free.heavy_imports('tff_hdp.fedhdp.clip_noise')
-    self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 
 if __name__ == '__main__':

@@ -33,7 +33,6 @@ import numpy as np
 from scipy import integrate
 from scipy import special
 
-from tests import tf_free
 from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 
@@ -498,13 +497,6 @@ class FixedCohortTest(parameterized.TestCase):
   def test_bad_cohorts(self, kwargs, message):
     with self.assertRaisesRegex(ValueError, message):
       accounting.compute_epsilon(0.2, 2.0, 10, 1e-4, **kwargs)
-
-
-class TensorFlowFreeTest(absltest.TestCase):
-
-  def test_does_not_import_tensorflow(self):
-    result = tf_free.heavy_imports('tff_hdp.privacy.accounting')
-    self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 
 if __name__ == '__main__':

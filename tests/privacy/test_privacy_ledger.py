@@ -28,7 +28,6 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tests.privacy import test_accounting as ref
-from tests import tf_free
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import privacy_ledger
 
@@ -220,13 +219,6 @@ class PrivacyLedgerTest(parameterized.TestCase):
   def test_unknown_accountant(self):
     with self.assertRaisesRegex(ValueError, 'unknown accountant'):
       privacy_ledger.PrivacyLedger().get_epsilon('g', 1e-5, accountant='x')
-
-
-class TensorFlowFreeTest(absltest.TestCase):
-
-  def test_does_not_import_tensorflow(self):
-    result = tf_free.heavy_imports('tff_hdp.privacy.privacy_ledger')
-    self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
 
 if __name__ == '__main__':

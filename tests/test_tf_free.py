@@ -11,11 +11,15 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Checks that a module imports without TensorFlow, in a fresh Python."""
+"""The modules that must import without TensorFlow (the binaries' flag
+checks and the accountant run before TensorFlow loads), each checked in a
+fresh Python."""
 
 import os
 import subprocess
 import sys
+
+import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEAVY = ('tensorflow', 'tensorflow_privacy', 'tensorflow_federated', 'jax')
@@ -30,3 +34,14 @@ def heavy_imports(module: str) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, '-c', code], cwd=REPO_ROOT,
                         capture_output=True, text=True, timeout=120,
                         check=False)
+
+
+@pytest.mark.parametrize('module', [
+    'tff_hdp.privacy.accounting',
+    'tff_hdp.privacy.privacy_ledger',
+    'tff_hdp.fedhdp.clip_noise',
+    'tff_hdp.fedhdp.audit',
+])
+def test_does_not_import_tensorflow(module):
+  result = heavy_imports(module)
+  assert result.returncode == 0, result.stdout + result.stderr
