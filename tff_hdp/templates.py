@@ -23,6 +23,9 @@
   draws them).
 - `build_round_client_work`: TFF client work whose state is the round
   number (FedHDP's and Robust-HDP's, each with its own message and work).
+- `compose_private_process`: FedHDP's and Robust-HDP's process, composed by
+  TFF: a broadcast, their client work, their aggregator and the finalizer
+  below.
 - `build_apply_delta_finalizer`: theta <- theta + Delta, the server update of
   all three papers (TFF's `build_apply_optimizer_finalizer` takes the
   negated update as a gradient; our aggregates are Delta itself, so the
@@ -220,6 +223,28 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
                                       self._privacy.accountant)
                    if self.round_num(state) else 0.0)
             for name in self._privacy.mechanisms}
+
+
+def compose_private_process(spec: models.ModelSpec,
+                            initial_weights: Sequence[np.ndarray],
+                            client_work, aggregator,
+                            privacy: RoundPrivacy) -> PrivateLearningProcess:
+  """FedHDP's and Robust-HDP's learning process, composed by TFF.
+
+  TFF's broadcast of theta^t, `client_work` (its state the round number,
+  `build_round_client_work`; its update weight an integer index: the
+  client's group or row), `aggregator` (a factory of the package's, created
+  for that int32 weight) and theta^{t+1} = theta^t + Delta^t.
+  """
+  model_type = model_weights_type(spec)
+  process = tff.learning.templates.compose_learning_process(
+      initial_model_weights(initial_weights),
+      tff.learning.templates.build_broadcast_process(model_type),
+      client_work,
+      aggregator.create(model_type.trainable, tff.TensorType(np.int32)),
+      build_apply_delta_finalizer(model_type))
+  return PrivateLearningProcess.wrapping(process, privacy=privacy,
+                                         round_num=client_work_round)
 
 
 def client_work_round(state) -> int:

@@ -249,15 +249,9 @@ def compose_fedhdp_process(spec: models.ModelSpec,
     raise TypeError('aggregator must be a tff_hdp.fedhdp.hdp_factory.'
                     'HeterogeneousDPFactory, got '
                     f'{type(aggregator).__name__}')
-  model_type = templates.model_weights_type(spec)
-  process = tff.learning.templates.compose_learning_process(
-      templates.initial_model_weights(initial_weights),
-      tff.learning.templates.build_broadcast_process(model_type),
-      build_client_work(spec, settings),
-      aggregator.create(model_type.trainable, tff.TensorType(np.int32)),
-      templates.build_apply_delta_finalizer(model_type))
-  return templates.PrivateLearningProcess.wrapping(
-      process, privacy=privacy, round_num=templates.client_work_round)
+  return templates.compose_private_process(
+      spec, initial_weights, build_client_work(spec, settings), aggregator,
+      privacy)
 
 
 def build_ditto_step(spec: models.ModelSpec,

@@ -191,18 +191,11 @@ def compose_robust_hdp_process(
     raise TypeError('aggregator must be a tff_hdp.robust_hdp.aggregator.'
                     'NoiseAwareAggregationFactory, got '
                     f'{type(aggregator).__name__}')
-  model_type = templates.model_weights_type(spec)
-  process = tff.learning.templates.compose_learning_process(
-      templates.initial_model_weights(initial_weights),
-      tff.learning.templates.build_broadcast_process(model_type),
+  return templates.compose_private_process(
+      spec, initial_weights,
       build_client_work(spec, settings=settings, private=private, seed=seed),
-      aggregator.create(model_type.trainable, tff.TensorType(np.int32)),
-      templates.build_apply_delta_finalizer(model_type))
-  return templates.PrivateLearningProcess.wrapping(
-      process,
-      privacy=privacy or templates.RoundPrivacy('example-level', {},
-                                                delta=1e-5),
-      round_num=templates.client_work_round)
+      aggregator,
+      privacy or templates.RoundPrivacy('example-level', {}, delta=1e-5))
 
 
 def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
