@@ -30,6 +30,7 @@ import urllib.request
 import numpy as np
 import pytest
 
+from tests import tff_sql
 from tff_hdp import datasets
 from tff_hdp.datasets import emnist
 from tff_hdp.datasets import mnist
@@ -234,9 +235,7 @@ def _write_emnist(path, content, *, interleave=True):
   With `interleave`, each writer's `all_train` examples are written in two
   halves, so that its rows are not contiguous in the table.
   """
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
-  pieces = []
+  parts = []
   for split, writers in content.items():
     halves = [(0, 1), (1, 2)] if split == 'all_train' and interleave else [
         (0, 2)]
@@ -247,30 +246,8 @@ def _write_emnist(path, content, *, interleave=True):
         keep = slice(start * n // 2, stop * n // 2)
         part[writer] = collections.OrderedDict(label=labels[keep],
                                                pixels=pixels[keep])
-      piece = f'{path}.{split}.{start}'
-      tff.simulation.datasets.save_to_sql_client_data(
-          sorted(part),
-          lambda cid, part=part: tf.data.Dataset.from_tensor_slices(part[cid]),
-          piece,
-          split_names_by_client_id={w: split for w in part})
-      pieces.append(piece)
-  shutil.copy(pieces[0], path)
-  with sqlite3.connect(path) as connection:
-    for piece in pieces[1:]:
-      connection.execute('ATTACH DATABASE ? AS piece;', (piece,))
-      connection.execute('INSERT INTO examples SELECT * FROM piece.examples;')
-      if not piece.endswith('.1'):  # One metadata row per (writer, split).
-        connection.execute(
-            'INSERT INTO client_metadata SELECT * FROM piece.client_metadata;')
-      connection.commit()
-      connection.execute('DETACH DATABASE piece;')
-    connection.execute(
-        'UPDATE client_metadata SET num_examples = (SELECT COUNT(*) FROM '
-        'examples AS e WHERE e.client_id = client_metadata.client_id AND '
-        'e.split_name = client_metadata.split_name);')
-  connection.close()
-  for piece in pieces:
-    os.remove(piece)
+      parts.append((split, part))
+  tff_sql.write_client_data(path, parts)
 
 
 @pytest.fixture(scope='module')

@@ -14,13 +14,11 @@
 """The CelebA loader on a tiny database in TFF's real format."""
 
 import collections
-import os
-import shutil
-import sqlite3
 
 import numpy as np
 import pytest
 
+from tests import tff_sql
 from tff_hdp import datasets
 from tff_hdp.datasets import celeba
 from tff_hdp.udp import training
@@ -28,10 +26,9 @@ from tff_hdp.udp import training
 
 def _write_celeba(path, users):
   """users: {id: {split: (images uint8 [n, 84, 84, 3], smiling [n])}}."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
   names = tff.simulation.datasets.celeba.ATTRIBUTE_NAMES
-  pieces = []
+  parts = []
   for split in celeba.SPLITS:
     part = {}
     for user, splits in users.items():
@@ -41,23 +38,8 @@ def _write_celeba(path, users):
         features[name] = (smiling.astype(np.int64) if name == 'smiling' else
                           np.zeros(len(smiling), np.int64))
       part[user] = features
-    piece = f'{path}.{split}'
-    tff.simulation.datasets.save_to_sql_client_data(
-        sorted(part),
-        lambda cid, part=part: tf.data.Dataset.from_tensor_slices(part[cid]),
-        piece, split_names_by_client_id={u: split for u in part})
-    pieces.append(piece)
-  shutil.copy(pieces[0], path)
-  with sqlite3.connect(path) as connection:
-    connection.execute('ATTACH DATABASE ? AS piece;', (pieces[1],))
-    connection.execute('INSERT INTO examples SELECT * FROM piece.examples;')
-    connection.execute(
-        'INSERT INTO client_metadata SELECT * FROM piece.client_metadata;')
-    connection.commit()
-    connection.execute('DETACH DATABASE piece;')
-  connection.close()
-  for piece in pieces:
-    os.remove(piece)
+    parts.append((split, part))
+  tff_sql.write_client_data(path, parts)
 
 
 @pytest.fixture(scope='module')
