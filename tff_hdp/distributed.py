@@ -204,6 +204,13 @@ def context_for(workers: Sequence[str],
                 timeout: float) -> tff.framework.MergeableCompExecutionContext:
   """A system's runner's context: `context`, or one connected to `workers`.
 
+  Args:
+    workers: 'host:port' of each running worker (see `parse_workers`);
+      empty when `context` is given.
+    context: A mergeable context (`create_mergeable_context`) to use
+      instead of connecting to `workers`.
+    timeout: Seconds to wait for each worker to answer.
+
   Raises:
     ValueError: Both or neither given.
     ConnectionError: A worker does not answer.

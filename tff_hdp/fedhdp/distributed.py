@@ -180,11 +180,7 @@ class DistributedTffBackend:
       initial_weights: theta^0.
       factory: The heterogeneous-DP aggregation.
       settings: What every client does.
-      workers: 'host:port' of each running worker (see
-        `distributed.parse_workers`); empty when `context` is given.
-      timeout: Seconds to wait for each worker to answer.
-      context: A mergeable context (`distributed.create_mergeable_context`)
-        to use instead of connecting to `workers`.
+      workers, timeout, context: As `tff_hdp.distributed.context_for`.
 
     Raises:
       ValueError: Inconsistent settings (one line naming the argument).

@@ -138,11 +138,7 @@ class DistributedRunner:
     Args:
       spec, initial_weights, aggregator, settings, private, seed: As
         `process.TffRunner`.
-      workers: 'host:port' of each running worker (see
-        `distributed.parse_workers`); empty when `context` is given.
-      timeout: Seconds to wait for each worker to answer.
-      context: A mergeable context (`distributed.create_mergeable_context`)
-        to use instead of connecting to `workers`.
+      workers, timeout, context: As `tff_hdp.distributed.context_for`.
 
     Raises:
       ValueError: Both or neither of workers and context.
