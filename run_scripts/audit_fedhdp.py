@@ -76,6 +76,9 @@ _OBSERVE, _STATISTIC = cli.define_audit_flags(
 flags.DEFINE_bool(  # Read by cli.begin_audit.
     'quick', False, 'The offline digits preset, --noditto and 1,000 canaries '
     'per group, unless set on the command line.')
+# --help lists the system's flags and the shared ones too.
+flags.adopt_module_key_flags(fedhdp_flags)
+flags.adopt_module_key_flags(cli)
 
 # What --quick sets when the flag is not on the command line.
 _QUICK_FLAGS = {'preset': 'digits', 'ditto': False,

@@ -64,6 +64,9 @@ _, _STATISTIC = cli.define_audit_flags(
 flags.DEFINE_bool(  # Read by cli.begin_audit.
     'quick', False, '10 rounds and 1,000 canaries per client, unless set on '
     'the command line.')
+# --help lists the system's flags and the shared ones too.
+flags.adopt_module_key_flags(robust_hdp_flags)
+flags.adopt_module_key_flags(cli)
 
 _QUICK_FLAGS = {'rounds': 10, 'canaries': 1000}
 

@@ -54,6 +54,9 @@ _OBSERVE, _STATISTIC = cli.define_audit_flags(
 flags.DEFINE_bool(  # Read by cli.begin_audit.
     'quick', False, 'The offline digits (50 users, 100 rounds), unless '
     '--dataset is on the command line: about 30 s on 2 cores.')
+# --help lists the system's flags and the shared ones too.
+flags.adopt_module_key_flags(udp_flags)
+flags.adopt_module_key_flags(cli)
 
 
 def main(argv):

@@ -102,6 +102,7 @@ _BATCH_SIZE = flags.DEFINE_list(
     'batch_size', None, 'dp_sgd: b, the batch size (one or per client).')
 _LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', 1,
                                      'dp_sgd: K, local epochs per round.')
+flags.adopt_module_key_flags(cli)  # --help lists --accountant too.
 _DP_SGD_ONLY = ('dataset_size', 'batch_size', 'local_epochs')
 
 _DEFAULT_DELTA = 1e-4

@@ -59,7 +59,9 @@ from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import fedhdp_flags
 from tff_hdp.fedhdp import table_rows
 
-flags.adopt_module_key_flags(fedhdp_flags)  # --help lists them.
+# --help lists the system's flags and the shared ones too.
+flags.adopt_module_key_flags(fedhdp_flags)
+flags.adopt_module_key_flags(cli)
 
 
 # Ditto stores larger than this are memory-mapped rather than held in memory.

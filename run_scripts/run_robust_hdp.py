@@ -63,7 +63,9 @@ from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import robust_hdp_flags
 from tff_hdp.robust_hdp import table_rows
 
-flags.adopt_module_key_flags(robust_hdp_flags)  # --help lists them.
+# --help lists the system's flags and the shared ones too.
+flags.adopt_module_key_flags(robust_hdp_flags)
+flags.adopt_module_key_flags(cli)
 
 
 def main(argv):

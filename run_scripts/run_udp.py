@@ -50,7 +50,9 @@ from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import udp_flags
 from tff_hdp.udp import table_rows
 
-flags.adopt_module_key_flags(udp_flags)  # --help lists them.
+# --help lists the system's flags and the shared ones too.
+flags.adopt_module_key_flags(udp_flags)
+flags.adopt_module_key_flags(cli)
 
 
 def main(argv):

@@ -21,6 +21,7 @@ import sys
 
 import pytest
 
+from tests import binaries
 from tff_hdp.run_scripts import cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,3 +111,25 @@ def test_a_lost_worker_ends_the_binary_in_one_line(capsys):
 
   with pytest.raises(ConnectionError, match='elsewhere'):
     cli.run_main(other)(['binary'])
+
+
+@pytest.mark.parametrize('script,listed', [
+    ('run_fedhdp.py', ['--rounds', '--backend', '--output_dir', '--seed']),
+    ('run_robust_hdp.py', ['--rounds', '--backend', '--output_dir']),
+    ('run_udp.py', ['--rounds', '--backend', '--output_dir', '--accountant']),
+    ('audit_fedhdp.py', ['--canaries_per_group', '--rounds', '--observe',
+                         '--statistic', '--output_dir']),
+    ('audit_robust_hdp.py', ['--canaries', '--rounds', '--statistic',
+                             '--output_dir']),
+    ('audit_udp.py', ['--canaries', '--rounds', '--observe', '--statistic',
+                      '--output_dir']),
+    ('privacy_report.py', ['--mechanism', '--accountant']),
+])
+def test_help_lists_the_system_and_shared_flags(script, listed):
+  # absl's --help lists a binary's own flags; the system's flag module and
+  # the shared ones (run_scripts/cli.py) are adopted as key flags.
+  result = binaries.run(script, ['--help'], timeout=120)
+  defined = {line.split(':')[0].strip().replace('[no]', '')
+             for line in result.stdout.splitlines()
+             if line.startswith('  --')}
+  assert set(listed) <= defined, result.stdout
