@@ -137,10 +137,10 @@ def test_clipping_and_weighted_estimator_by_hand():
     np.testing.assert_allclose(got, g * factors.reshape(
         [-1] + [1] * (g.ndim - 1)), rtol=1e-5)
   total = hypernetfl.weighted_clipped_sum(grads, weights, clip)
-  estimate, stddev = hypernetfl.private_estimate(
-      total, tf.constant([1, 2], tf.int64),
-      _constants(clip=clip, noise_multiplier=0.0, max_weight=1.0,
-                 denominator=2.5))
+  constants = _constants(clip=clip, noise_multiplier=0.0, max_weight=1.0,
+                         denominator=2.5)
+  estimate, stddev = hypernetfl.normalize(hypernetfl.gaussian_release(
+      total, tf.constant([1, 2], tf.int64), constants), constants)
   assert float(stddev) == 0.0
   for got, g in zip(estimate, grads):
     want = np.tensordot(weights * factors, g, axes=1) / 2.5
@@ -190,10 +190,11 @@ def test_cohort_gradient_equals_per_user_vjps_clipped(target, clip_and_noise):
                          [(5.0, 1.0, 0.1, 10.0), (1.0, 0.4, 0.2, 3.0)])
 def test_noise_stddev_is_z_max_w_s_over_q_w(z, max_weight, clip, denominator):
   zeros = [tf.zeros((300, 200)), tf.zeros((1000,))]
-  estimate, stddev = hypernetfl.private_estimate(
-      zeros, tf.constant([7, 8], tf.int64),
-      _constants(clip=clip, noise_multiplier=z, max_weight=max_weight,
-                 denominator=denominator))
+  # The two steps phi_step takes: the release, then its division by qW.
+  constants = _constants(clip=clip, noise_multiplier=z,
+                         max_weight=max_weight, denominator=denominator)
+  estimate, stddev = hypernetfl.normalize(hypernetfl.gaussian_release(
+      zeros, tf.constant([7, 8], tf.int64), constants), constants)
   expected = z * max_weight * clip / denominator
   assert float(stddev) == pytest.approx(expected, rel=1e-6)
   noise = np.concatenate([e.numpy().ravel() for e in estimate])

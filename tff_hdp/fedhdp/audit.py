@@ -311,7 +311,7 @@ def train_audited(config: config_lib.FedHdpConfig, data, audit: FedHdpAudit,
   setup = experiment.setup
   backend = audit.watching(experiment.backend,
                            config_lib.excluded_groups(setup.groups))
-  experiment.backend = backend
+  experiment = dataclasses.replace(experiment, backend=backend)
   run = training.run_rounds(experiment, observers=[backend],
                             options=round_loop.Options(progress=progress))
   record = training.results_record(experiment, run, time.time() - start)

@@ -269,16 +269,6 @@ def normalize(release: Sequence[tf.Tensor], constants: RoundConstants):
   return [s / denominator for s in release], stddev / denominator
 
 
-def private_estimate(total: Sequence[tf.Tensor], key: tf.Tensor,
-                     constants: RoundConstants):
-  """grad_phi = (sum_u w_u Clip(g_u, S) + N(0, (z max_w S)^2 I)) / (q W).
-
-  Returns:
-    (grad_phi per phi tensor, the noise stddev after normalisation).
-  """
-  return normalize(gaussian_release(total, key, constants), constants)
-
-
 def users_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
                embeddings: tf.Tensor, batches: UserBatches,
                user_weights: tf.Tensor,
