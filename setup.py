@@ -40,6 +40,12 @@ so that this distribution installs no top-level name but `tff_hdp`:
   `run-scripts` distribution is one candidate for a clash), so the binaries'
   shared helpers are `tff_hdp.run_scripts.*` for the same reason.
 
+The checkout's top-level `benchmarks/` (the scripts that time things, and
+their `timing` helpers) is not installed, as TFF, Opacus and pfl-research keep
+theirs: the installed package holds what users import. The benchmarks run
+from the checkout, `python benchmarks/<name>.py`, and import the binaries'
+shared `tff_hdp.run_scripts.cli` from the install.
+
 Editable installs (`make install`: `pip install -e .`) map both folders through
 setuptools' PEP 660 editable finder, which honours `package_dir` (setuptools
 >= 64; the Python 3.11 venv that `make install` builds comes with 65.5).

@@ -67,7 +67,8 @@ PACKAGES = _python_dirs()
 
 
 def test_packages_found():
-  assert {'tff_hdp', 'datasets', 'run_scripts', 'tests'} <= set(PACKAGES)
+  assert {'tff_hdp', 'datasets', 'run_scripts', 'benchmarks', 'tests'} <= set(
+      PACKAGES)
 
 
 @pytest.mark.parametrize('package', sorted(PACKAGES))

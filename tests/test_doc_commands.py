@@ -14,8 +14,9 @@
 """Every command the docs show names a binary and flags that exist.
 
 The fenced code blocks of README.md and docs/*.md, and the Makefile's
-recipes, are read for invocations of `run_scripts/<name>.py`; each binary
-must exist and every `--flag` (or `--noflag`) given to it must be one its
+recipes, are read for invocations of `run_scripts/<name>.py` and
+`benchmarks/<name>.py`; each binary must exist in the folder the command
+names, and every `--flag` (or `--noflag`) given to it must be one its
 `--helpfull` lists. A renamed binary or flag that a doc still shows fails
 here, not in a reader's terminal.
 """
@@ -31,10 +32,11 @@ import sys
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SCRIPT = re.compile(r'run_scripts/(\w+)\.py')
+# A binary is named by its path from the repository root, without `.py`.
+_SCRIPT = re.compile(r'((?:run_scripts|benchmarks)/\w+)\.py')
 # Sweeps pass the flags after a bare `--` on to every run of this binary.
-DELEGATES = {'sweep_fedhdp': 'run_fedhdp', 'sweep_robust_hdp': 'run_robust_hdp',
-             'sweep_udp': 'run_udp'}
+DELEGATES = {f'run_scripts/sweep_{system}': f'run_scripts/run_{system}'
+             for system in ('fedhdp', 'robust_hdp', 'udp')}
 
 
 def _documents() -> list[str]:
@@ -92,9 +94,8 @@ def _flag_names(words: list[str]) -> list[str]:
 def known_flags(binary: str) -> frozenset[str]:
   """The flag names `--helpfull` lists (booleans also as no<name>)."""
   result = subprocess.run(
-      [sys.executable, os.path.join(REPO, 'run_scripts', binary + '.py'),
-       '--helpfull'], capture_output=True, text=True, timeout=120, cwd=REPO,
-      check=False)
+      [sys.executable, os.path.join(REPO, binary + '.py'), '--helpfull'],
+      capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
   names = set()
   for match in re.finditer(r'^\s+--(\[no\])?(\w+)', result.stdout, re.M):
     names.add(match.group(2))
@@ -106,14 +107,16 @@ def known_flags(binary: str) -> frozenset[str]:
 def test_the_docs_show_commands_at_all():
   binaries = {b for _, b, _ in invocations()}
   # The three systems' main binaries and their audits, at least.
-  assert {'run_fedhdp', 'run_robust_hdp', 'run_udp', 'audit_fedhdp',
-          'audit_udp', 'audit_robust_hdp'} <= binaries, binaries
+  assert {f'run_scripts/{task}_{system}' for task in ('run', 'audit')
+          for system in ('fedhdp', 'robust_hdp', 'udp')} <= binaries, binaries
+  # The benchmarks' commands are checked too.
+  assert any(b.startswith('benchmarks/') for b in binaries), binaries
 
 
 @pytest.mark.parametrize('binary', sorted({b for _, b, _ in invocations()}))
 def test_every_documented_binary_and_flag_exists(binary):
-  assert os.path.exists(os.path.join(REPO, 'run_scripts', binary + '.py')), (
-      f'run_scripts/{binary}.py is shown in the docs but does not exist')
+  assert os.path.exists(os.path.join(REPO, binary + '.py')), (
+      f'{binary}.py is shown in the docs but does not exist')
   known = known_flags(binary)
   assert len(known) > 3, f'{binary} --helpfull listed no flags'
   unknown = sorted({(where, flag) for where, b, flags in invocations()
@@ -123,9 +126,9 @@ def test_every_documented_binary_and_flag_exists(binary):
 
 def test_an_unknown_flag_is_caught():
   # The check itself can fail: a made-up flag is not in the list.
-  assert 'no_such_flag' not in known_flags('audit_udp')
+  assert 'no_such_flag' not in known_flags('run_scripts/audit_udp')
   assert {'quick', 'observe', 'statistic', 'noprogress'} <= known_flags(
-      'audit_udp')
+      'run_scripts/audit_udp')
 
 
 def test_parse_block_joins_lines_and_splits_delegated_flags():
@@ -133,5 +136,6 @@ def test_parse_block_joins_lines_and_splits_delegated_flags():
            '    --seeds=0 -- $R --algorithm=weiavg --nopoisson_sampling  # x\n'
            'echo no binary here --flag\n')
   assert parse_block('doc', block) == [
-      ('doc', 'sweep_robust_hdp', ['figures', 'seeds']),
-      ('doc', 'run_robust_hdp', ['algorithm', 'nopoisson_sampling'])]
+      ('doc', 'run_scripts/sweep_robust_hdp', ['figures', 'seeds']),
+      ('doc', 'run_scripts/run_robust_hdp',
+       ['algorithm', 'nopoisson_sampling'])]

@@ -22,7 +22,8 @@ left out of setup.py's `package_data`, fails here. The checkout's
 `datasets/` and `run_scripts/` folders are installed as `tff_hdp.datasets`
 and `tff_hdp.run_scripts` (never as top-level `datasets`, Hugging Face's
 name, or `run_scripts`): the loaders load the offline digits from the install,
-and an installed binary runs from another directory.
+and an installed binary runs from another directory. `benchmarks/` is not
+installed (the benchmarks run from the checkout).
 
 The checkout's own (editable) install maps the two folders the same way, so
 `python run_scripts/<binary>.py` runs from any directory with no `sys.path`
@@ -114,6 +115,9 @@ def test_non_editable_install_reads_its_tables(tmp_path):
   # `run_scripts/` are its subpackages (see setup.py).
   assert not (target / 'datasets').exists()
   assert not (target / 'run_scripts').exists()
+  # Nor the benchmarks (benchmarks/, run from the checkout).
+  assert not (target / 'benchmarks').exists()
+  assert not (target / 'tff_hdp' / 'run_scripts' / 'timing.py').exists()
   assert (target / 'tff_hdp' / 'datasets' / 'mnist_5k.py').is_file()
   assert (target / 'tff_hdp' / 'run_scripts' / 'run_fedhdp.py').is_file()
 
@@ -203,14 +207,16 @@ def _sources(*suffixes):
 
 
 def test_no_binary_edits_sys_path():
-  scripts = os.path.join(REPO, 'run_scripts')
+  # Nor do the benchmarks (not installed): run as scripts, they import their
+  # shared `timing` from their own folder, first on sys.path.
   editing = []
-  for name in sorted(os.listdir(scripts)):
-    if name.endswith('.py'):
-      with open(os.path.join(scripts, name)) as f:
-        if 'sys.path' in f.read():
-          editing.append(name)
-  assert not editing, f'run_scripts/ files that edit sys.path: {editing}'
+  for folder in ('run_scripts', 'benchmarks'):
+    for name in sorted(os.listdir(os.path.join(REPO, folder))):
+      if name.endswith('.py'):
+        with open(os.path.join(REPO, folder, name)) as f:
+          if 'sys.path' in f.read():
+            editing.append(f'{folder}/{name}')
+  assert not editing, f'binaries that edit sys.path: {editing}'
 
 
 def test_nothing_imports_the_folders_by_top_level_names():

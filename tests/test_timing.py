@@ -11,7 +11,11 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The benchmarks' FLOP counts, against layer-by-layer counts by hand."""
+"""The benchmarks' FLOP counts, against layer-by-layer counts by hand.
+
+`benchmarks/` is not installed; the tests import its `timing` from the
+repository root (pytest.ini's pythonpath), as `benchmarks.timing`.
+"""
 
 import os
 import subprocess
@@ -19,7 +23,7 @@ import sys
 
 import pytest
 
-from tff_hdp.run_scripts import timing
+from benchmarks import timing
 from tff_hdp import models
 
 
@@ -55,17 +59,10 @@ def test_training_flops_are_six_per_multiply_add():
 ])
 def test_benchmark_binaries_refuse_bad_flags_in_one_line(script, flag):
   path = os.path.join(os.path.dirname(os.path.dirname(__file__)),
-                      'run_scripts', script)
+                      'benchmarks', script)
   result = subprocess.run([sys.executable, path, flag], capture_output=True,
                           text=True, timeout=300, check=False)
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and lines[0].startswith(f'{script}: error: --'), lines
 
-
-def test_module_at_commit_loads_the_committed_source():
-  module = timing.module_at_commit('HEAD', 'tff_hdp/robust_hdp/rpca.py')
-  if module is None:
-    pytest.skip('not a git checkout')
-  assert callable(module.noise_variances)
-  assert timing.module_at_commit('0' * 40, 'tff_hdp/robust_hdp/rpca.py') is None

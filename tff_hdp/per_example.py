@@ -30,7 +30,7 @@ Two paths; `batch_gradients` takes one per model, when the graph is traced:
    example's loss. It repeats the forward and backward pass per example in
    vectorised form and runs each convolution's filter gradient
    (`Conv2DBackpropFilter`) as a `while_loop` over the examples: correct for
-   any forward, but slower (run_scripts/benchmark_per_example.py times
+   any forward, but slower (benchmarks/benchmark_per_example.py times
    both).
 
 `batch_gradients` records the batched forward once and takes path 1 if the

@@ -39,7 +39,7 @@ the client axis:
   (`grouped_conv_has_gradient`), each convolution is instead one batched
   matmul over the clients' image patches (`im2col_conv2d`): the same
   numbers up to float32 round-off, about 1.4x slower than the grouped form
-  with oneDNN on a 2-core AVX2 CPU (run_scripts/profile_fedhdp.py times both;
+  with oneDNN on a 2-core AVX2 CPU (benchmarks/profile_fedhdp.py times both;
   it and time_presets_fedhdp.py print which form runs). Dropout multiplies by
   per-client masks drawn by `models`' own dropout with the client's seed,
   so client k's masks are bit-identical to those of `ModelSpec.forward`

@@ -22,7 +22,7 @@ of every client is one batched step (`batched_models`: one batched matmul or
 one grouped convolution per layer for the cohort), inside one `tf.function`
 per round. On the 2-core CPUs it was developed on, an FC NN round of 100
 clients is about 5-9x faster than on TFF's simulation runtime, which trains
-the clients one by one (run_scripts/benchmark_fedhdp.py); FEMNIST's CNN only about
+the clients one by one (benchmarks/benchmark_fedhdp.py); FEMNIST's CNN only about
 1.1x (see docs/performance.md); when TensorFlow sees a GPU, the same code runs
 there.
 

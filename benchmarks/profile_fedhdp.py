@@ -13,7 +13,7 @@
 # limitations under the License.
 """Where one local step of FedHDP's CNN goes, batched and client by client.
 
-    python run_scripts/profile_fedhdp.py --clients=28
+    python benchmarks/profile_fedhdp.py --clients=28
 
 One SGD step of `--clients` FEMNIST clients (the CNN of paper 001, Table 6:
 28x28 inputs, 62 classes; batch 20; dropout on), timed in one run against a
@@ -45,7 +45,8 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import timing
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
 
 _CLIENTS = flags.DEFINE_integer('clients', 28, 'Clients in the batched step '
                                 '(the FEMNIST preset trains 28 at a time).')

@@ -11,12 +11,17 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Timing helpers shared by the benchmark binaries.
+"""Timing helpers shared by the benchmark binaries of `benchmarks/`.
 
 `Clock` measures wall and CPU seconds of a block (optionally adding a TFF
 worker process's CPU); `matmul_peak` times a large float32 `tf.matmul` in the
 same run, the reference every benchmark reports its achieved FLOP/s against
-(`peak`); `time_in_turn` times several steps side by side.
+(`peak`); `time_in_turn` times several steps side by side;
+`forward_multiply_adds` and `training_flops` count a training step's work.
+
+Not installed with `tff_hdp`: the benchmarks import it as the plain module
+`timing` (Python searches a script's own folder first), the tests as
+`benchmarks.timing` (pytest.ini puts the repository root on their path).
 """
 
 import collections
@@ -131,19 +136,3 @@ def cpu_name() -> str:
     pass
   return 'unknown'
 
-
-def module_at_commit(commit: str, path: str):
-  """The module `path` (repository-relative) as it was at `commit`, loaded
-  from `git show`, to time an earlier version beside the current one; None
-  when git or the commit is not available (e.g. a source tarball)."""
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import types  # pylint: disable=g-import-not-at-top
-  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  try:
-    source = subprocess.run(['git', '-C', repo, 'show', f'{commit}:{path}'],
-                            capture_output=True, text=True, check=True).stdout
-  except (OSError, subprocess.CalledProcessError):
-    return None
-  module = types.ModuleType(f'{os.path.basename(path)[:-3]}_at_{commit}')
-  exec(compile(source, f'{commit}:{path}', 'exec'), module.__dict__)  # pylint: disable=exec-used
-  return module

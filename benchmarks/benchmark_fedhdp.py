@@ -13,8 +13,8 @@
 # limitations under the License.
 """Times the round backends side by side, and their memory.
 
-    python run_scripts/benchmark_fedhdp.py            # the full benchmark
-    python run_scripts/benchmark_fedhdp.py --quick    # reduced, under five minutes
+    python benchmarks/benchmark_fedhdp.py            # the full benchmark
+    python benchmarks/benchmark_fedhdp.py --quick    # reduced, under five minutes
 
 Speed: in one process, on the same synthetic data (random 28x28 inputs,
 `--samples_per_client` examples per client, batch 20), one DP-FedAvg round
@@ -71,7 +71,8 @@ from absl import flags
 from absl import logging
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import timing
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
 
 _QUICK = flags.DEFINE_bool(
     'quick', False, 'Reduced run (FC NN at E = 10 only, fewer rounds, a '

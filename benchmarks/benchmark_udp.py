@@ -13,8 +13,8 @@
 # limitations under the License.
 """Times UDP-Alg's round at paper 004's scale, against the same-run peak.
 
-    python run_scripts/benchmark_udp.py                  # CIFAR-10 and FEMNIST
-    python run_scripts/benchmark_udp.py --settings=cifar10 --rounds=2
+    python benchmarks/benchmark_udp.py                  # CIFAR-10 and FEMNIST
+    python benchmarks/benchmark_udp.py --settings=cifar10 --rounds=2
 
 In one process, on synthetic data of the real shapes (values do not change
 the work):
@@ -56,7 +56,8 @@ from absl import flags
 import numpy as np
 
 from tff_hdp.run_scripts import cli
-from tff_hdp.run_scripts import timing
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
 
 # name: (users, q, examples per user, input shape, classes)
 SETTINGS = {
