@@ -209,6 +209,7 @@ class OurBackend:
     from tff_hdp import templates
     from tff_hdp.fedhdp import tff_backend
     from tff_hdp.fedhdp import training
+    from tff_hdp.privacy import mechanism_key
     k = len(client_data)
     z_b = clip_noise.default_clipped_count_stddev(k)
     z = clip_noise.split_noise_multiplier(NOISE_MULTIPLIER, z_b)[0]
@@ -216,7 +217,7 @@ class OurBackend:
         privacy_groups.Algorithm.DP_FEDAVG, noise_multipliers=[z],
         effective_noise_multipliers=[NOISE_MULTIPLIER], lambda_p=0.1)
     factory = hdp_factory.HeterogeneousDPFactory(
-        groups, initial_clip=0.1, clipped_count_stddev=z_b, seed=0)
+        groups, initial_clip=0.1, clipped_count_stddev=z_b, mechanism_seed=0)
     settings = tff_backend.ClientSettings(
         ditto_lambdas=(0.1,), local_epochs=epochs, batch_size=BATCH_SIZE,
         learning_rate=LEARNING_RATE, personal_learning_rate=LEARNING_RATE,
@@ -227,7 +228,7 @@ class OurBackend:
     self._info = [collections.OrderedDict(group=np.int32(0),
                                           client_id=np.int32(c))
                   for c in range(k)]
-    self._state = self._backend.initialize()
+    self._state = self._backend.initialize(mechanism_key.new_key(0))
     self._personal = [templates.global_weights(self._state)] * k
     self.last_round_seconds = {}
 
@@ -344,12 +345,13 @@ def femnist_memory(rounds: int, max_samples: int):
   from tff_hdp.fedhdp import privacy_groups
   from tff_hdp.fedhdp import tff_backend
   from tff_hdp.fedhdp import direct_backend
+  from tff_hdp.privacy import mechanism_key
   spec = models.cnn_model((28, 28), 62)
   groups = privacy_groups.build_groups(
       privacy_groups.Algorithm.FEDHDP, noise_multipliers=[1.0], ratios=[0.1],
       lambda_p=0.25, lambda_np=0.25)
   factory = hdp_factory.HeterogeneousDPFactory(
-      groups, initial_clip=2.0, clipped_count_stddev=5.0, seed=0)
+      groups, initial_clip=2.0, clipped_count_stddev=5.0, mechanism_seed=0)
   settings = tff_backend.ClientSettings(
       ditto_lambdas=(0.25, 0.25), local_epochs=1, batch_size=BATCH_SIZE,
       learning_rate=0.02, personal_learning_rate=0.02, ditto=True, seed=0)
@@ -360,7 +362,7 @@ def femnist_memory(rounds: int, max_samples: int):
   with tempfile.TemporaryDirectory() as directory:
     store = personal_store.PersonalModelStore(FEMNIST_CLIENTS, spec.shapes,
                                               directory=directory)
-    state = backend.initialize()
+    state = backend.initialize(mechanism_key.new_key(0))
     seconds = []
     for r in range(rounds):
       rng = np.random.default_rng([7, r])
@@ -402,9 +404,12 @@ def femnist_memory(rounds: int, max_samples: int):
 
 def long_run_memory(checkpoints: list[int], backend: str, worker=None):
   """Resident memory at `checkpoints` of a Poisson-sampled digits run."""
+  import numpy as np
   from tff_hdp import datasets
+  from tff_hdp.data import sampling
   from tff_hdp.fedhdp import config as config_lib
   from tff_hdp.fedhdp import training
+  from tff_hdp.privacy import mechanism_key
   data = datasets.load_fedhdp_data('digits', num_clients=100, seed=0)
   rounds = checkpoints[-1]
   config = config_lib.FedHdpConfig(
@@ -413,15 +418,21 @@ def long_run_memory(checkpoints: list[int], backend: str, worker=None):
       local_epochs=1, batch_size=BATCH_SIZE, learning_rate=0.1,
       personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,
       clipped_count_stddev=1.0, optout_fraction=0.2, eval_every=rounds,
-      lambda_p=0.1, lambda_np=0.1, seed=0, backend=backend)
+      lambda_p=0.1, lambda_np=0.1, seed=0, mechanism_seed=0, backend=backend)
   readings = {}
-  sizes = set()
-  group_counts = set()
+  # The run's cohorts, recomputed from its (reproducible) mechanism key: the
+  # run publishes no count.
+  client_groups = config_lib.resolve(config, data).client_groups
+  key = mechanism_key.cohort_key(mechanism_key.new_key(0))
+  cohorts = [sampling.sample_cohort(
+      data.num_clients, 0, mechanism_key.round_rng(key, r), poisson=True,
+      sampling_rate=config.sampling_rate) for r in range(rounds)]
+  sizes = {len(c) for c in cohorts}
+  group_counts = {tuple(np.bincount(client_groups[c], minlength=2))
+                  for c in cohorts}
 
   def on_round(round_num, entry):
-    sizes.add(entry['num_clients'])
-    group_counts.add((entry.get('private/count'),
-                      entry.get('non_private/count')))
+    del entry
     if round_num in checkpoints:
       reading = {'rss_mib': read_status()['VmRSS']}
       if worker is not None and worker.process.poll() is None:

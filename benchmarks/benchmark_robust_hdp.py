@@ -141,6 +141,7 @@ def main(argv):
   from tff_hdp.robust_hdp import dp_sgd
   from tff_hdp.robust_hdp import privacy_preferences
   from tff_hdp.robust_hdp import process
+  from tff_hdp.privacy import mechanism_key
 
   print(f'cpu: {timing.cpu_name()}  cores: {os.cpu_count()}')
   peak = timing.peak(tf)
@@ -232,12 +233,13 @@ def main(argv):
           spec, spec.init(0),
           process.build_aggregator(
               dataclasses.replace(config, rpca_method=method), clients, None),
-          settings=dp_sgd.DpSgdSettings(), seed=0)
+          settings=dp_sgd.DpSgdSettings())
       for method in config_lib.RPCA_METHODS}
   info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
                noise_multiplier=np.float32(c.noise_multiplier))
           for i, c in enumerate(clients)]
-  states = {method: r.initialize() for method, r in runners.items()}
+  states = {method: r.initialize(mechanism_key.new_key(0))
+            for method, r in runners.items()}
   client_times = []
   server_times = collections.defaultdict(list)
   weights_gap = 0.0

@@ -117,6 +117,7 @@ def main(argv):
   audit = audit_lib.RobustHdpAudit(
       spec, clients, canaries=_CANARIES.value, rounds=config.rounds,
       settings=settings, seed=config.seed,
+      mechanism_seed=config.mechanism_seed,
       planted_noise_scale=_PLANTED_SCALE.value)
 
   # Everything was checked: only now is anything written.

@@ -200,6 +200,7 @@ def define_accountant_flag(drives: str):
 class RunFlags(NamedTuple):
   """The flags every `run_<system>.py` shares (absl flag holders)."""
   seed: flags.FlagHolder
+  mechanism_seed: flags.FlagHolder
   backend: flags.FlagHolder
   output_dir: flags.FlagHolder
   progress: flags.FlagHolder
@@ -210,11 +211,13 @@ class RunFlags(NamedTuple):
 def define_run_flags(*, output_dir: str, backends: Sequence[str],
                      backend: str, backend_help: str,
                      merged: str) -> RunFlags:
-  """--seed, --backend (one of `backends`, default `backend`), --output_dir
-  (default `output_dir`), --progress, --checkpoint_every and --tff_workers
-  (see `define_tff_workers_flag` for `merged`)."""
+  """--seed, --mechanism_seed, --backend (one of `backends`, default
+  `backend`), --output_dir (default `output_dir`), --progress,
+  --checkpoint_every and --tff_workers (see `define_tff_workers_flag` for
+  `merged`)."""
   return RunFlags(
-      seed=flags.DEFINE_integer('seed', 0, 'Seed of everything random.'),
+      seed=define_seed_flag(),
+      mechanism_seed=define_mechanism_seed_flag(),
       backend=flags.DEFINE_enum('backend', backend, list(backends),
                                 f'How rounds run: {backend_help}'),
       output_dir=flags.DEFINE_string('output_dir', output_dir,
@@ -224,6 +227,36 @@ def define_run_flags(*, output_dir: str, backends: Sequence[str],
           'checkpoint_every', 10, 'Save progress every k rounds under '
           '<output_dir>/checkpoints/; re-running the same command resumes.'),
       tff_workers=define_tff_workers_flag(merged))
+
+
+def define_seed_flag():
+  """--seed: the public randomness, published with the results."""
+  return flags.DEFINE_integer(
+      'seed', 0, 'The public seed, written to results.json: the data split, '
+      'opt-outs and privacy levels, the initial model, dropout. No privacy '
+      'guarantee rests on it (see --mechanism_seed).')
+
+
+def define_mechanism_seed_flag():
+  """--mechanism_seed: None (a secret key), or a reproducible run."""
+  return flags.DEFINE_integer(
+      'mechanism_seed', None, 'Unset (the default): every noise draw, cohort '
+      'and DP-SGD batch comes from a secret 128-bit key drawn from the '
+      'operating system at the start of the run and kept only in the '
+      'checkpoints. Set: they are reproducible from this integer, which '
+      'results.json publishes, so anyone can regenerate the noise; the '
+      'table, the claim line and results.json then say epsilon is the '
+      'mechanism\'s, not a guarantee for the run\'s outputs (research '
+      'reproduction only).', lower_bound=0)
+
+
+def mechanism_notice(mechanism_seed) -> None:
+  """Says, at the start of a reproducible run, what it costs (as Opacus
+  warns whenever its secure mode is off)."""
+  if mechanism_seed is not None:
+    from tff_hdp.privacy import mechanism_key  # pylint: disable=g-import-not-at-top
+    print(f'note: --mechanism_seed={mechanism_seed}: '
+          f'{mechanism_key.not_a_guarantee(mechanism_seed)}', flush=True)
 
 
 def check_run_flags(run: RunFlags) -> None:
@@ -266,6 +299,7 @@ def train_each(run: RunFlags, named_configs, train: Callable[..., dict],
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   output_dir = run.output_dir.value
   claim_output_dir(output_dir)
+  mechanism_notice(run.mechanism_seed.value)
   records = []
   with runtime.local_cpp_context():
     for name, config in named_configs:

@@ -240,6 +240,7 @@ def build_configs():
         skewed_optout=_SKEWED.value,
         eval_every=_EVAL_EVERY.value,
         seed=RUN.seed.value,
+        mechanism_seed=RUN.mechanism_seed.value,
         backend=RUN.backend.value,
         tff_workers=tuple(RUN.tff_workers.value))
     try:

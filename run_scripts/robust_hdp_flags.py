@@ -160,7 +160,8 @@ def build_configs():
         rpca_max_iterations=_RPCA_ITERATIONS.value,
         rpca_method=_RPCA_METHOD.value, pfa_rank=_PFA_RANK.value,
         eval_every=_EVAL_EVERY.value, backend=RUN.backend.value,
-        tff_workers=tuple(RUN.tff_workers.value), seed=RUN.seed.value)
+        tff_workers=tuple(RUN.tff_workers.value), seed=RUN.seed.value,
+        mechanism_seed=RUN.mechanism_seed.value)
     try:
       config.validate()
     except ValueError as e:

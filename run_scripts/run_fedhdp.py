@@ -33,14 +33,19 @@ is `--nopoisson_sampling --denominators=realised`, bounded under replace-one
 neighbours (docs/privacy.md); Poisson cohorts with realised denominators
 print `~epsilon`, the Poisson approximation, which is not a bound.
 
-Each run checkpoints every --checkpoint_every rounds under
-`<output_dir>/checkpoints/<run>/`; the same command run again resumes from the
-last checkpoint and ends with exactly the results of an uninterrupted run.
+The noise and the cohorts come from a secret key drawn at the start of each
+run (--seed is public: opt-outs, initial model, dropout); --mechanism_seed
+makes them reproducible, and the table then says its epsilon is not a
+guarantee for these outputs. Each run checkpoints every --checkpoint_every
+rounds under `<output_dir>/checkpoints/<run>/` (with its key: keep the
+checkpoints secret); the same command run again resumes from the last
+checkpoint and ends with exactly the results of an uninterrupted run.
 
 Writes to --output_dir: `results.json` (for every run: the resolved config,
 the spec-section-7 metrics with across-client variances, epsilon per privacy
-group, and the per-round history: clip norm, group counts and weights, server
-test loss and accuracy every --eval_every rounds), `table.txt`, and
+group and what it is, and the per-round history: clip norm, unclipped
+fraction and group weights, server test loss and accuracy every --eval_every
+rounds; no realised count of a round's clients), `table.txt`, and
 TensorBoard summaries under `tensorboard/<run>/`. Bad input is refused with
 one line and exit status 2 before anything is written.
 """

@@ -30,11 +30,11 @@ the offline digits: 50 users; CIFAR-10, FEMNIST and CelebA: LeNet and paper
 004's settings); the flags are `udp_flags.py`'s, shared with `audit_udp.py`.
 The sample cap w_hat defaults to the median user's training size.
 
-Writes to --output_dir: `results.json` (per run: the config, epsilon, the
-per-round users sampled, noise stddev, user weight max and sum, accuracy
-every --eval_every rounds, and the final per-user accuracies of the
-generated models with their mean and variance), `table.txt`, and TensorBoard
-summaries. Bad input is refused with one line and exit 2 before anything is
+Writes to --output_dir: `results.json` (per run: the config, epsilon and
+what it is, the per-round noise stddev, accuracy every --eval_every rounds,
+and the final per-user accuracies of the generated models with their mean
+and variance; no round publishes how many users it sampled), `table.txt`,
+and TensorBoard summaries. Bad input is refused with one line and exit 2 before anything is
 written.
 """
 

@@ -104,7 +104,8 @@ def build_configs(num_users: int, sizes: np.ndarray):
       hyper_learning_rate=_value(_HYPER_LR),
       embedding_learning_rate=_value(_EMBEDDING_LR), delta=_DELTA.value,
       accountant=_ACCOUNTANT.value, eval_every=_value(_EVAL_EVERY),
-      seed=RUN.seed.value, backend=RUN.backend.value,
+      seed=RUN.seed.value, mechanism_seed=RUN.mechanism_seed.value,
+      backend=RUN.backend.value,
       tff_workers=tuple(RUN.tff_workers.value))
   try:
     base.validate()

@@ -13,6 +13,7 @@
 # limitations under the License.
 """Runs the binaries of run_scripts/ as a user does, and checks refusals."""
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -51,3 +52,29 @@ def assert_refused(script: str, args, message: str, output_dir) -> None:
   result = run(script, [*args, f'--output_dir={output_dir}'], timeout=120)
   assert_usage_error(result, message)
   assert not os.path.exists(output_dir)
+
+
+def saved_key(checkpoint_dir):
+  """The mechanism key a run's checkpoint in `checkpoint_dir` holds."""
+  import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
+  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
+  manager = tff.program.FileProgramStateManager(str(checkpoint_dir))
+  value, _ = asyncio.run(manager.load_latest(checkpoint._TEMPLATE))  # pylint: disable=protected-access
+  return checkpoint._arrays_from_bytes(value['key'])[0]  # pylint: disable=protected-access
+
+
+def run_with_key(script: str, args, key, timeout: float = 600
+                 ) -> subprocess.CompletedProcess:
+  """`run(script, args)` with the run's mechanism key set to `key`: a new
+  run of that key, as no flag can give (a test's monkeypatch of
+  `mechanism_key.new_key` in the binary's process)."""
+  path = script_path(script)
+  code = ('import runpy, sys\n'
+          'import numpy as np\n'
+          'from tff_hdp.privacy import mechanism_key\n'
+          f'key = np.array({[int(w) for w in key]}, np.int64)\n'
+          'mechanism_key.new_key = lambda mechanism_seed=None: key.copy()\n'
+          f'sys.argv = [{path!r}] + {list(args)!r}\n'
+          f'runpy.run_path({path!r}, run_name="__main__")\n')
+  return subprocess.run([sys.executable, '-c', code], capture_output=True,
+                        text=True, timeout=timeout, cwd=REPO, check=False)

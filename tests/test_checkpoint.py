@@ -11,14 +11,18 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Checkpoints: a saved run comes back exactly, and a foreign one is refused."""
+"""Checkpoints: a saved run comes back exactly (its mechanism key too), and a
+foreign one is refused."""
 
 import collections
+import dataclasses
+from typing import Optional
 
 import numpy as np
 import pytest
 
 from tff_hdp import checkpoint
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 
 
@@ -42,12 +46,21 @@ class _Store:
     self.weights = [np.asarray(w) for w in state['weights']]
 
 
-def _state(scale):
+_KEY = np.array([-3, 2**62 + 5], np.int64)
+
+
+def _state(scale, key=_KEY):
+  """A state with arrays of every kind, its noise key `key`."""
   return collections.OrderedDict(
+      noise_key=np.asarray(key),
       weights=[np.arange(6, dtype=np.float32).reshape(2, 3) * scale,
                np.float32(scale)],
       round_num=np.int32(3), key=np.array([7, 9], np.int64),
       inner=collections.OrderedDict(clip=np.float64(0.25 * scale)))
+
+
+def _initial(key):
+  return _state(0.0, key)
 
 
 def test_save_then_restore_is_exact(tmp_path):
@@ -56,12 +69,24 @@ def test_save_then_restore_is_exact(tmp_path):
   saved = checkpoint.Checkpointer(str(tmp_path), '{"a": 1}')
   store = _Store(fill=1.5)
   history = [{'round': 1, 'accuracy': 0.5}]
-  saved.save(4, _state(2.0), store, ledger, history)
+  saved.save(4, _KEY, _state(2.0), store, ledger, history)
 
   other_store = _Store()
-  round_num, state, restored_ledger, restored_history = checkpoint.Checkpointer(
-      str(tmp_path), '{"a": 1}').restore(_state(0.0), other_store)
+  templates = []
+
+  def initial_state(key):
+    templates.append(key)
+    return _state(0.0, key)
+
+  round_num, key, state, restored_ledger, restored_history = (
+      checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').restore(
+          initial_state, other_store))
   assert round_num == 4
+  # The run's key comes back, and the template of the state is built with it.
+  np.testing.assert_array_equal(key, _KEY)
+  assert key.dtype == np.int64
+  np.testing.assert_array_equal(templates[0], _KEY)
+  np.testing.assert_array_equal(state['noise_key'], _KEY)
   assert restored_history == history
   assert restored_ledger.to_json() == ledger.to_json()
   expected = _state(2.0)
@@ -79,19 +104,51 @@ def test_save_then_restore_is_exact(tmp_path):
 
 def test_nothing_to_restore(tmp_path):
   assert checkpoint.Checkpointer(str(tmp_path), '{}').restore(
-      _state(0.0), None) is None
+      _initial, None) is None
 
 
 @pytest.mark.parametrize('config,with_store,message', [
     # Another configuration.
     ('{"a": 2}', False, 'another configuration'),
     # Another state layout (a per-client store this run has and it has not).
-    ('{"a": 1}', True, 'holds 5 arrays where this run has 8'),
+    ('{"a": 1}', True, 'holds 6 arrays where this run has 9'),
 ])
 def test_a_foreign_checkpoint_is_refused(tmp_path, config, with_store,
                                          message):
   checkpoint.Checkpointer(str(tmp_path), '{"a": 1}').save(
-      1, _state(1.0), None, privacy_ledger.PrivacyLedger(), [])
+      1, _KEY, _state(1.0), None, privacy_ledger.PrivacyLedger(), [])
   with pytest.raises(checkpoint.CheckpointMismatchError, match=message):
     checkpoint.Checkpointer(str(tmp_path), config).restore(
-        _state(0.0), _Store() if with_store else None)
+        _initial, _Store() if with_store else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config:
+  """A run's configuration as `start_run` reads it."""
+  algorithm: str = 'test'
+  mechanism_seed: Optional[int] = None
+
+
+def _start(tmp_path, config):
+  return checkpoint.start_run(config, _initial, total_rounds=3,
+                              checkpoint_dir=str(tmp_path),
+                              checkpoint_every=1)
+
+
+def test_a_new_run_draws_a_secret_key_and_a_resumed_run_keeps_it(tmp_path):
+  first = _start(tmp_path / 'a', _Config())
+  second = _start(tmp_path / 'b', _Config())
+  # Two new runs: two keys from the operating system's entropy.
+  assert not np.array_equal(first.key, second.key)
+  np.testing.assert_array_equal(first.state['noise_key'], first.key)
+  first.end_round(1, {'round': 1})
+  resumed = _start(tmp_path / 'a', _Config())
+  np.testing.assert_array_equal(resumed.key, first.key)
+  assert list(resumed.rounds) == [1, 2]
+
+
+def test_a_mechanism_seed_gives_the_same_key_every_time(tmp_path):
+  a = _start(tmp_path / 'a', _Config(mechanism_seed=5))
+  b = _start(tmp_path / 'b', _Config(mechanism_seed=5))
+  np.testing.assert_array_equal(a.key, b.key)
+  np.testing.assert_array_equal(a.key, mechanism_key.new_key(5))

@@ -34,6 +34,7 @@ from tff_hdp import templates
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as fedhdp_process
 from tff_hdp.fedhdp import privacy_groups as pg
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import process as robust_process
@@ -160,7 +161,8 @@ def _robust_round(aggregator, indices):
           for i in range(len(indices))]
   info = [collections.OrderedDict(index=i, batch_size=2, noise_multiplier=1.0)
           for i in indices]
-  return process.next(process.initialize(), data, info)
+  return process.next(process.initialize(mechanism_key.new_key(0)), data,
+                      info)
 
 
 def test_duplicated_row_index_fails_the_round(tff_runtime):
@@ -195,8 +197,8 @@ def test_fedhdp_learning_process_runs_with_group_indices(tff_runtime):
              for i, g in enumerate([0, 1, 1])]
   output = process.next(process.initialize(), clients)
   measurements = output.metrics['aggregator']
-  assert (measurements['private/count'],
-          measurements['non_private/count']) == (1.0, 2.0)
-  assert int(output.state.client_work) == 1
+  # Realised denominators: w_p = r N_p / (r N_p + N_np) = 0.5 / 2.5.
+  assert measurements['private/weight'] == pytest.approx(0.2)
+  assert templates.client_work_round(output.state) == 1
   state = output.state
   assert not np.allclose(templates.global_weights(state)[0], initial[0])

@@ -53,7 +53,7 @@ def _client_data():
 def _fedhdp(model, **kwargs):
   settings = dict(privacy_levels=[0, 0, None, 0, None, 0],
                   noise_multipliers=(0.25,), sampling_rate=0.5,
-                  local_epochs=1, batch_size=4, seed=1)
+                  local_epochs=1, batch_size=4, seed=1, mechanism_seed=1)
   settings.update(kwargs)
   return tff_hdp.fedhdp.build_fedhdp_process(model, **settings)
 
@@ -63,7 +63,7 @@ def _robust(model, rule='robust_hdp'):
   return tff_hdp.robust_hdp.build_robust_hdp_process(
       model, epsilons=[2.0, 4.0, 8.0, 2.0, 4.0, 8.0],
       batch_sizes=[4] * NUM_CLIENTS, num_examples=sizes, rounds=5, rule=rule,
-      rpca_method='ialm', seed=1)
+      rpca_method='ialm', seed=1, mechanism_seed=1)
 
 
 def _build(system, model):
@@ -73,8 +73,9 @@ def _build(system, model):
 
 
 def _source(system, process, data):
-  module = tff_hdp.fedhdp if system == 'fedhdp' else tff_hdp.robust_hdp
-  return module.build_data_source(process, data)
+  if system == 'fedhdp':
+    return tff_hdp.fedhdp.build_data_source(process, data, mechanism_seed=1)
+  return tff_hdp.robust_hdp.build_data_source(process, data)
 
 
 @pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
@@ -143,7 +144,11 @@ def test_fedhdp_epsilon_is_the_accountants(tff_runtime):
   for name, z in z_effs.items():
     assert epsilon[name] == pytest.approx(
         accounting.compute_epsilon(0.5, z, 3, 1e-4), rel=1e-12)
-  assert process.privacy.level == 'client-level' and process.privacy.is_bound
+  assert process.privacy.level == 'client-level'
+  # Reproducible (mechanism_seed=1): the accountant's epsilon, not a bound on
+  # what the process released; with a secret key, a bound.
+  assert not process.privacy.is_bound
+  assert _fedhdp(PACKAGE, mechanism_seed=None).privacy.is_bound
   assert process.epsilon(process.initialize()) == {
       'private_1': 0.0, 'private_2': 0.0}
 
@@ -243,7 +248,7 @@ def test_drivers_take_client_data():
   config = fedhdp_config.FedHdpConfig(
       rounds=2, clients_per_round=3, sampling_rate=0.5, local_epochs=1,
       batch_size=4, noise_multiplier=0.25, optout_fraction=0.3,
-      eval_every=1, backend='direct')
+      eval_every=1, backend='direct', mechanism_seed=0)
   a = fedhdp_training.train(config, cd)
   b = fedhdp_training.train(config, client_data.to_federated_data(cd))
   assert a['history'] == b['history'] and a['epsilon'] == b['epsilon']

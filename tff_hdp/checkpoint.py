@@ -13,13 +13,19 @@
 # limitations under the License.
 """Checkpoints of a training run, so that a killed run resumes exactly.
 
-A checkpoint holds everything a run carries between rounds: the server state
-(global model, round, clip norm S^t and the noise key), every client's Ditto
-model and its "initialised" flag, the privacy ledger and the history so far.
-Random draws need no saved generator state: cohorts and local shuffles come
-from a generator seeded by (seed, round), DP noise from the key in the server
-state and dropout from (seed, round, client), so a run resumed at round t
-makes exactly the draws of an uninterrupted one.
+A checkpoint holds everything a run carries between rounds: the run's
+mechanism key, the server state (global model, round, clip norm S^t and the
+noise key), every client's Ditto model and its "initialised" flag, the
+privacy ledger and the history so far. Random draws need no saved generator
+state: cohorts and local shuffles come from a generator seeded by (the key,
+round), DP noise from keys derived from it and dropout from (seed, round,
+client), so a run resumed at round t makes exactly the draws of an
+uninterrupted one.
+
+The mechanism key is secret unless the run was given a `mechanism_seed`
+(`tff_hdp.privacy.mechanism_key`): whoever holds it can regenerate the run's
+noise and cohorts, so a checkpoint is secret material, to be kept as the
+training data is, and never published with a run's results.
 
 Storage is TFF's `tff.program.FileProgramStateManager` (SavedModel files,
 written to a temporary directory and renamed), keeping the latest version.
@@ -51,6 +57,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 
 
@@ -59,7 +66,8 @@ class CheckpointMismatchError(ValueError):
 
 
 _TEMPLATE = collections.OrderedDict(config='', round_num=np.int32(0),
-                                    arrays=b'', ledger='', history='')
+                                    key=b'', arrays=b'', ledger='',
+                                    history='')
 
 
 def _arrays_to_bytes(leaves) -> bytes:
@@ -91,10 +99,11 @@ class Checkpointer:
     rounds and after the last."""
     return round_num % self._every == 0 or round_num == total_rounds
 
-  def save(self, round_num: int, state, store: Optional[Any],
+  def save(self, round_num: int, key: np.ndarray, state, store: Optional[Any],
            ledger: privacy_ledger.PrivacyLedger,
            history: list[dict[str, Any]]) -> None:
-    """Saves the progress after `round_num` rounds (the version number)."""
+    """Saves the progress after `round_num` rounds (the version number) of
+    the run of mechanism key `key`."""
     arrays = collections.OrderedDict(
         state=state,
         store=collections.OrderedDict(store.state(copy=False))
@@ -102,16 +111,24 @@ class Checkpointer:
     value = collections.OrderedDict(
         config=self._config,
         round_num=np.int32(round_num),
+        key=_arrays_to_bytes([mechanism_key.as_key(key)]),
         arrays=_arrays_to_bytes(tf.nest.flatten(arrays)),
         ledger=ledger.to_json(),
         history=json.dumps(history))
     asyncio.run(self._manager.save(value, round_num))
 
-  def restore(self, state_template, store: Optional[Any]):
+  def restore(self, initial_state: Callable[[np.ndarray], Any],
+              store: Optional[Any]):
     """Loads the latest checkpoint into `store`.
 
+    Args:
+      initial_state: The run's initial state under a key (the template of
+        the saved state, called with the saved key).
+      store: The per-client store, or None.
+
     Returns:
-      (round_num, state, ledger, history), or None if there is no checkpoint.
+      (round_num, key, state, ledger, history), or None if there is no
+      checkpoint.
 
     Raises:
       CheckpointMismatchError: It was written under another configuration.
@@ -127,8 +144,9 @@ class Checkpointer:
           f'the checkpoint in {self._directory} (round {version}) was written '
           'by a run with another configuration; use another directory or '
           'delete it')
+    key = mechanism_key.as_key(_arrays_from_bytes(value['key'])[0])
     template = collections.OrderedDict(
-        state=state_template,
+        state=initial_state(key),
         store=collections.OrderedDict(
             initialized=np.zeros(store.num_clients, bool),
             weights=[np.zeros((store.num_clients,) + s, np.float32)
@@ -145,18 +163,19 @@ class Checkpointer:
     if store is not None:
       store.load_state(arrays['store'])
     decode = lambda v: v.decode() if isinstance(v, bytes) else str(v)
-    return (int(value['round_num']), arrays['state'],
+    return (int(value['round_num']), key, arrays['state'],
             privacy_ledger.PrivacyLedger.from_json(decode(value['ledger'])),
             json.loads(decode(value['history'])))
 
 
-def open_run(directory: Optional[str], config, *, every: int, state,
+def open_run(directory: Optional[str], config, *, every: int,
+             initial_state: Callable[[np.ndarray], Any],
              store: Optional[Any] = None):
   """A driver's checkpoints: (checkpointer, restored).
 
   `checkpointer` is None when `directory` is None (no checkpoints);
-  `restored` is `Checkpointer.restore`'s (round_num, state, ledger, history),
-  or None when there is nothing to resume. `config` is the run's dataclass
+  `restored` is `Checkpointer.restore`'s (round_num, key, state, ledger,
+  history), or None when there is nothing to resume. `config` is the run's dataclass
   configuration (a checkpoint of another configuration is refused; its
   `tff_workers`, if any, may differ).
   """
@@ -170,12 +189,12 @@ def open_run(directory: Optional[str], config, *, every: int, state,
   identity.pop('tff_workers', None)
   checkpointer = Checkpointer(directory, json.dumps(identity, sort_keys=True),
                               every=every)
-  return checkpointer, checkpointer.restore(state, store)
+  return checkpointer, checkpointer.restore(initial_state, store)
 
 
 def end_round(round_num: int, total_rounds: int, entry: dict, *,
               summary_writer, checkpointer: Optional['Checkpointer'],
-              state, store: Optional[Any],
+              key: np.ndarray, state, store: Optional[Any],
               ledger: privacy_ledger.PrivacyLedger,
               history: list, on_round) -> None:
   """What every driver does once round `round_num` (from 1) is recorded.
@@ -191,7 +210,7 @@ def end_round(round_num: int, total_rounds: int, entry: dict, *,
         if name != 'round' and isinstance(value, (int, float)):
           tf.summary.scalar(name, value)
   if checkpointer is not None and checkpointer.due(round_num, total_rounds):
-    checkpointer.save(round_num, state, store, ledger, history)
+    checkpointer.save(round_num, key, state, store, ledger, history)
   if on_round is not None:
     on_round(round_num, entry)
 
@@ -201,12 +220,15 @@ class Run:
   """A driver's run of rounds, from `start_run`.
 
   Attributes:
+    key: The run's mechanism key (new, or the checkpoint's): secret unless
+      the run was given a `mechanism_seed`.
     state: The server state to start from (the initial one, or the
       checkpoint's); the driver updates it.
     ledger: The privacy ledger to start from; the driver steps it.
     history: The history entries so far; `end_round` appends.
     rounds: The 0-based rounds still to run, with a progress bar if asked.
   """
+  key: np.ndarray
   state: Any
   ledger: privacy_ledger.PrivacyLedger
   history: list
@@ -224,25 +246,29 @@ class Run:
     self.history.append(entry)
     end_round(round_num, self.total_rounds, entry,
               summary_writer=self.summary_writer,
-              checkpointer=self.checkpointer, state=self.state,
+              checkpointer=self.checkpointer, key=self.key,
+              state=self.state,
               store=self.store, ledger=self.ledger, history=self.history,
               on_round=self.on_round)
 
 
-def start_run(config, state, *, total_rounds: int,
-              checkpoint_dir: Optional[str], checkpoint_every: int,
-              store: Optional[Any] = None, progress: bool = False,
-              summary_writer=None,
+def start_run(config, initial_state: Callable[[np.ndarray], Any], *,
+              total_rounds: int, checkpoint_dir: Optional[str],
+              checkpoint_every: int, store: Optional[Any] = None,
+              progress: bool = False, summary_writer=None,
               on_round: Optional[Callable[[int, dict], None]] = None,
               ledger: Optional[privacy_ledger.PrivacyLedger] = None) -> Run:
-  """Where a driver's run starts: `state` and a new ledger, or the
-  checkpoint in `checkpoint_dir` of the same `config` (its state, ledger
-  and history, `store` loaded); see `open_run`.
+  """Where a driver's run starts: a new mechanism key, the initial state
+  under it and a new ledger, or the checkpoint in `checkpoint_dir` of the
+  same `config` (its key, state, ledger and history, `store` loaded); see
+  `open_run`.
 
   Args:
     config: The run's dataclass configuration (its `algorithm` names the
-      progress bar).
-    state: The initial server state (and the template of a saved one).
+      progress bar; its `mechanism_seed`, if not None, makes the key
+      reproducible, `mechanism_key.new_key`).
+    initial_state: The initial server state under a key (also the template
+      of a saved state).
     total_rounds: The run's rounds.
     checkpoint_dir: Where checkpoints go (None: none).
     checkpoint_every: Save every k rounds and after the last.
@@ -254,17 +280,21 @@ def start_run(config, state, *, total_rounds: int,
       `privacy_ledger.PrivacyLedger()`).
   """
   checkpointer, restored = open_run(checkpoint_dir, config,
-                                    every=checkpoint_every, state=state,
-                                    store=store)
+                                    every=checkpoint_every,
+                                    initial_state=initial_state, store=store)
   ledger = privacy_ledger.PrivacyLedger() if ledger is None else ledger
   history, first_round = [], 0
   if restored is not None:
-    first_round, state, ledger, history = restored
+    first_round, key, state, ledger, history = restored
+  else:
+    key = mechanism_key.new_key(getattr(config, 'mechanism_seed', None))
+    state = initial_state(key)
   rounds = range(first_round, total_rounds)
   if progress:
     import tqdm  # pylint: disable=g-import-not-at-top
     rounds = tqdm.tqdm(rounds, desc=config.algorithm, unit='round',
                        initial=first_round, total=total_rounds)
-  return Run(state=state, ledger=ledger, history=history, rounds=rounds,
-             total_rounds=total_rounds, checkpointer=checkpointer,
-             store=store, summary_writer=summary_writer, on_round=on_round)
+  return Run(key=key, state=state, ledger=ledger, history=history,
+             rounds=rounds, total_rounds=total_rounds,
+             checkpointer=checkpointer, store=store,
+             summary_writer=summary_writer, on_round=on_round)

@@ -29,7 +29,7 @@ regression shows as a "no". The claims are the papers' own:
 TensorFlow-free.
 """
 
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 _YES = {True: 'yes', False: 'no'}
 
@@ -68,6 +68,19 @@ def fedhdp(accuracies: Mapping[str, float],
     at = f' at epsilon ~{eps:.2f} (the Poisson approximation, not a bound)'
   return (f'FedHDP above DP-FedAvg and HDP-FedAvg at the same epsilon: '
           f'{_YES[holds]} ({acc:.2f} vs {rival_acc:.2f}, {rival}){at}')
+
+
+def mechanism_caveat(records: Sequence[Mapping]) -> str:
+  """What a claim line adds when a run's noise and sampling were
+  reproducible from a published `mechanism_seed` (results records'
+  `config`): '' when every run's mechanism key was secret."""
+  seeds = sorted({r['config'].get('mechanism_seed') for r in records} -
+                 {None})
+  if not seeds:
+    return ''
+  return ('; epsilon is the mechanism\'s, NOT a guarantee for these '
+          'outputs: their noise and sampling can be regenerated from the '
+          f'published mechanism_seed={",".join(str(s) for s in seeds)}')
 
 
 def robust_hdp(accuracies: Mapping[str, float],

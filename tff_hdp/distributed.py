@@ -44,7 +44,6 @@ they share:
 - slicing: TFF gives each worker a contiguous slice of the CLIENTS values;
   a system whose clients are cheaper batched passes one value per worker,
   a `cut` of its cohort;
-- `initialize_form`: a system's no-argument initialisation as a form;
 - failure: a worker that is unreachable, or dies or restarts mid-round, ends
   the call with a one-line `WorkerLostError` naming it. TFF's own policy is to
   retry the subround until the worker answers again, which hangs a run whose
@@ -340,30 +339,3 @@ def in_cohort_order(stack, num_clients: int) -> list:
   order = np.argsort(position)
   rows = tf.nest.map_structure(np.asarray, stack['rows'])
   return [tf.nest.map_structure(lambda r, k=k: r[k], rows) for k in order]
-
-
-def initialize_form(
-    initialize: tff.Computation) -> tff.framework.MergeableCompForm:
-  """A system's no-argument SERVER initialisation as a form.
-
-  Each worker computes it (it is deterministic) and the merge keeps one: the
-  mergeable context's compiler would also take `initialize`, but it has no
-  aggregation to split on.
-  """
-  state_type = initialize.type_signature.result
-
-  @tff.federated_computation
-  def up_to_merge():
-    return initialize()
-
-  @tff.tensorflow.computation(state_type.member, state_type.member)
-  def first(a, b):
-    del b  # The same value.
-    return a
-
-  @tff.federated_computation(state_type)
-  def after_merge(state):
-    return state
-
-  return tff.framework.MergeableCompForm(
-      up_to_merge=up_to_merge, merge=first, after_merge=after_merge)

@@ -13,23 +13,32 @@
 # limitations under the License.
 """The round loop every system's driver runs (shared).
 
-    run = round_loop.run(system, config, state, total_rounds=T,
-                         eval_every=k, ledger=..., observers=[...],
+    run = round_loop.run(system, config, total_rounds=T, eval_every=k,
+                         ledger=..., observers=[...],
                          options=round_loop.Options(...))
 
 The loop owns what is the same in the three papers' drivers: where the run
-starts (fresh or from a checkpoint, `checkpoint.start_run`), each round's
+starts (fresh or from a checkpoint, `checkpoint.start_run`) and under which
+mechanism key (secret, from the operating system, unless `config` has a
+`mechanism_seed`: `tff_hdp.privacy.mechanism_key`), each round's
 privacy-ledger step, evaluation every k rounds and after the last, the
 history entry, TensorBoard, checkpoints, the progress bar and the caller's
 callback. A system supplies only what is its own (`System`): its initial
-state, one round (sampling included) and its evaluation. Observers
-(`Observer`: audits, the profiler) see each round's state before and after
-and its entry, without the loop or the system knowing what they do.
+state under the run's key, one round (sampling included) and its
+evaluation. Observers (`Observer`: audits, the profiler) see each round's
+state before and after and its entry, without the loop or the system
+knowing what they do.
+
+An entry is published (results.json, TensorBoard), so a system puts in it
+only what the mechanism released or what the guarantee does not depend on:
+no realised count of a round's participants.
 """
 
 import abc
 import dataclasses
 from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
 
 from tff_hdp import checkpoint
 from tff_hdp.privacy import privacy_ledger
@@ -37,6 +46,13 @@ from tff_hdp.privacy import privacy_ledger
 
 class System(abc.ABC):
   """What a system's driver gives the loop."""
+
+  @abc.abstractmethod
+  def start(self, key: np.ndarray):
+    """The initial state of a run whose mechanism key is `key` (int64 [2]);
+    the system draws its noise and private samples from it. Called once per
+    run, resumed runs included (then its result is the template of the saved
+    state)."""
 
   @abc.abstractmethod
   def run_round(self, state, round_num: int) -> tuple[Any, dict]:
@@ -85,7 +101,7 @@ class Options:
   on_round: Optional[Callable[[int, dict], None]] = None
 
 
-def run(system: System, config, state, *, total_rounds: int, eval_every: int,
+def run(system: System, config, *, total_rounds: int, eval_every: int,
         ledger: Optional[privacy_ledger.PrivacyLedger] = None,
         observers: Sequence[Observer] = (), store: Optional[Any] = None,
         options: Options = Options()) -> checkpoint.Run:
@@ -95,8 +111,7 @@ def run(system: System, config, state, *, total_rounds: int, eval_every: int,
   Args:
     system: The system's rounds.
     config: The run's dataclass configuration (checkpoints of another are
-      refused).
-    state: The initial state (and the template of a saved one).
+      refused); its `mechanism_seed` (None: a secret key) gives the key.
     total_rounds: T.
     eval_every: Evaluate every k rounds and after the last.
     ledger: The empty ledger a new run starts from.
@@ -107,7 +122,7 @@ def run(system: System, config, state, *, total_rounds: int, eval_every: int,
   if eval_every < 1:
     raise ValueError(f'eval_every must be >= 1, got {eval_every}')
   run = checkpoint.start_run(
-      config, state, total_rounds=total_rounds,
+      config, system.start, total_rounds=total_rounds,
       checkpoint_dir=options.checkpoint_dir,
       checkpoint_every=options.checkpoint_every, store=store,
       progress=options.progress, summary_writer=options.summary_writer,

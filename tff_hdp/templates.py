@@ -22,7 +22,8 @@
   process was built for (`tff_hdp.data.client_data.PoissonClientSource`
   draws them).
 - `build_round_client_work`: TFF client work whose state is the round
-  number (FedHDP's and Robust-HDP's, each with its own message and work).
+  number (FedHDP's and Robust-HDP's, each with its own message and work),
+  and, for Robust-HDP's clients, the mechanism key of their DP-SGD.
 - `compose_private_process`: FedHDP's and Robust-HDP's process, composed by
   TFF: a broadcast, their client work, their aggregator and the finalizer
   below.
@@ -48,6 +49,7 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 
 
@@ -113,23 +115,42 @@ def build_apply_delta_finalizer(
 
 def build_round_client_work(
     model_type: tff.Type, data_type: tff.Type, message: tff.Computation,
-    work: tff.Computation) -> tff.learning.templates.ClientWorkProcess:
-  """TFF client work whose state is the round number.
+    work: tff.Computation, *, keyed: bool = False,
+    mechanism_seed: Optional[int] = None
+) -> tff.learning.templates.ClientWorkProcess:
+  """TFF client work whose state is the round number (and a key).
 
-  Each round the server broadcasts `message(round_num)` (learning rates, the
+  Each round the server broadcasts `message(state)` (learning rates, the
   round's key), every client computes `work(weights, client, message)`, a
   `tff.learning.templates.ClientResult`, and the round number advances.
+  The state is the round number; with `keyed`, OrderedDict(round_num, key),
+  `key` the clients' mechanism key (`mechanism_key.key_tensor` of
+  `mechanism_seed`: fresh at `initialize` unless a seed is given), which
+  `message` derives the round's keys from.
   Measurements: an empty 'train' (no client reports an unnoised training
   metric; `tff.learning.programs.train_model` looks for the key).
   """
 
-  @tff.tensorflow.computation(np.int32)
-  def advance(round_num):
-    return round_num + 1
+  @tff.tensorflow.computation
+  def initial_state():
+    if not keyed:
+      return tf.constant(0, tf.int32)
+    return collections.OrderedDict(
+        round_num=tf.constant(0, tf.int32),
+        key=mechanism_key.key_tensor(mechanism_seed))
+
+  state_type = initial_state.type_signature.result
+
+  @tff.tensorflow.computation(state_type)
+  def advance(state):
+    if not keyed:
+      return state + 1
+    return collections.OrderedDict(round_num=state['round_num'] + 1,
+                                   key=state['key'])
 
   @tff.federated_computation
   def init_fn():
-    return tff.federated_value(np.int32(0), tff.SERVER)
+    return tff.federated_eval(initial_state, tff.SERVER)
 
   @tff.federated_computation(init_fn.type_signature.result,
                              tff.FederatedType(model_type, tff.CLIENTS),
@@ -158,8 +179,12 @@ class RoundPrivacy:
       noise_multiplier, steps per round): each round composes `steps`
       Poisson-subsampled Gaussian mechanisms.
     delta: The delta of the reported epsilons.
-    is_bound: Whether the accounting is a bound for the run's sampling.
+    is_bound: Whether epsilon bounds what the process releases: its
+      accounting is a bound for the run's sampling and its mechanism key is
+      secret (`tff_hdp.privacy.mechanism_key.ledger_terms`).
     accountant: 'rdp' or 'pld' (`tff_hdp.privacy.accounting`).
+    orders: The RDP orders of the accounting (None: dp_accounting's).
+    not_bound_because: Why epsilon is not a bound, if it is not.
   """
   level: str
   mechanisms: Mapping[str, tuple[float, float, int]]
@@ -167,11 +192,13 @@ class RoundPrivacy:
   is_bound: bool = True
   accountant: str = 'rdp'
   orders: Optional[tuple[float, ...]] = None
+  not_bound_because: Optional[str] = None
 
   def ledger(self, rounds: int) -> privacy_ledger.PrivacyLedger:
     """The ledger after `rounds` rounds."""
-    ledger = privacy_ledger.PrivacyLedger(self.orders,
-                                          is_bound=self.is_bound)
+    ledger = privacy_ledger.PrivacyLedger(
+        self.orders, is_bound=self.is_bound,
+        not_bound_because=self.not_bound_because)
     if rounds:
       for name, (rate, z, steps) in self.mechanisms.items():
         ledger.step(name, rate, z, count=rounds * steps)
@@ -249,8 +276,12 @@ def compose_private_process(spec: models.ModelSpec,
 
 def client_work_round(state) -> int:
   """The round counter a composed process keeps as its client work's state
-  (a `tff.learning.templates.LearningAlgorithmState`)."""
-  return int(state.client_work)
+  (a `tff.learning.templates.LearningAlgorithmState`), alone or beside the
+  clients' key."""
+  work = state.client_work
+  if isinstance(work, collections.abc.Mapping):
+    return int(work['round_num'])
+  return int(work)
 
 
 def global_weights(state) -> list[np.ndarray]:

@@ -17,6 +17,12 @@ import numpy as np
 from scipy import stats
 
 from tff_hdp.data import sampling
+from tff_hdp.privacy import mechanism_key
+
+
+def _rng(seed, round_num):
+  """Round `round_num`'s generator under the key of mechanism seed `seed`."""
+  return mechanism_key.round_rng(mechanism_key.new_key(seed), round_num)
 
 
 def test_poisson_cohort_sizes_are_binomial():
@@ -25,7 +31,7 @@ def test_poisson_cohort_sizes_are_binomial():
   # 4,000 rounds (bins pooled to >= 5 expected), fixed seed.
   n, q, rounds = 200, 0.2, 4000
   sizes = np.array([
-      len(sampling.sample_cohort(n, 0, sampling.round_rng(7, t),
+      len(sampling.sample_cohort(n, 0, _rng(7, t),
                                  poisson=True, sampling_rate=q))
       for t in range(rounds)])
   lo, hi = stats.binom.ppf([1e-3, 1 - 1e-3], n, q).astype(int)
@@ -58,7 +64,7 @@ def test_poisson_cohorts_include_each_client_at_rate_q():
   n, q, rounds = 50, 0.1, 4000
   hits = np.zeros(n)
   for t in range(rounds):
-    hits[sampling.sample_cohort(n, 0, sampling.round_rng(3, t), poisson=True,
+    hits[sampling.sample_cohort(n, 0, _rng(3, t), poisson=True,
                                 sampling_rate=q)] += 1
   _, p_value = stats.chisquare(hits)  # Uniform across clients.
   assert p_value > 1e-3, p_value
@@ -68,13 +74,13 @@ def test_poisson_cohorts_include_each_client_at_rate_q():
 
 def test_fixed_cohorts_have_the_asked_size_and_no_repeats():
   for t in range(20):
-    cohort = sampling.sample_cohort(200, 40, sampling.round_rng(1, t))
+    cohort = sampling.sample_cohort(200, 40, _rng(1, t))
     assert len(cohort) == 40 == len(set(cohort.tolist()))
 
 
 def test_a_round_draws_the_same_cohort_when_resumed():
-  a = sampling.sample_cohort(100, 0, sampling.round_rng(5, 17), poisson=True,
+  a = sampling.sample_cohort(100, 0, _rng(5, 17), poisson=True,
                              sampling_rate=0.3)
-  b = sampling.sample_cohort(100, 0, sampling.round_rng(5, 17), poisson=True,
+  b = sampling.sample_cohort(100, 0, _rng(5, 17), poisson=True,
                              sampling_rate=0.3)
   np.testing.assert_array_equal(a, b)

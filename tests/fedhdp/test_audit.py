@@ -34,7 +34,11 @@ from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.fedhdp import training
+from tff_hdp.privacy import mechanism_key
 
+
+
+KEY = mechanism_key.new_key(5)  # The runs' mechanism key.
 
 
 def _backend(noise=0.0, count_stddev=0.0):
@@ -42,7 +46,8 @@ def _backend(noise=0.0, count_stddev=0.0):
   groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[noise],
                            ratios=[0.5])
   factory = hdp_factory.HeterogeneousDPFactory(
-      groups, initial_clip=0.3, clipped_count_stddev=count_stddev, seed=5)
+      groups, initial_clip=0.3, clipped_count_stddev=count_stddev,
+      mechanism_seed=5)
   settings = tff_backend.ClientSettings(
       ditto_lambdas=(0.1, 0.1), local_epochs=1, batch_size=4,
       learning_rate=0.2, personal_learning_rate=0.2, seed=3)
@@ -71,7 +76,7 @@ def _cohort(rng, groups):
 
 def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
   spec, backend = _backend()
-  state = backend.initialize()
+  state = backend.initialize(KEY)
   direction = np.random.default_rng(0).normal(size=spec.num_parameters)
   direction /= np.linalg.norm(direction)
   update = [u[np.newaxis] for u in _split(spec, 10 * 0.3 * direction)]
@@ -84,8 +89,10 @@ def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
   ])
   # Alone in the (noise-free) non-private group: Delta = Clip(u, S) = S c.
   np.testing.assert_allclose(moved, 0.3 * direction, atol=1e-6)
-  assert measurements['non_private/count'] == 1.0
-  assert measurements['private/count'] == 0.0
+  # Counted in its group (realised denominators): the private group, empty,
+  # gets no weight.
+  assert measurements['non_private/weight'] == 1.0
+  assert measurements['private/weight'] == 0.0
   # Its clip-count record is b = 0: S^1 = S^0 exp(-eta_b (0 - kappa)).
   assert float(new_state['aggregator']['clip_norm']) == pytest.approx(
       0.3 * math.exp(0.2 * 0.5), rel=1e-6)
@@ -95,15 +102,17 @@ def test_canaries_join_the_clients_of_their_group():
   spec, backend = _backend(noise=1.0, count_stddev=0.5)
   rng = np.random.default_rng(1)
   data, info = _cohort(rng, (0, 1, 0))
-  theta = templates.global_weights(backend.initialize())
+  theta = templates.global_weights(backend.initialize(KEY))
   extra = ([np.ones((3,) + s, np.float32) for s in spec.shapes],
-           np.array([0, 0, 1], np.int32))
+           np.array([0, 0, 0], np.int32))
   _, personal, with_canaries, _ = audit_lib.round_with_canaries(
-      backend, backend.initialize(), data, [theta] * 3, info, extra)
-  _, personal_alone, alone = backend.next(backend.initialize(), data,
+      backend, backend.initialize(KEY), data, [theta] * 3, info, extra)
+  _, personal_alone, alone = backend.next(backend.initialize(KEY), data,
                                           [theta] * 3, info)
-  assert with_canaries['private/count'] == alone['private/count'] + 2
-  assert with_canaries['non_private/count'] == alone['non_private/count'] + 1
+  # Realised denominators: w_p = r N_p / (r N_p + N_np), r = 0.5; the
+  # canaries count in the private group (5 clients, not 2).
+  assert alone['private/weight'] == pytest.approx(1.0 / 2.0)
+  assert with_canaries['private/weight'] == pytest.approx(2.5 / 3.5)
   # The clients' own work (their personal models) does not see the canaries.
   for a, b in zip(personal, personal_alone):
     for x, y in zip(a, b):
@@ -118,17 +127,17 @@ def test_release_observation_is_the_canaries_plus_the_group_noise():
   spec, backend = _backend(noise=1.0, count_stddev=0.5)
   rng = np.random.default_rng(2)
   data, info = _cohort(rng, (0, 0, 1))
-  theta = templates.global_weights(backend.initialize())
+  theta = templates.global_weights(backend.initialize(KEY))
   directions = rng.normal(size=(3, spec.num_parameters))
   directions /= np.linalg.norm(directions, axis=1, keepdims=True)
   extra = ([np.stack(t) for t in zip(*[_split(spec, 10 * 0.3 * d)
                                        for d in directions])],
            np.array([0, 0, 1], np.int32))
   plain = audit_lib.round_with_canaries(
-      backend, backend.initialize(), data, [theta] * 3, info, extra,
+      backend, backend.initialize(KEY), data, [theta] * 3, info, extra,
       observe_release=False)
   observed = audit_lib.round_with_canaries(
-      backend, backend.initialize(), data, [theta] * 3, info, extra)
+      backend, backend.initialize(KEY), data, [theta] * 3, info, extra)
   # Observing changes nothing in the round.
   for a, b in zip(plain[0]['global_weights'], observed[0]['global_weights']):
     np.testing.assert_array_equal(a, b)
@@ -193,7 +202,8 @@ TINY = config.FedHdpConfig(
     clients_per_round=8, sampling_rate=0.2, local_epochs=1, batch_size=5,
     learning_rate=0.1, personal_learning_rate=0.1, initial_clip=0.5,
     noise_multiplier=1.0, clipped_count_stddev=1.0, optout_fraction=0.25,
-    eval_every=1, lambda_p=0.1, lambda_np=0.1, seed=1, backend='direct')
+    eval_every=1, lambda_p=0.1, lambda_np=0.1, seed=1, mechanism_seed=1,
+    backend='direct')
 
 
 @pytest.fixture(scope='module')
@@ -224,12 +234,10 @@ def test_audited_run_keeps_accountant_and_real_clients(data):
   for t, (mine, theirs) in enumerate(zip(audited['history'],
                                          plain['history'])):
     taken = audit.canaries.sample(t, 0.3)
-    assert mine['num_clients'] == theirs['num_clients']  # Same cohorts.
     assert mine['num_canaries'] == len(taken)
-    per_group = np.bincount(audit.canaries.groups[taken], minlength=2)
-    assert mine['private/count'] == theirs['private/count'] + per_group[0]
-    assert mine['non_private/count'] == (theirs['non_private/count'] +
-                                         per_group[1])
+    assert theirs.keys() <= mine.keys()  # The run publishes no count.
+    assert not [k for k in mine if k.endswith('count') or
+                k == 'num_clients']
   rows = {row['group']: row for row in audited['audit']}
   assert rows.keys() == {'private', 'non_private'}
   assert rows['private']['statistic'] == 'lr'

@@ -41,12 +41,14 @@ from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.fedhdp import training
 from tff_hdp.fedhdp import direct_backend
+from tff_hdp.privacy import mechanism_key
 
 TOLERANCE = 1e-5
 NUM_CLIENTS = 8
 # Cohorts of rounds 0, 1, 2: sizes 6, 3 (private clients only), 5.
 COHORTS = ([0, 1, 2, 3, 5, 6], [1, 2, 4], [0, 3, 4, 6, 7])
 NON_PRIVATE_CLIENTS = (0, 3, 6)
+KEY = mechanism_key.new_key(5)  # Both backends' runs share one key.
 
 
 def _spec(model):
@@ -70,7 +72,7 @@ def _setup(algorithm, ditto):
   noised = algorithm is not pg.Algorithm.NON_PRIVATE
   factory = hdp_factory.HeterogeneousDPFactory(
       groups, initial_clip=0.3, clipped_count_stddev=0.5 if noised else 0.0,
-      seed=5)
+      mechanism_seed=5)
   settings = tff_backend.ClientSettings(
       ditto_lambdas=tuple(g.ditto_lambda for g in groups), local_epochs=2,
       batch_size=4, learning_rate=0.2, personal_learning_rate=0.15,
@@ -83,7 +85,7 @@ def _setup(algorithm, ditto):
 def _run(backend, data, group_of, rounds=3, seed=1):
   """Rounds of `backend`; personal models kept by client id between rounds."""
   rng = np.random.default_rng(seed)
-  state = backend.initialize()
+  state = backend.initialize(KEY)
   store = {}
   trace = []
   for r in range(rounds):
@@ -200,7 +202,7 @@ def test_work_counts_padding_of_last_batches_only():
   theta = spec.init(0)
   info = [collections.OrderedDict(group=np.int32(0), client_id=np.int32(c))
           for c in cohort]
-  backend.next(backend.initialize(), [data[c] for c in cohort],
+  backend.next(backend.initialize(KEY), [data[c] for c in cohort],
                [theta] * len(cohort), info)
   # Clients by steps (E = 2): 17 examples (10 steps), 16 (8), 9 (6), 5 and
   # 7 (4), 3 (2). Active clients per step: 6, 6, 5, 5, 3, 3, 2, 2, 1, 1;
@@ -211,7 +213,7 @@ def test_work_counts_padding_of_last_batches_only():
       'padded_to_largest': 4 * 6 * 5 * 2,  # 6 clients x 5 batches.
   }
   # Equal-sized clients (6 examples: batches of 4 and 2) run no padding.
-  backend.next(backend.initialize(), [(x[:6], y[:6]) for x, y in
+  backend.next(backend.initialize(KEY), [(x[:6], y[:6]) for x, y in
                                       (data[c] for c in (1, 4, 6))],
                [theta] * 3, info[:3])
   assert backend.last_round_work == {
@@ -292,7 +294,7 @@ def test_client_without_examples_is_unchanged_and_order_does_not_matter():
   spec = _spec('fc')
   empty = (np.zeros((0,) + spec.input_shape, np.float32),
            np.zeros((0,), np.int32))
-  state = backend.initialize()
+  state = backend.initialize(KEY)
   theta = templates.global_weights(state)
   own = [w + 0.5 for w in theta]
   cohorts = ([0, 1, 2], [2, 0, 1])
@@ -357,7 +359,8 @@ TINY = config.FedHdpConfig(
     local_epochs=2, batch_size=5, learning_rate=0.1,
     personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,
     clipped_count_stddev=1.0, optout_fraction=0.25, eval_every=1,
-    lambda_p=0.1, lambda_np=0.1, seed=1, poisson_sampling=True)
+    lambda_p=0.1, lambda_np=0.1, seed=1, mechanism_seed=1,
+    poisson_sampling=True)
 
 
 def test_training_with_direct_backend_matches_tff(tff_runtime):
@@ -368,8 +371,6 @@ def test_training_with_direct_backend_matches_tff(tff_runtime):
              for b in ('tff', 'direct')]
   (ref, direct) = results
   assert direct['config']['backend'] == 'direct'
-  assert [h['num_clients'] for h in ref['history']] == [
-      h['num_clients'] for h in direct['history']]
   for h_ref, h_direct in zip(ref['history'], direct['history']):
     assert list(h_ref) == list(h_direct)
     for key in h_ref:

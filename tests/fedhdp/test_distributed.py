@@ -28,9 +28,11 @@ from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
+from tff_hdp.privacy import mechanism_key
 
 NOISE_MULTIPLIER = 0.8
 INITIAL_CLIP = 0.5
+KEY = mechanism_key.new_key(3)  # One machine's and the workers' run.
 
 
 @pytest.fixture(scope='module')
@@ -52,7 +54,8 @@ def setup(data):
                            noise_multipliers=[NOISE_MULTIPLIER], ratios=[0.5],
                            lambda_p=0.1, lambda_np=0.3)
   factory = hdp_factory.HeterogeneousDPFactory(
-      groups, initial_clip=INITIAL_CLIP, clipped_count_stddev=1.0, seed=3)
+      groups, initial_clip=INITIAL_CLIP, clipped_count_stddev=1.0,
+      mechanism_seed=3)
   settings = tff_backend.ClientSettings(
       ditto_lambdas=(0.1, 0.3), local_epochs=1, batch_size=10,
       learning_rate=0.2, personal_learning_rate=0.2, seed=5)
@@ -88,7 +91,7 @@ def _assert_states_close(a, b, atol):
 def test_rounds_match_single_machine(tff_runtime, backends, data):
   del tff_runtime  # The single-machine backend runs on it.
   local, remote = backends
-  local_state, remote_state = local.initialize(), remote.initialize()
+  local_state, remote_state = local.initialize(KEY), remote.initialize(KEY)
   _assert_states_close(local_state, remote_state, atol=0)
   rng = np.random.default_rng(1)
   personal = {}
@@ -122,7 +125,7 @@ def test_noise_is_added_once_after_the_merge(tff_runtime, backends, data):
   """
   del tff_runtime
   local, remote = backends
-  state = local.initialize()
+  state = local.initialize(KEY)
   n = 6
   empty = (np.zeros((0,) + data.input_shape, np.float32),
            np.zeros((0,), np.int32))

@@ -30,9 +30,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SWEEP = os.path.join(REPO, 'run_scripts', 'sweep_fedhdp.py')
 ROWS = '0,2,5'  # Non-Private, HDP-FedAvg and FedHDP r=0.01, lambda=0.005.
+# Reproducible runs (--mechanism_seed): the whole sweep and the resumed one
+# must print identical tables, whose rows are separate runs.
 SMALL = ['--num_clients=20', '--clients_per_round=10', '--rounds=4',
          '--local_epochs=1', '--eval_every=2', '--checkpoint_every=2',
-         '--clipped_count_stddev=2.0']
+         '--clipped_count_stddev=2.0', '--mechanism_seed=0']
 
 
 def _write_mnist(path):

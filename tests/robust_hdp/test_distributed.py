@@ -40,7 +40,7 @@ def _config(algorithm, **kw):
   defaults = dict(epsilons=(1.0, 2.0, 4.0, 8.0, 3.0),
                   batch_sizes=(4, 8, 8, 16, 4), model='fc', rounds=3,
                   eval_every=1, learning_rate=0.1, rpca_max_iterations=200,
-                  backend='tff')
+                  backend='tff', mechanism_seed=0)
   defaults.update(kw)
   return config_lib.RobustHdpConfig(algorithm=algorithm, **defaults)
 

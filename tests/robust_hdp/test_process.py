@@ -36,7 +36,7 @@ def _data(num_clients=4, n=24, seed=0):
 def _config(algorithm, backend, **kw):
   defaults = dict(epsilons=(1.0, 2.0, 4.0, 8.0), batch_sizes=(4, 8, 8, 16),
                   model='fc', rounds=2, eval_every=1, learning_rate=0.1,
-                  rpca_max_iterations=200)
+                  rpca_max_iterations=200, mechanism_seed=0)
   defaults.update(kw)
   return config_lib.RobustHdpConfig(algorithm=algorithm, backend=backend,
                                   **defaults)

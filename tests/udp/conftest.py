@@ -16,6 +16,8 @@
 import pytest
 
 from tff_hdp import datasets
+from tff_hdp.data import sampling
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.udp import config
 
 # A run of seconds: 3 rounds, 2 local steps, the FC NN target.
@@ -23,7 +25,17 @@ TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
                         noise_multiplier=1.0, sample_cap=20, local_steps=2,
                         batch_size=8, local_learning_rate=0.05,
                         hyper_learning_rate=0.1, embedding_learning_rate=0.1,
-                        eval_every=2, seed=1)
+                        eval_every=2, seed=1, mechanism_seed=1)
+
+
+def sampled_users(run: config.UdpConfig, num_users: int, round_num: int):
+  """The users round `round_num` of a reproducible run samples, recomputed
+  from its mechanism seed (the driver publishes no count)."""
+  rng = mechanism_key.round_rng(
+      mechanism_key.cohort_key(mechanism_key.new_key(run.mechanism_seed)),
+      round_num)
+  return sampling.sample_cohort(num_users, 1, rng, poisson=True,
+                                sampling_rate=run.sampling_rate)
 
 
 @pytest.fixture(scope='session')

@@ -67,8 +67,8 @@ def test_audit_keeps_the_accountant_and_the_users(data):
       planted_noise_scale=0.25, noise_multiplier=TINY.noise_multiplier))
   assert planted['epsilon'] == plain['epsilon']  # The configured z.
   stddev = plain['setup']['noise_stddev']
-  for h in planted['history']:
-    if h['users_sampled']:
+  for t, h in enumerate(planted['history']):
+    if len(conftest.sampled_users(TINY, data.num_clients, t)):
       assert h['noise_stddev'] == pytest.approx(0.25 * stddev, rel=1e-6)
   row, = planted['audit']
   assert row['group'] == 'phi' and row['planted_noise_scale'] == 0.25
@@ -138,8 +138,10 @@ def test_a_round_without_users_still_releases_noise(data):
   step = np.concatenate([(p - n).numpy().ravel() for p, n in zip(phi, new)])
   # lambda * sigma with sigma = z max_w S / (q W) = 0.05.
   assert step.std() == pytest.approx(0.5 * 0.05, rel=0.01)
-  rare = training.train(dataclasses.replace(TINY, sampling_rate=0.01), data)
-  assert [h['users_sampled'] for h in rare['history']] == [0, 0, 0]
+  run = dataclasses.replace(TINY, sampling_rate=0.01)
+  rare = training.train(run, data)
+  assert [len(conftest.sampled_users(run, data.num_clients, t))
+          for t in range(3)] == [0, 0, 0]
   assert rare['epsilon'] > 0
 
 

@@ -48,7 +48,7 @@ SETTINGS = dict(num_examples=SIZES, sampling_rate=0.5, noise_multiplier=1.0,
                 clip=0.1, sample_cap=12.0, local_steps=2, batch_size=4,
                 local_learning_rate=0.05, hyper_learning_rate=0.1,
                 embedding_learning_rate=0.1, hidden=16, hidden_layers=1,
-                delta=1e-5, seed=1)
+                delta=1e-5, seed=1, mechanism_seed=1)
 
 
 _keras_functional = user_code.keras_functional
@@ -87,7 +87,7 @@ def test_learning_process_contract(tff_runtime):
                                 state['embeddings'])
 
   clients = process_lib.build_data_source(
-      process, _client_data(), seed=1).iterator().select()
+      process, _client_data(), mechanism_seed=1).iterator().select()
   elements = [c.get_single_element() for c in clients]
   assert list(elements[0]) == ['x', 'y', 'indices', 'mask', 'user', 'weight',
                                'row']
@@ -113,9 +113,9 @@ def test_keras_target_trains_as_the_package_model(tff_runtime):
   mine = _build(_keras_functional(weights))
   ours = _build(PACKAGE)
   a = process_contract.run_rounds(
-      mine, process_lib.build_data_source(mine, data, seed=1), 2)
+      mine, process_lib.build_data_source(mine, data, mechanism_seed=1), 2)
   b = process_contract.run_rounds(
-      ours, process_lib.build_data_source(ours, data, seed=1), 2)
+      ours, process_lib.build_data_source(ours, data, mechanism_seed=1), 2)
   assert mine.round_num(a) == ours.round_num(b) == 2
   for x, y, p0 in zip(mine.get_model_weights(a).trainable,
                       ours.get_model_weights(b).trainable,
@@ -137,13 +137,15 @@ def test_data_source_runs_the_drivers_rounds(tff_runtime, data):
       batch_size=run.batch_size, local_learning_rate=run.local_learning_rate,
       hyper_learning_rate=run.hyper_learning_rate,
       embedding_learning_rate=run.embedding_learning_rate, delta=run.delta,
-      seed=run.seed)
-  source = process_lib.build_data_source(process, data, seed=run.seed)
+      seed=run.seed, mechanism_seed=run.mechanism_seed)
+  source = process_lib.build_data_source(
+      process, data, mechanism_seed=run.mechanism_seed)
   state = process.initialize()
   iterator = source.iterator()
-  for entry in driver['history']:
+  for t, entry in enumerate(driver['history']):
     clients = iterator.select()
-    assert len(clients) == entry['users_sampled']
+    assert len(clients) == len(conftest.sampled_users(run, data.num_clients,
+                                                      t))
     output = process.next(state, clients)
     state = output.state
     if clients:
@@ -162,7 +164,8 @@ def test_data_source_runs_the_drivers_rounds(tff_runtime, data):
 def test_train_model_runs_two_rounds(tff_runtime):
   del tff_runtime  # Its sync context runs `by_hand`; the program's is async.
   process = _build()
-  source = process_lib.build_data_source(process, _client_data(), seed=1)
+  source = process_lib.build_data_source(process, _client_data(),
+                                         mechanism_seed=1)
   # The rounds of `next` called by hand on the source's cohorts.
   by_hand = process_contract.run_rounds(process, source, 2)
   state_manager = user_code.MemoryState()
@@ -186,11 +189,14 @@ def test_train_model_runs_two_rounds(tff_runtime):
 
 def test_epsilon_is_the_accountants(tff_runtime):
   del tff_runtime
-  process = _build()
-  assert process.privacy.level == 'user-level' and process.privacy.is_bound
+  assert _build(mechanism_seed=None).privacy.is_bound
+  process = _build()  # Reproducible: epsilon is not a bound for the outputs.
+  assert process.privacy.level == 'user-level'
+  assert not process.privacy.is_bound
+  assert 'mechanism_seed=1' in process.privacy.not_bound_because
   assert process.epsilon(process.initialize()) == {'users': 0.0}
   state = process_contract.run_rounds(process, process_lib.build_data_source(
-      process, _client_data(), seed=1), 3)
+      process, _client_data(), mechanism_seed=1), 3)
   assert process.round_num(state) == 3
   assert process.epsilon(state) == {
       'users': pytest.approx(accounting.compute_epsilon(0.5, 1.0, 3, 1e-5),

@@ -20,7 +20,7 @@
   same order, refusing a client it does not cover.
 - `PoissonClientSource`: a `tff.program.FederatedDataSource` whose every
   `select` draws a Poisson cohort (each client with probability q, from the
-  round's own generator, as the drivers do), for
+  round's own generator under a secret key, as the drivers do), for
   `tff.learning.programs.train_model`. TFF's `DatasetDataSource` holds
   tf.data datasets, which `train_model` cannot deep-copy (it copies the
   iterator every round), and samples fixed cohorts, which the processes'
@@ -35,6 +35,7 @@ import tensorflow_federated as tff
 
 from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
+from tff_hdp.privacy import mechanism_key
 
 
 def _arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -139,10 +140,14 @@ class _Clients:
 
 class _PoissonIterator(tff.program.FederatedDataSourceIterator):
 
-  def __init__(self, clients: _Clients, sampling_rate: float, seed: int):
+  def __init__(self, clients: _Clients, sampling_rate: float,
+               mechanism_seed: Optional[int]):
     self._clients = clients
     self._rate = sampling_rate
-    self._seed = seed
+    self._mechanism_seed = mechanism_seed
+    self._key = (None if mechanism_seed is None else
+                 mechanism_key.cohort_key(mechanism_key.new_key(
+                     mechanism_seed)))
     self._round = 0
 
   @property
@@ -162,7 +167,8 @@ class _PoissonIterator(tff.program.FederatedDataSourceIterator):
           f'this source draws Poisson cohorts at rate {self._rate} (expected '
           f'{expected} of {self._clients.num_clients} clients); select(k) '
           f'takes k=None or {expected}, got {k}')
-    rng = sampling.round_rng(self._seed, self._round)
+    rng = (mechanism_key.fresh_rng() if self._key is None else
+           mechanism_key.round_rng(self._key, self._round))
     self._round += 1
     cohort = sampling.sample_cohort(self._clients.num_clients, 0, rng,
                                     poisson=True, sampling_rate=self._rate)
@@ -189,25 +195,32 @@ class PoissonClientSource(tff.program.FederatedDataSource):
     make_cohort: (the cohort's client indices, sorted, and the round's numpy
       generator) -> the clients as the process's `next` takes them.
     federated_type: That CLIENTS-placed type.
-    seed: Round r draws from `sampling.round_rng(seed, r)`.
+    mechanism_seed: None (the default): every round draws from 128 fresh
+      bits of the operating system's entropy (`mechanism_key.fresh_rng`),
+      and the iterator holds no secret; the cohorts reveal nothing to
+      whoever knows the run's configuration. An integer: round r draws from
+      `mechanism_key.round_rng` of the key derived from it, as a driver of
+      the same `mechanism_seed` does, for reproduction only (anyone who
+      knows it knows who took part).
   """
 
   def __init__(self, num_clients: int, sampling_rate: float,
                make_cohort: Callable[[np.ndarray, np.random.Generator],
                                      Sequence[Any]],
-               federated_type: tff.FederatedType, *, seed: int = 0):
+               federated_type: tff.FederatedType, *,
+               mechanism_seed: Optional[int] = None):
     if num_clients < 1:
       raise ValueError(f'num_clients must be >= 1, got {num_clients}')
     if not 0.0 < sampling_rate <= 1.0:
       raise ValueError(f'sampling_rate must be in (0, 1], got {sampling_rate}')
     self._clients = _Clients(num_clients, make_cohort, federated_type)
     self._rate = float(sampling_rate)
-    self._seed = int(seed)
+    self._mechanism_seed = mechanism_key.check_mechanism_seed(mechanism_seed)
 
   @property
   def federated_type(self) -> tff.FederatedType:
     return self._clients.federated_type
 
   def iterator(self) -> tff.program.FederatedDataSourceIterator:
-    return _PoissonIterator(self._clients, self._rate, self._seed)
+    return _PoissonIterator(self._clients, self._rate, self._mechanism_seed)
 

@@ -25,17 +25,15 @@ Two ways to draw a cohort, each with its own accounting
   without replacement under replace-one neighbours, a larger epsilon for the
   same noise.
 
-Every round draws from its own generator seeded by (seed, round), so a run
-resumed at round t samples exactly what an uninterrupted run would.
-TensorFlow-free.
+The cohort is part of the mechanism: amplification by sampling needs it
+hidden from whoever sees the outputs. Every round therefore draws from its
+own generator under the run's secret key
+(`tff_hdp.privacy.mechanism_key.round_rng`), never from the public seed, so
+that a run resumed at round t samples exactly what an uninterrupted run
+would and nothing the run publishes tells who took part. TensorFlow-free.
 """
 
 import numpy as np
-
-
-def round_rng(seed: int, round_num: int, stream: int = 0) -> np.random.Generator:
-  """The generator of round `round_num` (`stream` separates its uses)."""
-  return np.random.default_rng([seed, round_num, stream])
 
 
 def sample_cohort(num_clients: int, clients_per_round: int,

@@ -156,7 +156,7 @@ class FedHdpAudit:
       start += size
     return updates, self.canaries.groups[taken]
 
-  def observe_round(self, old_weights, new_weights, releases, measurements,
+  def observe_round(self, old_weights, new_weights, releases, counts,
                     clip_norm: float) -> None:
     """Records what the observer sees of one round.
 
@@ -165,7 +165,8 @@ class FedHdpAudit:
       releases: Per group, its noised sum minus the trained clients'
         clipped updates (`round_with_canaries`); None for the global
         observer.
-      measurements: The round's, with each group's count N_i^t.
+      counts: Per group, its clients and canaries in the round, N_i^t
+        (the audit's own knowledge: no run publishes it).
       clip_norm: S^t, the round's clip norm.
     """
     if self.observe == 'global':
@@ -174,7 +175,7 @@ class FedHdpAudit:
     for i, group in enumerate(self.groups):
       # A group with no client this round released nothing (its average is
       # zero by definition), and no canary of it was sampled.
-      if measurements.get(f'{group.name}/count', 0.0) > 0:
+      if counts[i] > 0:
         self.audit.observe_release(i, releases[i], clip_norm)
 
   def watching(self, backend, excluded: set[int]) -> 'AuditedBackend':
@@ -264,8 +265,8 @@ class AuditedBackend:
   def after_round(self, round_num: int, state, entry: dict) -> None:
     pass
 
-  def initialize(self):
-    return self._backend.initialize()
+  def initialize(self, key):
+    return self._backend.initialize(key)
 
   def next(self, state, client_data, personal_weights, client_info):
     clip_norm = float(state['aggregator']['clip_norm'])
@@ -278,9 +279,13 @@ class AuditedBackend:
         self._backend, state, client_data, personal_weights, client_info,
         ([u[keep] for u in updates], groups[keep]),
         observe_release=self._audit.observe == 'release')
+    counts = np.bincount(
+        np.concatenate([[int(i['group']) for i in client_info],
+                        groups[keep]]).astype(np.int64),
+        minlength=len(self._audit.groups))
     self._audit.observe_round(
         theta, [np.asarray(w) for w in state['global_weights']], releases,
-        measurements, clip_norm)
+        counts, clip_norm)
     if keep.any():
       measurements = collections.OrderedDict(
           [('num_canaries', int(keep.sum()))] + list(measurements.items()))

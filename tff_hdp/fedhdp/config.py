@@ -26,6 +26,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from tff_hdp.privacy import accounting
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import clip_noise
 from tff_hdp.fedhdp import presets
@@ -62,8 +63,12 @@ class FedHdpConfig:
   Attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
   `ditto`, `ratio` (r), `lambda_p`, `lambda_np`, `clients_per_round`,
   `clipped_count_stddev` (z_b; None for TFF's default 0.05 x cohort),
-  `poisson_sampling`, `denominators` and `seed`; `accountant` ('rdp', the
-  papers', or 'pld', the tightest) computes the reported epsilon.
+  `poisson_sampling`, `denominators`, `seed` (public: opt-outs, levels,
+  theta^0, dropout) and `mechanism_seed` (None: the noise and cohorts come
+  from a secret key; an integer makes them reproducible, and the epsilon
+  then not a guarantee for the run's outputs,
+  `tff_hdp.privacy.mechanism_key`); `accountant` ('rdp', the papers', or
+  'pld', the tightest) computes the reported epsilon.
 
   Sampling and denominators decide what the epsilon is:
   Poisson cohorts with fixed (expected) denominators, the default, are
@@ -108,6 +113,7 @@ class FedHdpConfig:
   skewed_optout: bool = _DEFAULT.skewed_optout
   eval_every: int = _DEFAULT.eval_every
   seed: int = 0
+  mechanism_seed: Optional[int] = None
   backend: str = 'tff'
   tff_workers: tuple[str, ...] = ()
 
@@ -123,6 +129,15 @@ class FedHdpConfig:
   def epsilon_is_bound(self) -> bool:
     """False for Poisson cohorts with realised denominators (no bound)."""
     return not (self.poisson_sampling and self.denominators == 'realised')
+
+  def ledger_terms(self) -> dict:
+    """The run's ledger's `is_bound` and `not_bound_because`: realised
+    denominators under Poisson sampling, or a reproducible mechanism key,
+    make epsilon something other than a bound on what the run published."""
+    return mechanism_key.ledger_terms(
+        self.mechanism_seed, None if self.epsilon_is_bound else
+        'the Poisson approximation (realised denominators reveal who took '
+        'part)')
 
   def round_sampling(self, num_clients: int) -> dict:
     """How the ledger accounts a round: `PrivacyLedger.step`'s keywords.
@@ -143,6 +158,7 @@ class FedHdpConfig:
         be <= N (else only >= 1).
     """
     privacy_groups.Algorithm.parse(self.algorithm)
+    mechanism_key.check_mechanism_seed(self.mechanism_seed)
     if num_clients is None:
       cohort_ok = self.clients_per_round >= 1
       cohort_range = '>= 1'

@@ -78,6 +78,7 @@ from tff_hdp.fedhdp import group_aggregation
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
 from tff_hdp.fedhdp import tff_backend
+from tff_hdp.privacy import mechanism_key
 
 
 def _validate(spec, initial_weights, factory, settings):
@@ -530,14 +531,14 @@ class DirectBackend:
   def batched_model(self) -> batched_models.BatchedModel:
     return self._model
 
-  def initialize(self):
-    """The state of `TffBackend.initialize`, built directly."""
+  def initialize(self, key):
+    """The state of `TffBackend.initialize(key)`, built directly."""
     return collections.OrderedDict(
         global_weights=[w.copy() for w in self._initial_weights],
         round_num=np.asarray(0, np.int32),
         aggregator=collections.OrderedDict(
             clip_norm=np.asarray(self._factory.initial_clip, np.float32),
-            noise_key=np.asarray([self._factory.seed, 0x4844], np.int64)))
+            noise_key=mechanism_key.as_key(key).copy()))
 
   def next(self, state, client_data, personal_weights, client_info):
     """One round; see `tff_backend` for the arguments and results.

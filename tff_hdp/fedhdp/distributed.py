@@ -15,7 +15,8 @@
 
 The runtime (workers, the mergeable context, stacks of per-client outputs,
 failure) is `tff_hdp.distributed`; this module is the FedHDP round as a
-`tff.framework.MergeableCompForm`. It splits at the round's one aggregation:
+`tff.framework.MergeableCompForm` and the server step after it. It splits at
+the round's one aggregation:
 
 - up_to_merge (per worker, on its clients j): broadcast theta^t, S^t; run
   ClientUpdate (`client_update`); clip and mask into the group slots
@@ -24,19 +25,24 @@ failure) is `tff_hdp.distributed`; this module is the FedHDP round as a
       B = sum_j (b_j - 1/2);
   and stack the clients' personal models theta_j with their cohort positions.
 - merge: add the partial (T_i, N_i, B); concatenate the stacks.
-- after_merge (once): the server update of `hdp_factory` on the merged
-  totals, i.e.
-      Delta_i = (T_i + N(0, (z_i S^t)^2 I)) / N_i,  Delta^t = sum_i w_i Delta_i,
+- after_merge: hands the merged totals to the caller.
+- then, in the calling process (the server), never on a worker: the server
+  update of `hdp_factory` on the merged totals (`group_aggregation.
+  server_aggregate`), i.e.
+      Delta_i = (T_i + N(0, (z_i S^t)^2 I)) / n_i,  Delta^t = sum_i w_i Delta_i,
   the clip update, theta^{t+1} = theta^t + Delta^t.
 
-The sums differ from one machine's only by float summation order, and the DP
-noise is drawn once, after the merge, from the stateless key in the server
-state, so a distributed round equals the single-machine
-`tff_backend.TffBackend` round (same state in, same state, personal models
-and noise out). No worker ever adds noise: a worker sees its clients'
-unnoised clipped updates and partial sums, so the workers must be as trusted
-as the server (they run inside its trust boundary; this is a simulation
-runtime, not secure aggregation).
+The noise key stays at the server: TFF's mergeable context sends every SERVER
+value of a form's argument to the workers and runs `merge` and `after_merge`
+on one of them, so the form's state is theta^t, the round and S^t only, and
+the noise is drawn after it. The sums differ from one machine's only by float
+summation order, and the noise is the same draw from the same key, so a
+distributed round equals the single-machine `tff_backend.TffBackend` round
+(same state in, same state, personal models and noise out). A worker sees its
+clients' unnoised clipped updates and partial sums, so the workers must be
+as trusted as the server with the clients' data (they run inside its trust
+boundary; this is a simulation runtime, not secure aggregation), but they
+cannot regenerate the noise.
 
 The personal models leave the workers inside the merged value (a SERVER-placed
 stack tagged with each client's cohort position) rather than as CLIENTS-placed
@@ -58,9 +64,11 @@ import tensorflow_federated as tff
 from tff_hdp import distributed
 from tff_hdp import models
 from tff_hdp import templates
+from tff_hdp.fedhdp import group_aggregation
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as process_lib
 from tff_hdp.fedhdp import tff_backend
+from tff_hdp.privacy import mechanism_key
 
 
 def _build_merge(merged_type, records_type,
@@ -82,36 +90,48 @@ def _build_merge(merged_type, records_type,
   return merge
 
 
+def public_state_type(weights_type) -> tff.Type:
+  """The form's SERVER state: theta^t, the round and S^t (no noise key)."""
+  return tff.types.to_type(collections.OrderedDict(
+      global_weights=weights_type, round_num=np.int32,
+      aggregator=collections.OrderedDict(clip_norm=np.float32)))
+
+
+def public_state(state) -> collections.OrderedDict:
+  """A backend state without its noise key, as the form takes it."""
+  return collections.OrderedDict(
+      global_weights=list(state['global_weights']),
+      round_num=np.int32(state['round_num']),
+      aggregator=collections.OrderedDict(
+          clip_norm=np.float32(state['aggregator']['clip_norm'])))
+
+
 def build_round_form(spec: models.ModelSpec,
                      factory: hdp_factory.HeterogeneousDPFactory,
-                     settings: tff_backend.ClientSettings,
-                     state_type) -> tff.framework.MergeableCompForm:
-  """One round of Algorithm 2 as a `tff.framework.MergeableCompForm`.
+                     settings: tff_backend.ClientSettings
+                     ) -> tff.framework.MergeableCompForm:
+  """One round of Algorithm 2 up to the merge, as a
+  `tff.framework.MergeableCompForm`.
 
   Args:
     spec: The model.
-    factory: The heterogeneous-DP aggregation (groups, clip, noise, seed).
+    factory: The heterogeneous-DP aggregation (groups, clip, noise).
     settings: What every client does.
-    state_type: The server state's type (`tff_backend`'s state structure).
 
   Returns:
-    The form; its argument is (state@SERVER, datasets@CLIENTS,
+    The form; its argument is (`public_state`@SERVER, datasets@CLIENTS,
     personal models@CLIENTS, client info@CLIENTS, cohort position@CLIENTS)
-    and its result (new state, stack of (position, personal model),
-    measurements), all at SERVER.
+    and its result (the merged totals (T_i, N_i, B), stack of (position,
+    personal model)), at SERVER: `server_step_fn`'s input.
   """
-  weights_type = state_type.global_weights
+  weights_type = templates.weights_type(spec.shapes)
+  state_type = public_state_type(weights_type)
   agg = factory.create_parts(weights_type, tff.TensorType(np.int32))
-  proc = process_lib.build_round_parts(
-      spec, agg.initial_state.type_signature.result, settings)
+  proc = process_lib.build_round_parts(spec, state_type.aggregator, settings)
 
   @tff.tensorflow.computation(state_type)
   def select_clip_norm(state):
     return state['aggregator']['clip_norm']
-
-  @tff.tensorflow.computation(state_type)
-  def select_aggregator(state):
-    return state['aggregator']
 
   @tff.federated_computation(
       tff.FederatedType(state_type, tff.SERVER),
@@ -142,16 +162,36 @@ def build_round_form(spec: models.ModelSpec,
   @tff.federated_computation(up_to_merge.type_signature.parameter,
                              tff.FederatedType(merged_type, tff.SERVER))
   def after_merge(arg, merged):
-    state = arg[0]
-    update = tff.federated_map(
-        agg.server_update,
-        (tff.federated_map(select_aggregator, state), merged.totals))
-    new_state = tff.federated_map(proc.server_apply,
-                                  (state, update[1], update[0]))
-    return new_state, merged.personal, update[2]
+    del arg  # The server step runs in the caller, with the noise key.
+    return merged
 
   return tff.framework.MergeableCompForm(
       up_to_merge=up_to_merge, merge=merge, after_merge=after_merge)
+
+
+def server_step_fn(factory: hdp_factory.HeterogeneousDPFactory):
+  """The server update after the merge, in plain TensorFlow at the server:
+  `hdp_factory`'s (`group_aggregation.server_aggregate`) on the merged
+  totals, then theta + Delta.
+
+  (weights, clip_norm, noise_key, totals) -> (new weights, S^{t+1}, the
+  next noise key, measurements).
+  """
+  estimator = group_aggregation.clip_estimator(
+      factory.initial_clip, factory.target_quantile,
+      factory.clip_learning_rate)
+
+  @tf.function(autograph=False)
+  def server_step(weights, clip_norm, noise_key, totals):
+    out = group_aggregation.server_aggregate(
+        factory.groups, estimator, factory.clipped_count_stddev, clip_norm,
+        noise_key, [tf.nest.flatten(s) for s in totals['sums']],
+        totals['counts'], totals['below'],
+        expected_counts=factory.expected_counts)
+    return ([w + d for w, d in zip(weights, out.delta)], out.clip_norm,
+            out.noise_key, out.measurements)
+
+  return server_step
 
 
 class DistributedTffBackend:
@@ -194,16 +234,10 @@ class DistributedTffBackend:
     self._workers = list(workers)
     self._context = distributed.context_for(workers, context, timeout)
     weights_type = templates.weights_type(spec.shapes)
-    self._aggregation = factory.create(weights_type, tff.TensorType(np.int32))
+    self._factory = factory
     self._initial_weights = [np.asarray(w, np.float32) for w in initial_weights]
-    state_type = tff.types.to_type(
-        collections.OrderedDict(
-            global_weights=weights_type,
-            round_num=np.int32,
-            aggregator=self._aggregation.state_type.member))
-    self._form = build_round_form(spec, factory, settings, state_type)
-    self._initialize_form = distributed.initialize_form(
-        self._aggregation.initialize)
+    self._form = build_round_form(spec, factory, settings)
+    self._server_step = server_step_fn(factory)
 
   @property
   def workers(self) -> list[str]:
@@ -213,13 +247,15 @@ class DistributedTffBackend:
   def form(self) -> tff.framework.MergeableCompForm:
     return self._form
 
-  def initialize(self):
-    aggregator = self._context.invoke(self._initialize_form, None)
-    return tff_backend.to_numpy(
-        collections.OrderedDict(
-            global_weights=self._initial_weights,
-            round_num=np.int32(0),
-            aggregator=aggregator))
+  def initialize(self, key):
+    """The initial state; its noise key is the run's `key`, kept at the
+    server (no worker ever receives it)."""
+    return tff_backend.to_numpy(collections.OrderedDict(
+        global_weights=self._initial_weights,
+        round_num=np.int32(0),
+        aggregator=collections.OrderedDict(
+            clip_norm=np.float32(self._factory.initial_clip),
+            noise_key=mechanism_key.as_key(key).copy())))
 
   def next(self, state, client_data, personal_weights, client_info):
     num_clients = len(client_data)
@@ -233,12 +269,23 @@ class DistributedTffBackend:
             (np.asarray(x, np.float32), np.asarray(y, np.int32))).batch(
                 self._settings.batch_size) for x, y in client_data
     ]
-    new_state, stack, measurements = self._context.invoke(
+    merged = self._context.invoke(
         self._form, [
-            state, datasets, [list(p) for p in personal_weights],
-            list(client_info), list(np.arange(num_clients, dtype=np.int32))
+            public_state(state), datasets,
+            [list(p) for p in personal_weights], list(client_info),
+            list(np.arange(num_clients, dtype=np.int32))
         ])
-    personal = [list(p) for p in distributed.in_cohort_order(stack,
-                                                            num_clients)]
-    return (tff_backend.to_numpy(new_state), personal,
+    weights, clip_norm, noise_key, measurements = self._server_step(
+        [tf.constant(w) for w in state['global_weights']],
+        tf.constant(state['aggregator']['clip_norm'], tf.float32),
+        tf.constant(state['aggregator']['noise_key'], tf.int64),
+        tf.nest.map_structure(tf.constant, merged['totals']))
+    new_state = tff_backend.to_numpy(collections.OrderedDict(
+        global_weights=[w.numpy() for w in weights],
+        round_num=np.int32(state['round_num'] + 1),
+        aggregator=collections.OrderedDict(clip_norm=clip_norm.numpy(),
+                                           noise_key=noise_key.numpy())))
+    personal = [list(p) for p in distributed.in_cohort_order(
+        merged['personal'], num_clients)]
+    return (new_state, personal,
             {k: float(v) for k, v in measurements.items()})

@@ -44,11 +44,18 @@ Non-Private baseline's group is a `NoPrivacySumQuery` (a null mechanism). The
 clip update is TF Privacy's `QuantileEstimatorQuery`.
 
 One deliberate departure from calling `get_noised_result` as is: TF Privacy
-draws its Gaussian noise from TensorFlow's stateful RNG, which TFF
-re-instantiates on every call, so a run could not be reproduced from its seed.
-We take the calibration (stddev) from the query's global state and draw the
-same Gaussian with `tf.random.stateless_normal` from a key kept in the server
-state (`noise_key`).
+draws its Gaussian noise from TensorFlow's stateful RNG, seeded by TensorFlow
+at random, so neither a resumed run nor a reproduction could repeat it. We
+take the calibration (stddev) from the query's global state and draw the same
+Gaussian with `tf.random.stateless_normal` from a key kept in the server state
+(`noise_key`): secret, from the operating system, unless the run was given a
+`mechanism_seed` (`tff_hdp.privacy.mechanism_key`).
+
+The measurements are published, so they hold only what the mechanism
+released: the clip norm, the noised unclipped fraction and the combination
+weights (fixed by the expected counts). No realised count: under Poisson
+sampling a group's count moves by one with a client's participation, which
+no accountant covers.
 """
 
 import collections
@@ -58,6 +65,7 @@ import tensorflow as tf
 import tensorflow_privacy as tfp
 
 from tff_hdp.fedhdp import privacy_groups
+from tff_hdp.privacy import mechanism_key
 
 
 def value_query(group: privacy_groups.PrivacyGroup,
@@ -105,7 +113,7 @@ def stateless_gaussian_like(values: Sequence[tf.Tensor], stddev: tf.Tensor,
   """Independent N(0, stddev^2) draws shaped like `values`, from `key`."""
   out = []
   for k, v in enumerate(values):
-    seed = tf.random.experimental.stateless_fold_in(key, k)
+    seed = mechanism_key.fold_in(key, k)
     out.append(
         tf.random.stateless_normal(tf.shape(v), seed=seed, stddev=stddev,
                                    dtype=v.dtype))
@@ -310,7 +318,6 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
   measurements = collections.OrderedDict(clip_norm=clip_norm)
   measurements['unclipped_fraction'] = unclipped_fraction
   for i, g in enumerate(groups):
-    measurements[f'{g.name}/count'] = counts[i]
     measurements[f'{g.name}/weight'] = weights[i]
   return ServerUpdate(delta, new_clip, keys[num_groups + 1], measurements,
                       releases)

@@ -58,6 +58,7 @@ import tensorflow_federated as tff
 from tff_hdp.fedhdp import clip_noise
 from tff_hdp.fedhdp import group_aggregation
 from tff_hdp.fedhdp import privacy_groups
+from tff_hdp.privacy import mechanism_key
 
 
 AggregationParts = collections.namedtuple(
@@ -85,7 +86,8 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
                clip_learning_rate: float = 0.2,
                expected_counts: Optional[Sequence[float]] = None,
                clipped_count_stddev: Optional[float] = None,
-               seed: int = 0):
+               mechanism_seed: Optional[int] = None,
+               key_in_state: Optional[bool] = None):
     """Initializes the factory.
 
     Args:
@@ -104,7 +106,20 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
         sum(expected_counts) (`clip_noise.default_clipped_count_stddev`);
         without `expected_counts` it must then be given when a group adds
         noise and the clip adapts. Must be > 0 in that case.
-      seed: Seed of every noise draw (the same seed gives the same noise).
+      mechanism_seed: None (the default): every round draws fresh secret
+        noise (`tff_hdp.privacy.mechanism_key.key_tensor`), as TF Privacy's
+        and TFF's DP aggregators do, and the state holds no key, so no
+        output, saved state or released "model" lets anyone regenerate the
+        noise. An integer: the noise comes from the key derived from it,
+        kept in the state (`noise_key`) and split every round, for
+        bit-reproducible research runs only; whoever knows the integer can
+        subtract the noise, so epsilon is then not a guarantee for the
+        outputs.
+      key_in_state: Keep the noise key in the state (`noise_key`: from
+        `mechanism_seed`, or fresh at `initialize` without one) and draw
+        every round's noise from it; default: only with a
+        `mechanism_seed`. The drivers set it, to put their run's secret key
+        there and resume a checkpoint exactly.
     """
     if not groups:
       raise ValueError('groups must name at least one privacy group')
@@ -146,7 +161,9 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     self._clip_learning_rate = float(clip_learning_rate)
     self._clipped_count_stddev = float(clipped_count_stddev)
     self._expected_counts = expected_counts
-    self._seed = int(seed)
+    self._mechanism_seed = mechanism_key.check_mechanism_seed(mechanism_seed)
+    self._key_in_state = (mechanism_seed is not None if key_in_state is None
+                          else bool(key_in_state))
 
   @property
   def groups(self) -> tuple[privacy_groups.PrivacyGroup, ...]:
@@ -174,8 +191,14 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     return self._clipped_count_stddev
 
   @property
-  def seed(self) -> int:
-    return self._seed
+  def mechanism_seed(self) -> Optional[int]:
+    """None (fresh secret noise) or the reproducible key's published seed."""
+    return self._mechanism_seed
+
+  @property
+  def key_in_state(self) -> bool:
+    """Whether the state holds the noise key (`noise_key`)."""
+    return self._key_in_state
 
   def _estimator(self):
     return group_aggregation.clip_estimator(self._initial_clip,
@@ -199,11 +222,15 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     estimator = self._estimator()
     count_stddev = self._clipped_count_stddev
 
+    key_in_state = self._key_in_state
+
     @tff.tensorflow.computation
     def initial_state():
-      return collections.OrderedDict(
-          clip_norm=tf.constant(self._initial_clip, tf.float32),
-          noise_key=tf.constant([self._seed, 0x4844], tf.int64))
+      state = collections.OrderedDict(
+          clip_norm=tf.constant(self._initial_clip, tf.float32))
+      if key_in_state:
+        state['noise_key'] = mechanism_key.key_tensor(self._mechanism_seed)
+      return state
 
     state_type = initial_state.type_signature.result
 
@@ -219,13 +246,15 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
 
     @tff.tensorflow.computation(state_type, client_records.type_signature.result)
     def server_update(state, totals):
+      noise_key = (state['noise_key'] if key_in_state else
+                   mechanism_key.key_tensor(None))  # Fresh every round.
       out = group_aggregation.server_aggregate(
-          groups, estimator, count_stddev, state['clip_norm'],
-          state['noise_key'], [tf.nest.flatten(s) for s in totals['sums']],
-          totals['counts'], totals['below'],
-          expected_counts=self._expected_counts)
-      new_state = collections.OrderedDict(clip_norm=out.clip_norm,
-                                          noise_key=out.noise_key)
+          groups, estimator, count_stddev, state['clip_norm'], noise_key,
+          [tf.nest.flatten(s) for s in totals['sums']], totals['counts'],
+          totals['below'], expected_counts=self._expected_counts)
+      new_state = collections.OrderedDict(clip_norm=out.clip_norm)
+      if key_in_state:
+        new_state['noise_key'] = out.noise_key
       result = tf.nest.pack_sequence_as(totals['sums'][0], out.delta)
       return new_state, result, out.measurements
 

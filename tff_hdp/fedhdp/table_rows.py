@@ -56,7 +56,7 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   if config.get('ditto'):
     hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
   eps = record.get('epsilon') or {}
-  mark = '' if record.get('privacy', {}).get('is_bound', True) else '~'
+  mark = '~' if is_approximation(record) else ''
   return [
       name, ' '.join(hyper) or '-',
       _cell(m['acc_g']),
@@ -70,28 +70,38 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   ]
 
 
+def is_approximation(record: Mapping[str, Any]) -> bool:
+  """Whether a run's epsilon is only the Poisson approximation: Poisson
+  cohorts with realised denominators."""
+  config = record['config']
+  return (config.get('poisson_sampling', True) and
+          config.get('denominators') == 'realised')
+
+
 def epsilon_line(records: Sequence[Mapping[str, Any]]) -> str:
   """One line saying what the table's epsilons are ('' if none has one).
 
-  The runs of one table share their sampling, denominators and accountant;
-  the line is read off the first record with an epsilon.
+  The runs of one table share their sampling, denominators, accountant and
+  mechanism seed; the line is read off the first record with an epsilon.
   """
   private = [r for r in records if r.get('epsilon')]
   if not private:
     return ''
   privacy, config = private[0]['privacy'], private[0]['config']
   at = f"delta={config['delta']:g}, accountant {config['accountant']}"
-  if not privacy['is_bound']:
-    return (f'~epsilon: the Poisson approximation ({at}), NOT a bound: with '
+  if is_approximation(private[0]):
+    line = (f'~epsilon: the Poisson approximation ({at}), NOT a bound: with '
             'Poisson cohorts the realised denominators reveal who took part '
             '(--denominators=expected gives a bound)')
-  if privacy['sampling'] == 'fixed cohort':
-    return (f"epsilon: a bound under replace-one neighbours ({at}): a fixed "
+  elif privacy['sampling'] == 'fixed cohort':
+    line = (f"epsilon: a bound under replace-one neighbours ({at}): a fixed "
             f"cohort of {config['clients_per_round']} drawn without "
             'replacement (not comparable to add/remove-one epsilons)')
-  return (f"epsilon: a bound under add/remove-one-client neighbours ({at}): "
-          f"Poisson cohorts at q={config['sampling_rate']:g}, "
-          f"{privacy['denominators']} denominators")
+  else:
+    line = (f"epsilon: a bound under add/remove-one-client neighbours ({at}): "
+            f"Poisson cohorts at q={config['sampling_rate']:g}, "
+            f"{privacy['denominators']} denominators")
+  return line + claims.mechanism_caveat(private)
 
 
 def table(records: Sequence[Mapping[str, Any]]) -> str:
@@ -105,7 +115,8 @@ def table(records: Sequence[Mapping[str, Any]]) -> str:
       {row[0]: r['metrics']['acc_g'] for row, r in zip(rows, records)},
       {row[0]: max(r['epsilon'].values()) if r['epsilon'] else None
        for row, r in zip(rows, records)},
-      is_bound=all(r['privacy']['is_bound'] for r in records))
+      is_bound=not any(is_approximation(r) for r in records)
+  ) + claims.mechanism_caveat(records)
 
 
 def title(dataset: str, num_clients: int, config) -> str:

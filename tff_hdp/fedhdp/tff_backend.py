@@ -17,7 +17,7 @@ Every backend has the same interface, so the driver (`training`) does not
 know how a round executes:
 
     backend = TffBackend(spec, initial_weights, factory, settings)
-    state = backend.initialize()
+    state = backend.initialize(key)   # the run's mechanism key
     state, personal, measurements = backend.next(
         state, client_data, personal_weights, client_info)
 
@@ -27,7 +27,8 @@ know how a round executes:
 - `client_info`: per client, OrderedDict(group=int32, client_id=int32).
 - `state`: OrderedDict(global_weights=[...], round_num=int32,
   aggregator=OrderedDict(clip_norm=float32, noise_key=int64[2])), all numpy,
-  the same structure for every backend (checkpoints store it as is).
+  the same structure for every backend (checkpoints store it as is); the
+  noise key starts at the run's key (`tff_hdp.privacy.mechanism_key`).
 - `measurements`: the aggregator's, as Python floats.
 
 `TffBackend` runs the package's `tff.learning.templates.LearningProcess`
@@ -45,6 +46,7 @@ from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as process_lib
 from tff_hdp import models
 from tff_hdp import templates
+from tff_hdp.privacy import mechanism_key
 
 
 # The clients' settings belong to the process; the backends share them.
@@ -86,8 +88,12 @@ class TffBackend:
   def process(self) -> templates.PrivateLearningProcess:
     return self._process
 
-  def initialize(self):
-    return from_learning_state(self._process.initialize())
+  def initialize(self, key):
+    """The process's initial state, its noise key the run's `key` (the
+    process draws a fresh one; the driver keeps the run's)."""
+    state = from_learning_state(self._process.initialize())
+    state['aggregator']['noise_key'] = mechanism_key.as_key(key).copy()
+    return state
 
   def next(self, state, client_data, personal_weights, client_info):
     clients = [

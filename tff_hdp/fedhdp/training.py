@@ -26,9 +26,13 @@ model is evaluated every `eval_every` rounds. It returns one results record
 (`audit.train_audited`) and the profiler (`ProfileObserver`) compose the
 same three with their own observers.
 
-Everything random is derived from `config.seed`: opt-outs, initial weights,
-cohorts and local shuffles (numpy, per round), DP noise (stateless, from the
-server state) and dropout (stateless, per round and client).
+Two kinds of randomness (`tff_hdp.privacy.mechanism_key`). Public, from
+`config.seed`: opt-outs, privacy levels, initial weights and dropout
+(stateless, per round and client). The mechanism's, from the run's secret
+key (or `config.mechanism_seed`, for a reproducible run whose epsilon is
+then not a guarantee): the DP noise (stateless, from the key in the server
+state) and the cohorts with the sampled clients' local shuffles (numpy, per
+round). The history publishes no realised count of a round's clients.
 
 FedHDP with r = 0 never communicates with private clients (paper 001,
 Appendix C): they are dropped from the sampled cohort, never train a personal
@@ -54,6 +58,7 @@ from tff_hdp.fedhdp import evaluation
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import personal_store
 from tff_hdp.fedhdp import tff_backend
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 
 
@@ -88,14 +93,14 @@ def build_backend(name: str, spec, initial_weights, factory, settings,
 def privacy_record(ledger: privacy_ledger.PrivacyLedger,
                    epsilon: dict[str, float],
                    config: config_lib.FedHdpConfig) -> dict[str, Any]:
-  """What the run's epsilons are: a bound (under which neighbours) or not."""
+  """What the run's epsilons are: a bound (under which neighbours) or not,
+  and whether its noise and cohorts were secret."""
   return {
-      'is_bound': ledger.is_bound,
+      **mechanism_key.privacy_record(ledger, config.mechanism_seed, epsilon),
       'accountant': config.accountant,
       'delta': config.delta,
       'sampling': 'poisson' if config.poisson_sampling else 'fixed cohort',
       'denominators': config.denominators,
-      'guarantee': {g: ledger.guarantee(g) for g in epsilon},
   }
 
 
@@ -110,7 +115,7 @@ def _factory(config: config_lib.FedHdpConfig, setup: config_lib.Setup,
       clip_learning_rate=config.clip_learning_rate,
       expected_counts=setup.expected_counts,
       clipped_count_stddev=setup.clipped_count_stddev,
-      seed=config.seed)
+      mechanism_seed=config.mechanism_seed, key_in_state=True)
 
 
 def _client_settings(config: config_lib.FedHdpConfig,
@@ -130,11 +135,13 @@ def _client_settings(config: config_lib.FedHdpConfig,
 class FedHdpRounds(round_loop.System):
   """Algorithm 2's rounds for the shared loop (`round_loop.run`).
 
-  A round samples the cohort (Poisson at q, or a fixed cohort), drops the
-  clients of groups never queried (r = 0), hands the clients' shuffled data,
-  Ditto models and group indices to the backend, and keeps the updated
-  Ditto models; each private group that was queried spends one round of
-  its ledger; evaluation is the global model's on the server test set.
+  A round samples the cohort (Poisson at q, or a fixed cohort) from the
+  run's key, drops the clients of groups never queried (r = 0), hands the
+  clients' shuffled data, Ditto models and group indices to the backend,
+  and keeps the updated Ditto models; each private group that was queried
+  spends one round of its ledger; evaluation is the global model's on the
+  server test set. `last_cohort` is the last round's clients, for the
+  audit and tests: it is never published.
   """
 
   def __init__(self, config: config_lib.FedHdpConfig,
@@ -149,6 +156,12 @@ class FedHdpRounds(round_loop.System):
     self._store = store
     self._excluded = config_lib.excluded_groups(setup.groups)
     self._sampling = config.round_sampling(data.num_clients)
+    self._cohort_key = None
+    self.last_cohort = np.zeros(0, np.int64)
+
+  def start(self, key):
+    self._cohort_key = mechanism_key.cohort_key(key)
+    return self._backend.initialize(key)
 
   def _cohort(self, rng) -> np.ndarray:
     config = self._config
@@ -160,9 +173,10 @@ class FedHdpRounds(round_loop.System):
 
   def run_round(self, state, round_num):
     state = tff_backend.to_numpy(state)
-    rng = sampling.round_rng(self._config.seed, round_num)
+    rng = mechanism_key.round_rng(self._cohort_key, round_num)
     cohort = self._cohort(rng)
-    measurements = {'num_clients': int(len(cohort))}
+    self.last_cohort = cohort
+    measurements = {}
     if not len(cohort) and not getattr(self._backend, 'runs_empty_rounds',
                                        False):
       return state, measurements
@@ -264,9 +278,9 @@ def run_rounds(experiment: Experiment, *,
   return round_loop.run(
       FedHdpRounds(config, experiment.setup, experiment.data, experiment.spec,
                    experiment.backend, experiment.store),
-      config, experiment.backend.initialize(), total_rounds=config.rounds,
+      config, total_rounds=config.rounds,
       eval_every=config.eval_every,
-      ledger=privacy_ledger.PrivacyLedger(is_bound=config.epsilon_is_bound),
+      ledger=privacy_ledger.PrivacyLedger(**config.ledger_terms()),
       observers=observers, store=experiment.store, options=options)
 
 

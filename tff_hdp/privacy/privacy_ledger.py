@@ -47,6 +47,8 @@ from tff_hdp.privacy import pld
 
 _LEDGER_FORMAT = 'tff_hdp.PrivacyLedger'
 _LEDGER_VERSION = 2
+_REALISED_DENOMINATORS = ('the Poisson approximation (realised denominators '
+                          'reveal who took part)')
 
 
 class PrivacyLedger:
@@ -66,6 +68,10 @@ class PrivacyLedger:
   release the events do not describe (FedHDP's Poisson cohorts with realised
   denominators, where the counts reveal who took part) keeps its Poisson
   figure, but as an approximation: `is_bound=False`, and every report says so.
+  So does a run whose noise and sampling can be regenerated from a published
+  `mechanism_seed` (`tff_hdp.privacy.mechanism_key`): its epsilon is the
+  mechanism's, not a guarantee for its outputs. `not_bound_because` says
+  why, in the words every report uses.
 
   A group that was never stepped (or the non-private group, which is never
   stepped) has epsilon = 0; a group stepped with z = 0 and q > 0 has inf.
@@ -80,7 +86,8 @@ class PrivacyLedger:
   """
 
   def __init__(self, orders: Optional[Sequence[float]] = None, *,
-               is_bound: bool = True):
+               is_bound: bool = True,
+               not_bound_because: Optional[str] = None):
     """Creates an empty ledger.
 
     Args:
@@ -88,9 +95,13 @@ class PrivacyLedger:
         when None.
       is_bound: False when the run's release is not what the recorded events
         describe, so that its epsilons are approximations (see above).
+      not_bound_because: Why not, when `is_bound` is False (default:
+        realised denominators, FedHDP's case).
     """
     self._orders = arguments.check_orders(orders)
     self._is_bound = bool(is_bound)
+    self._not_bound_because = None if is_bound else (
+        not_bound_because or _REALISED_DENOMINATORS)
     self._history: Dict[str, List[List]] = {}
     self._cache: Dict[str, rdp.RdpAccountant] = {}
 
@@ -102,6 +113,11 @@ class PrivacyLedger:
   def is_bound(self) -> bool:
     """Whether every epsilon of this ledger bounds the run that recorded it."""
     return self._is_bound
+
+  @property
+  def not_bound_because(self) -> Optional[str]:
+    """Why the epsilons are not bounds (None if they are)."""
+    return self._not_bound_because
 
   @property
   def groups(self) -> Tuple[str, ...]:
@@ -208,8 +224,8 @@ class PrivacyLedger:
     if relation is None:
       return 'no rounds recorded'
     if not self._is_bound:
-      return ('Poisson approximation, not a bound (realised denominators '
-              'reveal who took part)')
+      return f'not a bound: {self._not_bound_because}'
+
     if relation == accounting.REPLACE_ONE:
       return 'bound, replace-one neighbours, fixed cohort'
     return 'bound, add-or-remove-one neighbours, Poisson sampling'
@@ -227,6 +243,7 @@ class PrivacyLedger:
         'version': _LEDGER_VERSION,
         'orders': None if self._orders is None else list(self._orders),
         'is_bound': self._is_bound,
+        'not_bound_because': self._not_bound_because,
         'groups': {group: [run_record(*run) for run in runs]
                    for group, runs in self._history.items()},
     }
@@ -245,7 +262,8 @@ class PrivacyLedger:
       raise ValueError(f'ledger version must be 1 or {_LEDGER_VERSION}, got '
                        f'{record.get("version")!r}')
     ledger = cls(orders=record.get('orders'),
-                 is_bound=record.get('is_bound', True))
+                 is_bound=record.get('is_bound', True),
+                 not_bound_because=record.get('not_bound_because'))
     groups = record.get('groups', {})
     if not isinstance(groups, Mapping):
       raise ValueError('ledger groups must be a mapping of group to runs')

@@ -46,7 +46,7 @@ refused by every binary but `run_scripts/audit_robust_hdp.py`.
 """
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -54,8 +54,10 @@ import tensorflow as tf
 from tff_hdp import models
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import canary_audit
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
+from tff_hdp.robust_hdp import process
 
 # A canary gradient's norm in units of the clip norm c (> 1: always clipped,
 # to exactly c).
@@ -113,7 +115,8 @@ class RobustHdpAudit:
   def __init__(self, spec: models.ModelSpec,
                clients: Sequence[AuditedClient], *, canaries: int,
                rounds: int, settings: dp_sgd.DpSgdSettings, seed: int,
-               planted_noise_scale: float = 1.0):
+               planted_noise_scale: float = 1.0,
+               mechanism_seed: Optional[int] = None):
     """Initializes the audit.
 
     Args:
@@ -122,9 +125,11 @@ class RobustHdpAudit:
       canaries: m canary gradients per client.
       rounds: E, the run's rounds.
       settings: The run's DP-SGD settings (c, eta_l, K, Poisson batches).
-      seed: The run's seed (initial model, batches, noise) and the
-        canaries'.
+      seed: The run's public seed (initial model) and the canaries'.
       planted_noise_scale: f > 0, the factor on the mechanism's z_i.
+      mechanism_seed: The clients' batches and noise: from a secret key
+        (None, the default) or reproducible from this integer, as in
+        `training`.
     """
     if not planted_noise_scale > 0:
       raise ValueError(
@@ -140,6 +145,7 @@ class RobustHdpAudit:
     self.rounds = rounds
     self.settings = settings
     self.seed = seed
+    self._key = mechanism_key.new_key(mechanism_seed)
     self.planted_noise_scale = float(planted_noise_scale)
     self.audit = canary_audit.CanaryAudit(
         [str(c.index) for c in clients], canaries, spec.num_parameters,
@@ -197,10 +203,9 @@ class RobustHdpAudit:
       import tqdm  # pylint: disable=g-import-not-at-top
       rounds = tqdm.tqdm(rounds, desc=f'client {client.index}', unit='round')
     for round_num in rounds:
-      # The run's keys: process.client_step folds the client index into the
-      # round key (seed, round).
-      key = tf.random.experimental.stateless_fold_in(
-          tf.constant([self.seed, round_num], tf.int32), client.index)
+      # The run's keys, as process.client_step derives them.
+      key = process.client_key(
+          process.round_key(tf.constant(self._key), round_num), client.index)
       for step in range(steps):
         idx = dp_sgd.batch_indices(step, n, b, steps_per_epoch, key, True)
         taken = self.audit.sample(round_num * steps + step, group)

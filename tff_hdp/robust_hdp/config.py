@@ -21,6 +21,7 @@ import dataclasses
 from typing import Optional
 
 from tff_hdp.privacy import accounting
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import presets
 
 RULES = ('robust_hdp', 'weiavg', 'pfa', 'dpfedavg', 'min_epsilon', 'oracle',
@@ -84,7 +85,11 @@ class RobustHdpConfig:
       bit-identical, faster; see `process.DirectRunner`).
     tff_workers: 'host:port' of running TFF workers (backend 'tff'): each
       round's clients are spread over them (`distributed`), same results.
-    seed: Seed of the initial model and every client's batches and noise.
+    seed: The public seed: the initial model.
+    mechanism_seed: None (the default): every client's DP-SGD batches and
+      noise come from a secret key drawn at the start of the run
+      (`tff_hdp.privacy.mechanism_key`). An integer makes them reproducible
+      from it; the run's epsilons are then not a guarantee for its outputs.
   """
   algorithm: str
   epsilons: tuple[float, ...]
@@ -107,9 +112,11 @@ class RobustHdpConfig:
   backend: str = 'tff'
   tff_workers: tuple[str, ...] = ()
   seed: int = 0
+  mechanism_seed: Optional[int] = None
 
   def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""
+    mechanism_key.check_mechanism_seed(self.mechanism_seed)
     if self.algorithm not in RULES:
       raise ValueError(f'algorithm must be one of '
                        f'{", ".join(RULES)}, got '

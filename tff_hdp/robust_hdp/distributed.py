@@ -17,10 +17,11 @@ The runtime (workers, the mergeable context, stacks of per-client outputs,
 failure) is `tff_hdp.distributed`; this module is `process.TffRunner`'s
 round as a `tff.framework.MergeableCompForm`:
 
-- up_to_merge (per worker, on its slice of the n clients): broadcast theta^t
-  and the round key; each client runs DP-SGD with its own (b_i, z_i)
-  (`process.client_step`, the same computation as one machine's) and returns
-  its *noised* update Delta_i as one flat row tagged with its index i;
+- up_to_merge (per worker, on its slice of the n clients): broadcast theta^t;
+  each client runs DP-SGD with its own (b_i, z_i) and its own key of the
+  round (`process.client_step`, the same computation as one machine's) and
+  returns its *noised* update Delta_i as one flat row tagged with its index
+  i;
 - merge: concatenate the rows;
 - after_merge (once): put the rows in client order, M = [Delta_1 | ... |
   Delta_n], and run the rule's server step (`NoiseAwareAggregationFactory.
@@ -31,6 +32,13 @@ Nothing is summed before the server step, so the rows the server sees are
 bit for bit one machine's, and the round equals `process.TffRunner`'s
 (tests/robust_hdp/test_distributed.py).
 
+Keys: each client's DP-SGD key of the round is derived from the run's secret
+mechanism key, as on one machine (`process.client_key`), and reaches its
+client as that client's own (CLIENTS-placed) value. Neither the run's key
+nor the round's goes into the form, whose SERVER values TFF sends to every
+worker: a worker learns the keys of the clients it runs and no other. In a
+deployment each client would draw its own key and the server hold none.
+
 Trust: as in paper 003 the server is untrusted and each client noises its
 own update, so a worker running clients holds their data and their local
 DP-SGD (it plays those clients' devices), and what leaves it is what the
@@ -38,6 +46,7 @@ server may see anyway: the noised updates. A worker must be trusted by the
 clients it runs, not by the others.
 """
 
+import collections
 from typing import Optional, Sequence
 
 import numpy as np
@@ -49,65 +58,82 @@ from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import process
 
 
-def build_round_form(spec: models.ModelSpec, parts: process.RoundParts
-                    ) -> tff.framework.MergeableCompForm:
-  """The round of `parts` (`process.build_round_parts`) as a form.
+def build_round_form(spec: models.ModelSpec,
+                     factory: aggregator_lib.NoiseAwareAggregationFactory, *,
+                     settings: dp_sgd.DpSgdSettings,
+                     private: bool = True) -> tff.framework.MergeableCompForm:
+  """The round as a form.
 
-  Its argument is (state@SERVER, datasets@CLIENTS, client info@CLIENTS) as
-  the process's `next`; its result (new state, measurements), at SERVER.
+  Its argument is (state@SERVER: theta, the round, the rule's state;
+  datasets@CLIENTS; client info@CLIENTS; each client's DP-SGD key of the
+  round@CLIENTS), its result the new state, and the measurements, at SERVER.
   """
-  n = parts.factory.num_clients
+  dp_sgd.check_settings(settings)
+  n = factory.num_clients
+  w_type = templates.weights_type(spec.shapes)
+  aggregation = factory.create(w_type, tff.TensorType(np.int32))
+  state_type = tff.types.to_type(collections.OrderedDict(
+      global_weights=w_type, round_num=np.int32,
+      aggregator=aggregation.state_type.member))
   row_type = tff.TensorType(np.float32, (spec.num_parameters,))
   specs = [tf.TensorSpec(s, tf.float32) for s in spec.shapes]
 
-  @tff.tensorflow.computation(parts.client_fn.type_signature.result)
-  def flatten(delta):
-    return aggregator_lib.flatten(delta)
+  @tff.tensorflow.computation(state_type)
+  def select_weights(state):
+    return state['global_weights']
+
+  @tff.tensorflow.computation(templates.dataset_type(spec),
+                              process.CLIENT_INFO_TYPE, w_type,
+                              tff.TensorType(np.int64,
+                                             mechanism_key.KEY_SHAPE))
+  def client_fn(dataset, info, weights, key):
+    x, y = dataset.get_single_element()
+    return aggregator_lib.flatten(process.client_step(
+        spec, weights, x, y, info, key, settings=settings, private=private))
 
   @tff.tensorflow.computation(process.CLIENT_INFO_TYPE)
   def index_of(info):
     return info['index']
 
   @tff.federated_computation(
-      tff.FederatedType(parts.state_type, tff.SERVER),
+      tff.FederatedType(state_type, tff.SERVER),
       tff.FederatedType(templates.dataset_type(spec), tff.CLIENTS),
-      tff.FederatedType(process.CLIENT_INFO_TYPE, tff.CLIENTS))
-  def up_to_merge(state, client_data, client_info):
-    message = tff.federated_broadcast(
-        tff.federated_map(parts.server_message, state))
-    deltas = tff.federated_map(parts.client_fn,
-                               (client_data, client_info, message))
+      tff.FederatedType(process.CLIENT_INFO_TYPE, tff.CLIENTS),
+      tff.FederatedType(client_fn.type_signature.parameter[3], tff.CLIENTS))
+  def up_to_merge(state, client_data, client_info, keys):
+    weights = tff.federated_broadcast(
+        tff.federated_map(select_weights, state))
+    deltas = tff.federated_map(client_fn,
+                               (client_data, client_info, weights, keys))
     return distributed.gather_stack(
-        tff.federated_map(flatten, deltas),
-        tff.federated_map(index_of, client_info), row_type)
+        deltas, tff.federated_map(index_of, client_info), row_type)
 
   merged_type = up_to_merge.type_signature.result.member
   concat = distributed.stack_computations(row_type)[2]
 
-  @tff.tensorflow.computation(parts.state_type.aggregator, merged_type)
-  def server_step(aggregator_state, stack):
+  @tff.tensorflow.computation(state_type, merged_type)
+  def server_step(state, stack):
     updates = tf.ensure_shape(distributed.sorted_by_position(stack),
                               [n, spec.num_parameters])
-    new_state, flat, measurements = parts.factory.server_step(
-        aggregator_state, updates)
-    return aggregator_lib.unflatten(flat, specs), new_state, measurements
-
-  @tff.tensorflow.computation(parts.state_type)
-  def select_aggregator(state):
-    return state['aggregator']
+    new_aggregator, flat, measurements = factory.server_step(
+        state['aggregator'], updates)
+    delta = aggregator_lib.unflatten(flat, specs)
+    new_state = collections.OrderedDict(
+        global_weights=[w + d for w, d in zip(state['global_weights'],
+                                              delta)],
+        round_num=state['round_num'] + 1,
+        aggregator=new_aggregator)
+    return new_state, measurements
 
   @tff.federated_computation(up_to_merge.type_signature.parameter,
                              tff.FederatedType(merged_type, tff.SERVER))
   def after_merge(arg, merged):
-    state = arg[0]
-    delta, aggregator_state, measurements = tff.federated_map(
-        server_step, (tff.federated_map(select_aggregator, state), merged))
-    new_state = tff.federated_map(parts.server_apply,
-                                  (state, delta, aggregator_state))
-    return new_state, measurements
+    result = tff.federated_map(server_step, (arg[0], merged))
+    return result[0], result[1]
 
   return tff.framework.MergeableCompForm(
       up_to_merge=up_to_merge, merge=concat, after_merge=after_merge)
@@ -116,8 +142,8 @@ def build_round_form(spec: models.ModelSpec, parts: process.RoundParts
 class DistributedRunner:
   """`process.TffRunner`'s round over TFF workers, the same interface.
 
-  `initialize()` and `next(state, client_data, client_info)` behave as the
-  process's (the client data may also be (x, y) array pairs), with each
+  `initialize(key)` and `next(state, client_data, client_info)` behave as
+  the process's (the client data may also be (x, y) array pairs), with each
   round's clients cut into one slice per worker.
   """
 
@@ -128,7 +154,6 @@ class DistributedRunner:
                *,
                settings: dp_sgd.DpSgdSettings,
                private: bool = True,
-               seed: int = 0,
                workers: Sequence[str] = (),
                timeout: float = 60.0,
                context: Optional[
@@ -136,7 +161,7 @@ class DistributedRunner:
     """Connects to the workers and builds the round.
 
     Args:
-      spec, initial_weights, aggregator, settings, private, seed: As
+      spec, initial_weights, aggregator, settings, private: As
         `process.TffRunner`.
       workers, timeout, context: As `tff_hdp.distributed.context_for`.
 
@@ -145,23 +170,34 @@ class DistributedRunner:
       ConnectionError: A worker does not answer.
     """
     self._context = distributed.context_for(workers, context, timeout)
-    parts = process.build_round_parts(spec, initial_weights, aggregator,
-                                      settings=settings, private=private,
-                                      seed=seed)
-    self._form = build_round_form(spec, parts)
-    self._initialize = distributed.initialize_form(parts.initialize)
+    self._form = build_round_form(spec, aggregator, settings=settings,
+                                  private=private)
+    self._initial = [np.asarray(w, np.float32) for w in initial_weights]
+    self._aggregator = aggregator
 
-  def initialize(self):
-    return _to_numpy(self._context.invoke(self._initialize, None))
+  def initialize(self, key):
+    """The initial state; its clients' key is the run's `key`, kept here."""
+    return _to_numpy(collections.OrderedDict(
+        global_weights=list(self._initial), round_num=np.int32(0),
+        aggregator=self._aggregator.initial_state(),
+        key=mechanism_key.as_key(key).copy()))
 
   def next(self, state, client_data, client_info):
     client_data = [
         d if isinstance(d, tf.data.Dataset) else process.client_dataset(*d)
         for d in client_data
     ]
+    round_key = process.round_key(tf.constant(state['key']),
+                                  tf.constant(int(state['round_num'])))
+    keys = [process.client_key(round_key, info['index']).numpy()
+            for info in client_info]
+    public = collections.OrderedDict(
+        (k, state[k]) for k in ('global_weights', 'round_num', 'aggregator'))
     new_state, measurements = self._context.invoke(
-        self._form, [state, client_data, list(client_info)])
-    return _to_numpy(new_state), _to_numpy(measurements)
+        self._form, [public, client_data, list(client_info), keys])
+    new_state = _to_numpy(new_state)
+    new_state['key'] = state['key']
+    return new_state, _to_numpy(measurements)
 
 
 def _to_numpy(structure):

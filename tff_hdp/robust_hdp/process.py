@@ -24,8 +24,16 @@ own batch size b_i and noise multiplier z_i, both in its CLIENTS-placed info:
 a client knows its own privacy parameters, the server never sees them), the
 rule's aggregation (`aggregator.NoiseAwareAggregationFactory`; a client's
 update weight is its row index) and theta^{e+1} = theta^e + Delta^e. A
-client's DP-SGD key is (seed, round, client index), so every rule of one
-comparison trains on the same batches and noise draws.
+client's DP-SGD key is derived from (the mechanism key, round, client
+index), so every rule of one comparison (one key) trains on the same
+batches and noise draws. The mechanism key is the clients' secret: the
+untrusted server of paper 003 must not be able to regenerate their noise.
+This simulation keeps one key in the client work's state and derives each
+client's from it (`tff_hdp.privacy.mechanism_key.fold_in`); in a
+deployment each client draws its own. `build_robust_hdp_process` keeps no
+key in its state: every round's key is fresh and secret, unless a
+`mechanism_seed` makes the run reproducible (then the key, derived from it,
+is in the state, and epsilon is not a guarantee for its outputs).
 
 A client's data is one element: all its examples, (x [N_i, ...], y [N_i]);
 DP-SGD samples its batches itself (Poisson by default). Every client takes
@@ -40,7 +48,7 @@ plain TensorFlow) run it with the driver's state dict.
 
 import collections
 import functools
-from typing import NamedTuple, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -49,6 +57,7 @@ import tensorflow_federated as tff
 from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.data import client_data
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import config as config_lib
@@ -80,132 +89,89 @@ def client_element(x: np.ndarray, y: np.ndarray, *, index: int,
       noise_multiplier=np.float32(noise_multiplier or 0.0)))
 
 
-class RoundParts(NamedTuple):
-  """The pieces of a round that the process and the distributed form share.
-
-  `state_type` is the server state's type; `initialize` the process's; the
-  other computations are those named in the learning process's round:
-  `server_message` (SERVER state -> the clients' weights and round key),
-  `client_fn` (a client's dataset, info and message -> its Delta_i),
-  `server_apply` (state, aggregate, aggregator state -> the new state);
-  `aggregation` is the rule's `tff.templates.AggregationProcess` and
-  `factory` the factory it came from.
-  """
-  state_type: tff.Type
-  initialize: tff.Computation
-  server_message: tff.Computation
-  client_fn: tff.Computation
-  server_apply: tff.Computation
-  aggregation: tff.templates.AggregationProcess
-  factory: aggregator_lib.NoiseAwareAggregationFactory
-
-
-def build_round_parts(spec: models.ModelSpec,
-                      initial_weights,
-                      aggregator: aggregator_lib.NoiseAwareAggregationFactory,
-                      *,
-                      settings: dp_sgd.DpSgdSettings,
-                      private: bool = True,
-                      seed: int = 0) -> RoundParts:
-  """The round's computations (arguments as `TffRunner`'s)."""
-  dp_sgd.check_settings(settings)
-  w_type = templates.weights_type(spec.shapes)
-  aggregation = aggregator.create(w_type, tff.TensorType(np.int32))
-  state_type = tff.types.to_type(
-      collections.OrderedDict(global_weights=w_type, round_num=np.int32,
-                              aggregator=aggregation.state_type.member))
-  initial_weights = [np.asarray(w, np.float32) for w in initial_weights]
-
-  @tff.tensorflow.computation
-  def initial_model():
-    return [tf.constant(w) for w in initial_weights]
-
-  @tff.tensorflow.computation(state_type)
-  def server_message(state):
-    return collections.OrderedDict(
-        weights=state['global_weights'],
-        key=tf.stack([tf.constant(seed, tf.int32), state['round_num']]))
-
-  @tff.tensorflow.computation(templates.dataset_type(spec), CLIENT_INFO_TYPE,
-                              server_message.type_signature.result)
-  def client_fn(dataset, info, message):
-    x, y = dataset.get_single_element()
-    return client_step(spec, message['weights'], x, y, info, message['key'],
-                       settings=settings, private=private)
-
-  @tff.tensorflow.computation(state_type, w_type,
-                              aggregation.state_type.member)
-  def server_apply(state, delta, aggregator_state):
-    return collections.OrderedDict(
-        global_weights=[w + d for w, d in zip(state['global_weights'], delta)],
-        round_num=state['round_num'] + 1,
-        aggregator=aggregator_state)
-
-  @tff.federated_computation
-  def initialize():
-    return tff.federated_zip(
-        collections.OrderedDict(
-            global_weights=tff.federated_eval(initial_model, tff.SERVER),
-            round_num=tff.federated_value(np.int32(0), tff.SERVER),
-            aggregator=aggregation.initialize()))
-
-  return RoundParts(state_type, initialize, server_message, client_fn,
-                    server_apply, aggregation, aggregator)
+def round_key(key: tf.Tensor, round_num: tf.Tensor) -> tf.Tensor:
+  """The clients' key of round `round_num` under the mechanism key."""
+  return mechanism_key.fold_in(key, round_num)
 
 
 def build_client_work(spec: models.ModelSpec, *,
                       settings: dp_sgd.DpSgdSettings, private: bool = True,
-                      seed: int = 0) -> tff.learning.templates.ClientWorkProcess:
+                      mechanism_seed: Optional[int] = None,
+                      key_in_state: Optional[bool] = None
+                      ) -> tff.learning.templates.ClientWorkProcess:
   """Each client's DP-SGD round as TFF client work: the update is Delta_i,
-  its weight the client's row index; the state is the round number."""
+  its weight the client's row index; the state is the round number and,
+  with `key_in_state` (default: with a `mechanism_seed`), the clients'
+  mechanism key, from which each round's keys derive. Without it every
+  round's key is fresh (`mechanism_key.key_tensor`) and the state holds no
+  secret; the drivers keep their run's secret key in the state."""
   dp_sgd.check_settings(settings)
   model_type = templates.model_weights_type(spec)
   data_type = client_data_type(spec)
+  if key_in_state is None:
+    key_in_state = mechanism_seed is not None
 
-  @tff.tensorflow.computation(np.int32)
-  def round_key(round_num):
-    return tf.stack([tf.constant(seed, tf.int32), round_num])
+  if key_in_state:
+    @tff.tensorflow.computation(collections.OrderedDict(
+        round_num=np.int32, key=(np.int64, mechanism_key.KEY_SHAPE)))
+    def message(state):
+      return round_key(state['key'], state['round_num'])
+  else:
+    @tff.tensorflow.computation(np.int32)
+    def message(round_num):
+      del round_num  # Every round's key is fresh.
+      return mechanism_key.key_tensor(None)
 
-  @tff.tensorflow.computation(model_type, data_type, round_key.type_signature.result)
+  @tff.tensorflow.computation(model_type, data_type,
+                              message.type_signature.result)
   def work(weights, client, key):
     info = client.get_single_element()
     x, y = info['x'], info['y']
-    delta = client_step(spec, weights.trainable, x, y, info, key,
-                        settings=settings, private=private)
+    delta = client_step(spec, weights.trainable, x, y, info,
+                        client_key(key, info['index']), settings=settings,
+                        private=private)
     return tff.learning.templates.ClientResult(update=delta,
                                                update_weight=info['index'])
 
-  return templates.build_round_client_work(model_type, data_type, round_key,
-                                         work)
+  return templates.build_round_client_work(
+      model_type, data_type, message, work, keyed=key_in_state,
+      mechanism_seed=mechanism_seed)
 
 
 def compose_robust_hdp_process(
     spec: models.ModelSpec, initial_weights,
     aggregator: aggregator_lib.NoiseAwareAggregationFactory, *,
-    settings: dp_sgd.DpSgdSettings, private: bool = True, seed: int = 0,
+    settings: dp_sgd.DpSgdSettings, private: bool = True,
+    mechanism_seed: Optional[int] = None,
+    key_in_state: Optional[bool] = None,
     privacy: Optional[templates.RoundPrivacy] = None
 ) -> templates.PrivateLearningProcess:
   """The learning process of one rule (what the driver's TFF backend and
-  `build_robust_hdp_process` both run)."""
+  `build_robust_hdp_process` both run; `mechanism_seed` and `key_in_state`
+  as `build_client_work`'s)."""
   if not isinstance(aggregator, aggregator_lib.NoiseAwareAggregationFactory):
     raise TypeError('aggregator must be a tff_hdp.robust_hdp.aggregator.'
                     'NoiseAwareAggregationFactory, got '
                     f'{type(aggregator).__name__}')
   return templates.compose_private_process(
       spec, initial_weights,
-      build_client_work(spec, settings=settings, private=private, seed=seed),
+      build_client_work(spec, settings=settings, private=private,
+                        mechanism_seed=mechanism_seed,
+                        key_in_state=key_in_state),
       aggregator,
       privacy or templates.RoundPrivacy('example-level', {}, delta=1e-5))
 
 
 def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
                        *, local_epochs: int, delta: float,
-                       accountant: str = 'rdp', poisson: bool = True
+                       accountant: str = 'rdp', poisson: bool = True,
+                       mechanism_seed: Optional[int] = None
                        ) -> templates.RoundPrivacy:
   """Each private client's example-level accounting: per round, E_i DP-SGD
   steps of rate b_i / N_i and multiplier z_i, on the calibration's orders.
   Fixed-size shuffled batches (poisson=False) are accounted as Poisson, an
-  approximation, not a bound."""
+  approximation, not a bound; so is a run whose noise and batches are
+  reproducible from a published `mechanism_seed`."""
   return templates.RoundPrivacy(
       level='example-level',
       mechanisms={f'client_{i}': (c.sampling_rate, c.noise_multiplier,
@@ -214,8 +180,18 @@ def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
                                       local_epochs))
                   for i, c in enumerate(clients)
                   if c.noise_multiplier is not None},
-      delta=delta, accountant=accountant, is_bound=poisson,
-      orders=privacy_preferences.ORDERS)
+      delta=delta, accountant=accountant, orders=privacy_preferences.ORDERS,
+      **ledger_terms(poisson, mechanism_seed))
+
+
+def ledger_terms(poisson: bool, mechanism_seed: Optional[int]) -> dict:
+  """`is_bound` and `not_bound_because` of a run's epsilons
+  (`mechanism_key.ledger_terms`): fixed-size batches are only approximated
+  by the Poisson accounting, and a published mechanism seed regenerates the
+  noise."""
+  return mechanism_key.ledger_terms(
+      mechanism_seed, None if poisson else
+      'fixed-size shuffled batches, accounted as Poisson (an approximation)')
 
 
 def client_privacy(config: config_lib.RobustHdpConfig, num_examples
@@ -278,7 +254,9 @@ def build_robust_hdp_process(
     delta: float = 1e-4,
     accountant: str = 'rdp',
     rpca_method: str = 'admm',
-    seed: int = 0) -> templates.PrivateLearningProcess:
+    seed: int = 0,
+    mechanism_seed: Optional[int] = None
+) -> templates.PrivateLearningProcess:
   """Robust-HDP (or a baseline rule of paper 003) as a `LearningProcess`.
 
   Defaults are paper 003's code's. Every client calibrates its own DP-SGD
@@ -300,8 +278,11 @@ def build_robust_hdp_process(
     delta: Each client's delta.
     accountant: 'rdp' (the paper's) or 'pld'.
     rpca_method: Robust PCA's solver, 'admm' or 'ialm'.
-    seed: Seed of theta^0 (package models) and every client's batches and
-      noise.
+    seed: The public seed: theta^0 (package models).
+    mechanism_seed: None (the default): the clients' DP-SGD batches and
+      noise come from a secret key drawn at every `initialize`. An integer,
+      for reproduction only: anyone who knows it can regenerate them, and
+      `process.privacy.is_bound` is False.
 
   Returns:
     A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes every
@@ -315,7 +296,7 @@ def build_robust_hdp_process(
       batch_sizes=tuple(int(b) for b in batch_sizes), rounds=rounds,
       local_epochs=local_epochs, learning_rate=learning_rate, clip=clip,
       delta=delta, accountant=accountant, poisson=poisson,
-      rpca_method=rpca_method, seed=seed)
+      rpca_method=rpca_method, seed=seed, mechanism_seed=mechanism_seed)
   config.validate()
   if len(num_examples) != len(config.epsilons):
     raise ValueError(f'num_examples must give one N_i per client '
@@ -327,10 +308,11 @@ def build_robust_hdp_process(
                                   local_epochs=local_epochs, poisson=poisson)
   process = compose_robust_hdp_process(
       spec, spec.init(seed), factory, settings=settings,
-      private=rule != 'non_private', seed=seed,
+      private=rule != 'non_private', mechanism_seed=mechanism_seed,
       privacy=robust_hdp_privacy(clients, local_epochs=local_epochs,
                                  delta=delta, accountant=accountant,
-                                 poisson=poisson))
+                                 poisson=poisson,
+                                 mechanism_seed=mechanism_seed))
   process.clients = clients
   return process
 
@@ -353,15 +335,19 @@ def build_data_source(process: templates.PrivateLearningProcess, data
       process.next.type_signature.parameter[1])
 
 
-def client_step(spec: models.ModelSpec, weights, x, y, info, round_key, *,
+def client_step(spec: models.ModelSpec, weights, x, y, info, key, *,
                 settings: dp_sgd.DpSgdSettings, private: bool):
-  """One client's Delta_i; its DP-SGD key is (round key, client index)."""
+  """One client's Delta_i under its DP-SGD key (`client_key`)."""
   return dp_sgd.client_update(
       spec, weights, x, y,
       batch_size=info['batch_size'],
       noise_multiplier=info['noise_multiplier'] if private else None,
-      key=tf.random.experimental.stateless_fold_in(round_key, info['index']),
-      settings=settings)
+      key=key, settings=settings)
+
+
+def client_key(round_key: tf.Tensor, index) -> tf.Tensor:
+  """Client `index`'s DP-SGD key of the round of `round_key`."""
+  return mechanism_key.fold_in(round_key, index)
 
 
 @functools.lru_cache(maxsize=None)
@@ -376,7 +362,8 @@ def _client_function(spec: models.ModelSpec, settings: dp_sgd.DpSgdSettings,
   """
   return tf.function(
       lambda w, x, y, info, key: aggregator_lib.flatten(client_step(
-          spec, w, x, y, info, key, settings=settings, private=private)),
+          spec, w, x, y, info, client_key(key, info['index']),
+          settings=settings, private=private)),
       reduce_retracing=True, autograph=False)
 
 
@@ -386,14 +373,16 @@ class TffRunner:
   (state, measurements) on the driver's state dict."""
 
   def __init__(self, spec: models.ModelSpec, initial_weights, aggregator, *,
-               settings: dp_sgd.DpSgdSettings, private: bool = True,
-               seed: int = 0):
+               settings: dp_sgd.DpSgdSettings, private: bool = True):
     self.process = compose_robust_hdp_process(
         spec, initial_weights, aggregator, settings=settings,
-        private=private, seed=seed)
+        private=private, key_in_state=True)
 
-  def initialize(self):
-    return _from_learning_state(self.process.initialize())
+  def initialize(self, key):
+    """The process's initial state, its clients' key the run's `key`."""
+    state = _from_learning_state(self.process.initialize())
+    state['key'] = mechanism_key.as_key(key).copy()
+    return state
 
   def next(self, state, client_data, client_info):
     clients = []
@@ -412,14 +401,18 @@ def _to_learning_state(state) -> tff.learning.templates.LearningAlgorithmState:
   return tff.learning.templates.LearningAlgorithmState(
       global_model_weights=tff.learning.models.ModelWeights(
           trainable=list(state['global_weights']), non_trainable=[]),
-      distributor=(), client_work=np.int32(state['round_num']),
+      distributor=(),
+      client_work=collections.OrderedDict(
+          round_num=np.int32(state['round_num']),
+          key=mechanism_key.as_key(state['key'])),
       aggregator=state['aggregator'], finalizer=())
 
 
 def _from_learning_state(state) -> collections.OrderedDict:
   return tf.nest.map_structure(np.asarray, collections.OrderedDict(
       global_weights=list(state.global_model_weights.trainable),
-      round_num=state.client_work, aggregator=state.aggregator))
+      round_num=state.client_work['round_num'], aggregator=state.aggregator,
+      key=state.client_work['key']))
 
 
 class DirectRunner:
@@ -433,27 +426,28 @@ class DirectRunner:
 
   def __init__(self, spec: models.ModelSpec, initial_weights,
                aggregator, *, settings: dp_sgd.DpSgdSettings,
-               private: bool = True, seed: int = 0):
+               private: bool = True):
     dp_sgd.check_settings(settings)
     self._spec = spec
     self._initial = [np.asarray(w, np.float32) for w in initial_weights]
     self._aggregator = aggregator
-    self._seed = seed
     self._client = _client_function(spec, settings, private)
     # No autograph (see `_client_function`).
     self._server = tf.function(aggregator.server_step, autograph=False)
 
-  def initialize(self):
+  def initialize(self, key):
     state = collections.OrderedDict(
         global_weights=list(self._initial),
         round_num=np.int32(0),
-        aggregator=self._aggregator.initial_state())
+        aggregator=self._aggregator.initial_state(),
+        key=mechanism_key.as_key(key).copy())
     return tf.nest.map_structure(np.asarray, state)
 
   def client_updates(self, state, client_data, client_info) -> tf.Tensor:
     """The clients' flattened updates Delta_i, stacked: [n, p] float32."""
     weights = [tf.constant(w) for w in state['global_weights']]
-    key = tf.constant([self._seed, int(state['round_num'])], tf.int32)
+    key = round_key(tf.constant(mechanism_key.as_key(state['key'])),
+                    tf.constant(int(state['round_num'])))
     rows = []
     for data, info in zip(client_data, client_info):
       if isinstance(data, tf.data.Dataset):
@@ -473,7 +467,8 @@ class DirectRunner:
     new_state = collections.OrderedDict(
         global_weights=[w + d for w, d in zip(state['global_weights'], delta)],
         round_num=np.int32(state['round_num'] + 1),
-        aggregator=new_aggregator)
+        aggregator=new_aggregator,
+        key=state['key'])
     return (tf.nest.map_structure(np.asarray, new_state),
             tf.nest.map_structure(np.asarray, measurements))
 

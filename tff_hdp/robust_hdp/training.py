@@ -22,9 +22,14 @@ estimates sigma^_i^2, the true sigma_i^2 of eq. (7), the aggregate's noise
 power (Table 2) and the accuracy: the mean of the clients' local test
 accuracies of the global model (the authors' metric).
 
-Every rule of one comparison uses the same data, batch sizes, initial model
-and DP-SGD keys (seed, round, client), so results differ by aggregation only
-(and, for `min_epsilon`, by its larger noise; for `non_private`, by none).
+Every rule of one comparison uses the same data, batch sizes and initial
+model (from the public `seed`); with the same mechanism key (a reproducible
+`mechanism_seed`) also the same DP-SGD batches and noise (keys derived from
+(key, round, client)), so results differ by aggregation only (and, for
+`min_epsilon`, by its larger noise; for `non_private`, by none). By default
+each run draws a secret key (`tff_hdp.privacy.mechanism_key`): the
+untrusted server, which knows the configuration, cannot regenerate any
+client's noise.
 """
 
 import dataclasses
@@ -40,6 +45,7 @@ from tff_hdp import round_loop
 from tff_hdp import templates
 from tff_hdp.data import client_data as client_data_lib
 from tff_hdp.data import federated_data
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
@@ -55,7 +61,7 @@ def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
   """What runs the rounds: `initialize()` and `next(state, client_data,
   client_info)` of the TFF process, its round over `config.tff_workers`, or
   the direct runner (all the same round)."""
-  kwargs = dict(settings=settings, seed=config.seed,
+  kwargs = dict(settings=settings,
                 private=config.algorithm != 'non_private')
   if config.backend == 'direct':
     return process_lib.DirectRunner(spec, spec.init(config.seed), factory,
@@ -95,6 +101,9 @@ class RobustHdpRounds(round_loop.System):
     self._privacy = privacy
     self._learning_rate = learning_rate
     self._computable = computable
+
+  def start(self, key):
+    return self._runner.initialize(key)
 
   def run_round(self, state, round_num):
     state, measurements = self._runner.next(state, self._client_data,
@@ -160,7 +169,8 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
       runner, client_data, info, spec, data, variances,
       process_lib.robust_hdp_privacy(
           clients, local_epochs=config.local_epochs, delta=config.delta,
-          accountant=config.accountant, poisson=config.poisson),
+          accountant=config.accountant, poisson=config.poisson,
+          mechanism_seed=config.mechanism_seed),
       learning_rate=config.learning_rate,
       computable=config.algorithm not in ('pfa', 'non_private'))
   return Experiment(config, data, spec, clients, variances, runner, rounds)
@@ -175,9 +185,10 @@ def run_rounds(experiment: Experiment, *,
   round."""
   config = experiment.config
   return round_loop.run(
-      experiment.rounds, config, experiment.runner.initialize(),
-      total_rounds=config.rounds, eval_every=config.eval_every,
-      ledger=privacy_ledger.PrivacyLedger(is_bound=config.poisson),
+      experiment.rounds, config, total_rounds=config.rounds,
+      eval_every=config.eval_every,
+      ledger=privacy_ledger.PrivacyLedger(
+          **process_lib.ledger_terms(config.poisson, config.mechanism_seed)),
       observers=observers, options=options)
 
 
@@ -208,6 +219,15 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
           'accuracy_std': float(np.nanstd(accuracies)),
           'client_accuracy': accuracies,
           'noise_power': history[-1]['noise_power'] if history else None,
+      },
+      'privacy': {
+          **mechanism_key.privacy_record(
+              run.ledger, config.mechanism_seed,
+              [f'client_{i}' for i, c in enumerate(experiment.clients)
+               if c.noise_multiplier is not None]),
+          'accountant': config.accountant,
+          'delta': config.delta,
+          'level': 'example-level, per client',
       },
       'history': history,
       'wall_clock_seconds': wall_clock_seconds,

@@ -179,7 +179,7 @@ class AuditedRound(round_loop.Observer):
           net, phi, embeddings, hypernetfl.UserBatches(x, y, indices, mask),
           weights, constants)
       step = audited_phi_step(phi, users.total, records, key, constants)
-      return (hypernetfl.round_result(users, step, weights, constants.clip),
+      return (hypernetfl.round_result(users, step),
               observed(step, users.total))
 
     @tf.function(input_signature=[phi_specs, signature[7], phi_specs])

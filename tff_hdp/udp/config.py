@@ -25,6 +25,7 @@ import dataclasses
 from typing import Optional
 
 from tff_hdp.privacy import accounting
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.udp import presets
 
 ALGORITHMS = ('udp', 'clip_only', 'noiseless', 'pfedhn')
@@ -71,7 +72,11 @@ class UdpConfig:
     accountant: 'rdp' (the paper's) or 'pld' (the tightest): the reported
       epsilon's accountant.
     eval_every: Evaluate every k rounds (and after the last).
-    seed: Seed of everything random.
+    seed: The public seed: phi^0 and the embeddings.
+    mechanism_seed: None (the default): the users sampled, their batches and
+      the noise come from a secret key drawn at the start of the run
+      (`tff_hdp.privacy.mechanism_key`). An integer makes them reproducible
+      from it; epsilon is then not a guarantee for the run's outputs.
     backend: 'direct' (the round as one tf.function) or 'tff' (the
       `process.build_udp_process` LearningProcess on TFF's runtime; the
       same results up to float32 round-off, slower).
@@ -97,6 +102,7 @@ class UdpConfig:
   accountant: str = 'rdp'
   eval_every: int = _PAPER.eval_every
   seed: int = 0
+  mechanism_seed: Optional[int] = None
   backend: str = 'direct'
   tff_workers: tuple[str, ...] = ()
 
@@ -118,6 +124,7 @@ class UdpConfig:
 
   def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""
+    mechanism_key.check_mechanism_seed(self.mechanism_seed)
     checks = (
         (self.algorithm in ALGORITHMS,
          f'algorithm must be one of {", ".join(ALGORITHMS)}, got '

@@ -26,14 +26,17 @@ failure) is `tff_hdp.distributed`; this module is the round of
   batched over the part's users); the embeddings leave as a stack with
   their user ids;
 - merge: add the sums; concatenate the stacks;
-- after_merge (once): `hypernetfl.phi_step`: the Gaussian noise
-  N(0, (z max_w S)^2 I) added once to the merged sum, from the stateless key
-  in the server state (split as the process splits it), the division by
-  q W and phi's step. The new embeddings come back with their user ids and
-  the driver writes them into its table: the form's server state is phi and
-  the key only, since every SERVER value of the call is sent to every worker
-  and the whole table is large at paper scale (CelebA: 9,343 users x 2,336
-  dimensions, 87 MB).
+- after_merge: hands the merged sum and stacks to the caller;
+- then, in the calling process (the server), never on a worker:
+  `hypernetfl.phi_step`: the Gaussian noise N(0, (z max_w S)^2 I) added
+  once to the merged sum, from the stateless key the server keeps (split as
+  the process splits it), the division by q W and phi's step. TFF's
+  mergeable context sends every SERVER value of a form's argument to every
+  worker and runs `merge` and `after_merge` on one of them, so the form's
+  server value is phi alone: no worker can regenerate the noise. The new
+  embeddings come back with their user ids and the driver writes them into
+  its table (the whole table is large at paper scale: CelebA, 9,343 users x
+  2,336 dimensions, 87 MB).
 
 The round equals one machine's up to float summation order (the sum over
 users is regrouped by worker, and each part's models are generated in their
@@ -66,8 +69,7 @@ from tff_hdp.udp import hypernetwork
 
 class _FormTypes(NamedTuple):
   """The TFF types of the form's values."""
-  phi: tff.Type        # phi.
-  state: tff.Type      # The server state: phi and the noise key.
+  phi: tff.Type        # phi, the form's SERVER value.
   part: tff.Type       # A part of the cohort (`parts`).
   embedding: tff.Type  # One user's embedding.
 
@@ -76,8 +78,6 @@ def _form_types(net: hypernetwork.HyperNetwork, local_steps: int,
                 batch_size: int) -> _FormTypes:
   target = net.target
   phi_type = tff.types.to_type([(np.float32, s) for s in net.shapes])
-  state_type = tff.types.to_type(collections.OrderedDict(
-      phi=phi_type, noise_key=(np.int64, (2,))))
   part_type = tff.types.to_type(collections.OrderedDict(
       x=(np.float32, (None, None) + target.input_shape),
       y=(np.int32, (None, None)),
@@ -86,17 +86,13 @@ def _form_types(net: hypernetwork.HyperNetwork, local_steps: int,
       users=(np.int32, (None,)), weights=(np.float32, (None,)),
       embeddings=(np.float32, (None, net.embedding_dim))))
   embedding_type = tff.TensorType(np.float32, (net.embedding_dim,))
-  return _FormTypes(phi_type, state_type, part_type, embedding_type)
+  return _FormTypes(phi_type, part_type, embedding_type)
 
 
 def _up_to_merge(net: hypernetwork.HyperNetwork,
                  constants: hypernetfl.RoundConstants, types: _FormTypes):
   """The form's up_to_merge: each part's users' `hypernetfl.users_step`,
   the sums added and the embeddings stacked."""
-
-  @tff.tensorflow.computation(types.state)
-  def select_phi(state):
-    return state['phi']
 
   @tff.tensorflow.computation(types.part, types.phi)
   def part_work(part, phi):
@@ -111,13 +107,11 @@ def _up_to_merge(net: hypernetwork.HyperNetwork,
         embeddings=collections.OrderedDict(position=part['users'],
                                            rows=users.embeddings))
 
-  @tff.federated_computation(tff.FederatedType(types.state, tff.SERVER),
+  @tff.federated_computation(tff.FederatedType(types.phi, tff.SERVER),
                              tff.FederatedType(types.part, tff.CLIENTS))
-  def up_to_merge(state, parts):
-    work = tff.federated_map(
-        part_work,
-        (parts, tff.federated_broadcast(tff.federated_map(select_phi,
-                                                          state))))
+  def up_to_merge(phi, parts):
+    work = tff.federated_map(part_work,
+                             (parts, tff.federated_broadcast(phi)))
     return tff.federated_zip(collections.OrderedDict(
         total=tff.federated_sum(work.total),
         embeddings=distributed.gather_stacks(work.embeddings,
@@ -126,10 +120,9 @@ def _up_to_merge(net: hypernetwork.HyperNetwork,
   return up_to_merge
 
 
-def _merge_and_after(up_to_merge, types: _FormTypes,
-                     constants: hypernetfl.RoundConstants):
+def _merge_and_after(up_to_merge, types: _FormTypes):
   """The form's merge (add the sums, concatenate the stacks) and
-  after_merge (`hypernetfl.phi_step` once, at the server)."""
+  after_merge (the merged value as it is: the noise is the caller's)."""
   merged_type = up_to_merge.type_signature.result.member
   concat = distributed.stack_computations(types.embedding)[2]
 
@@ -139,20 +132,11 @@ def _merge_and_after(up_to_merge, types: _FormTypes,
         total=tf.nest.map_structure(tf.add, a['total'], b['total']),
         embeddings=concat(a['embeddings'], b['embeddings']))
 
-  @tff.tensorflow.computation(types.state, merged_type)
-  def server_step(state, merged):
-    key, next_key = tf.unstack(
-        tf.random.experimental.stateless_split(state['noise_key'], 2))
-    step = hypernetfl.phi_step(state['phi'], merged['total'], key, constants)
-    new_state = collections.OrderedDict(phi=step.phi, noise_key=next_key)
-    return (new_state, merged['embeddings'],
-            collections.OrderedDict(noise_stddev=step.noise_stddev))
-
   @tff.federated_computation(up_to_merge.type_signature.parameter,
                              tff.FederatedType(merged_type, tff.SERVER))
   def after_merge(arg, merged):
-    result = tff.federated_map(server_step, (arg[0], merged))
-    return result[0], result[1], result[2]
+    del arg  # phi's step and its noise are the caller's, at the server.
+    return merged
 
   return merge, after_merge
 
@@ -161,17 +145,18 @@ def build_round_form(net: hypernetwork.HyperNetwork,
                      constants: hypernetfl.RoundConstants, *,
                      local_steps: int, batch_size: int
                      ) -> tff.framework.MergeableCompForm:
-  """The round as a form (its constants as `process.compose_udp_process`'s,
-  but for the table's size: the form does not hold the embedding table).
+  """The users' part of a round as a form, up to the merge (its constants as
+  `process.compose_udp_process`'s, but for the table's size: the form does
+  not hold the embedding table).
 
-  Its argument is (state@SERVER, parts@CLIENTS): the state phi and the
-  noise key, each part's value its users' examples, K batches, ids,
-  weights w_u and embeddings (`parts`). Its result, at SERVER: (new state,
-  a stack of the users' new embeddings with their ids, measurements).
+  Its argument is (phi@SERVER, parts@CLIENTS): each part's value its users'
+  examples, K batches, ids, weights w_u and embeddings (`parts`). Its
+  result, at SERVER: the merged weighted clipped sum and a stack of the
+  users' new embeddings with their ids, before any noise.
   """
   types = _form_types(net, local_steps, batch_size)
   up_to_merge = _up_to_merge(net, constants, types)
-  merge, after_merge = _merge_and_after(up_to_merge, types, constants)
+  merge, after_merge = _merge_and_after(up_to_merge, types)
   return tff.framework.MergeableCompForm(
       up_to_merge=up_to_merge, merge=merge, after_merge=after_merge)
 
@@ -213,19 +198,31 @@ class DistributedRound:
     self._form = build_round_form(net, constants, local_steps=local_steps,
                                   batch_size=batch_size)
 
+    @tf.function(autograph=False)
+    def server_step(phi, total, noise_key):
+      key, next_key = tf.unstack(
+          tf.random.experimental.stateless_split(noise_key, 2))
+      step = hypernetfl.phi_step(phi, total, key, constants)
+      return step.phi, next_key, step.noise_stddev
+
+    self._server_step = server_step
+
   def __call__(self, state, users, x, y, indices, mask, weights):
     """The round from `state` (phi, embeddings, noise_key; NumPy)."""
     users = np.asarray(users)
-    server = collections.OrderedDict(phi=state['phi'],
-                                     noise_key=state['noise_key'])
-    new_server, stack, measurements = self._context.invoke(
+    merged = self._context.invoke(
         self._form,
-        [server, parts(users, np.asarray(weights), state['embeddings'], x, y,
-                       indices, mask, self._num_workers)])
+        [list(state['phi']),
+         parts(users, np.asarray(weights), state['embeddings'], x, y,
+               indices, mask, self._num_workers)])
+    phi, next_key, stddev = self._server_step(
+        [tf.constant(p) for p in state['phi']],
+        [tf.constant(t) for t in merged['total']],
+        tf.constant(state['noise_key'], tf.int64))
+    stack = merged['embeddings']
     embeddings = np.array(state['embeddings'])
     embeddings[np.asarray(stack['position'])] = np.asarray(stack['rows'])
     new_state = collections.OrderedDict(
-        phi=[np.asarray(p) for p in new_server['phi']],
-        embeddings=embeddings,
-        noise_key=np.asarray(new_server['noise_key']))
-    return new_state, {k: float(v) for k, v in measurements.items()}
+        phi=[p.numpy() for p in phi], embeddings=embeddings,
+        noise_key=next_key.numpy())
+    return new_state, {'noise_stddev': float(stddev)}

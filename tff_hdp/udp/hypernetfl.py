@@ -38,7 +38,8 @@ z max_w S), denominator=q W)`: its records w_u Clip(g_u, S) have norm at most
 max_w S (Lemma 3.1), so its noise after normalisation has stddev
 z max_w S / (q W), eq. (4). As in FedHDP (`group_aggregation`), the Gaussian
 is drawn with `tf.random.stateless_normal` from a key in the server state
-with the query's calibrated stddev, so a seed reproduces a run.
+with the query's calibrated stddev: secret unless the run was given a
+`mechanism_seed` (`tff_hdp.privacy.mechanism_key`), and exact on resume.
 
 `max_w` is the largest w_u over *all* users (the sensitivity must hold for
 any user that could be added), a public constant of the run.
@@ -55,6 +56,7 @@ import tensorflow as tf
 import tensorflow_privacy as tfp
 
 from tff_hdp import models
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.udp import hypernetwork
 
 
@@ -249,7 +251,7 @@ def gaussian_release(total: Sequence[tf.Tensor], key: tf.Tensor,
   stddev = tf.cast(state.numerator_state.stddev, tf.float32)
   sums = []
   for i, t in enumerate(total):
-    seed = tf.random.experimental.stateless_fold_in(key, i)
+    seed = mechanism_key.fold_in(key, i)
     noise = tf.random.stateless_normal(tf.shape(t), seed=seed, stddev=stddev)
     sums.append(t + noise)
   return sums
@@ -308,18 +310,16 @@ def phi_step(phi: Sequence[tf.Tensor], total: Sequence[tf.Tensor],
   return PhiStep(new_phi, stddev, release)
 
 
-def round_result(users: UsersStep, step: PhiStep, user_weights: tf.Tensor,
-                 clip) -> RoundResult:
-  """The round's new phi and embeddings, and its measurements."""
-  measurements = {
-      'noise_stddev': step.noise_stddev,
-      'user_weight_max': tf.reduce_max(user_weights),
-      'user_weight_sum': tf.reduce_sum(user_weights),
-      'gradient_norm_mean': tf.reduce_mean(users.norms),
-      'clipped_fraction': tf.reduce_mean(tf.cast(users.norms > clip,
-                                                 tf.float32)),
-  }
-  return RoundResult(step.phi, users.embeddings, measurements)
+def round_result(users: UsersStep, step: PhiStep) -> RoundResult:
+  """The round's new phi and embeddings, and its measurements.
+
+  The measurements are published, so they hold only what the mechanism
+  released: the noise stddev (a constant of the run). Nothing computed
+  from the sampled users before the noise (their number, weights, gradient
+  norms or clipped fraction), which no accountant covers.
+  """
+  return RoundResult(step.phi, users.embeddings,
+                     {'noise_stddev': step.noise_stddev})
 
 
 def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
@@ -339,7 +339,7 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
   """
   users = users_step(net, phi, embeddings, batches, user_weights, constants)
   step = phi_step(phi, users.total, key, constants)
-  return round_result(users, step, user_weights, constants.clip)
+  return round_result(users, step)
 
 
 def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor,

@@ -19,8 +19,12 @@
     output = process.next(state, clients)      # clients: `client_elements`
     process.epsilon(output.state)              # {'users': user-level epsilon}
 
-The server is trusted (paper 004): its state holds the round number, phi,
-every user's embedding v_u and the noise key. `process.get_model_weights`
+The server is trusted (paper 004): its state holds the round number, phi and
+every user's embedding v_u. Every round's noise is fresh and secret
+(`tff_hdp.privacy.mechanism_key.key_tensor`), and the state holds no key,
+unless a `mechanism_seed` makes the run reproducible: then the key derived
+from it is the state's `noise_key`, split every round (the driver keeps its
+run's secret key there too). `process.get_model_weights`
 gives phi (as `tff.learning.models.ModelWeights`); user u's personal model
 is `process.hypernetwork.generate(phi, v_u)`.
 
@@ -72,12 +76,12 @@ from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.data import client_data
 from tff_hdp.data import federated_data
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 
 PRIVACY_UNIT = 'users'  # The accounted unit of `process.epsilon`.
-_NOISE_KEY_SALT = 0x554450  # 'UDP': the second word of the noise key.
 
 
 # The users' weights, the estimator's constants, the cohort's rows and the
@@ -184,17 +188,21 @@ def client_elements(users, weights, x, y, indices, mask,
 
 def udp_privacy(sampling_rate: float, noise_multiplier: float, *,
                 clip_and_noise: bool = True, delta: float,
-                accountant: str = 'rdp') -> templates.RoundPrivacy:
+                accountant: str = 'rdp',
+                mechanism_seed: Optional[int] = None
+                ) -> templates.RoundPrivacy:
   """User-level accounting: each round one Poisson-subsampled Gaussian of
   rate q and multiplier z (its stddev z max_w S over the sensitivity
   max_w S of the weighted clipped sum). Without clipping and noise (the
-  Noiseless baseline), z = 0: epsilon is infinite."""
+  Noiseless baseline), z = 0: epsilon is infinite. Not a bound when the
+  noise and users are reproducible from a published `mechanism_seed`."""
   return templates.RoundPrivacy(
       level='user-level',
       mechanisms={PRIVACY_UNIT: (float(sampling_rate),
                                  float(noise_multiplier) if clip_and_noise
                                  else 0.0, 1)},
-      delta=delta, accountant=accountant)
+      delta=delta, accountant=accountant,
+      **mechanism_key.ledger_terms(mechanism_seed))
 
 
 def state_round_num(state) -> int:
@@ -230,16 +238,18 @@ class _Types(NamedTuple):
 
 
 def _process_types(net: hypernetwork.HyperNetwork, num_users: int,
-                   rows: int, local_steps: int, batch_size: int) -> _Types:
+                   rows: int, local_steps: int, batch_size: int,
+                   key_in_state: bool) -> _Types:
   """The types of a process of `num_users` users and a cohort stack of
-  `rows` rows."""
+  `rows` rows (its state with `noise_key` if `key_in_state`)."""
   phi_type = [(np.float32, s) for s in net.shapes]
+  state = collections.OrderedDict(
+      round_num=np.int32, phi=phi_type,
+      embeddings=(np.float32, (num_users, net.embedding_dim)))
+  if key_in_state:
+    state['noise_key'] = (np.int64, mechanism_key.KEY_SHAPE)
   return _Types(
-      state=tff.types.to_type(collections.OrderedDict(
-          round_num=np.int32,
-          phi=phi_type,
-          embeddings=(np.float32, (num_users, net.embedding_dim)),
-          noise_key=(np.int64, (2,)))),
+      state=tff.types.to_type(state),
       weights=tff.types.to_type(tff.learning.models.ModelWeights(
           trainable=phi_type, non_trainable=[])),
       cohort=tff.types.to_type(collections.OrderedDict(
@@ -251,18 +261,22 @@ def _process_types(net: hypernetwork.HyperNetwork, num_users: int,
 
 
 def _initialize_fn(net: hypernetwork.HyperNetwork, num_users: int,
-                   seed: int):
-  """phi^0, the embeddings and the noise key, at the server."""
+                   seed: int, mechanism_seed: Optional[int],
+                   key_in_state: bool):
+  """phi^0 and the embeddings (public `seed`) and, if `key_in_state`, the
+  noise key (`mechanism_key.key_tensor`), at the server."""
   phi0 = net.init(seed)
   embeddings0 = net.init_embeddings(num_users, seed)
 
   @tff.tensorflow.computation
   def initial_state():
-    return collections.OrderedDict(
+    state = collections.OrderedDict(
         round_num=tf.constant(0, tf.int32),
         phi=[tf.constant(p) for p in phi0],
-        embeddings=tf.constant(embeddings0),
-        noise_key=tf.constant([seed, _NOISE_KEY_SALT], tf.int64))
+        embeddings=tf.constant(embeddings0))
+    if key_in_state:
+      state['noise_key'] = mechanism_key.key_tensor(mechanism_seed)
+    return state
 
   @tff.federated_computation
   def initialize_fn():
@@ -303,7 +317,8 @@ def _client_computations(target: models.ModelSpec, types: _Types,
 
 
 def _server_computations(net: hypernetwork.HyperNetwork, types: _Types,
-                         constants: hypernetfl.RoundConstants):
+                         constants: hypernetfl.RoundConstants,
+                         key_in_state: bool):
   """(the cohort's generated models, the server's step from its deltas)."""
 
   @tff.tensorflow.computation(types.state, types.cohort)
@@ -315,8 +330,11 @@ def _server_computations(net: hypernetwork.HyperNetwork, types: _Types,
   def server_step(state, cohort, deltas):
     count = cohort['count']
     users = cohort['users'][:count]
-    key, next_key = tf.unstack(
-        tf.random.experimental.stateless_split(state['noise_key'], 2))
+    if key_in_state:
+      key, next_key = tf.unstack(
+          tf.random.experimental.stateless_split(state['noise_key'], 2))
+    else:
+      key = mechanism_key.key_tensor(None)  # Fresh every round.
     embeddings = tf.gather(state['embeddings'], users)
     deltas = [d[:count] for d in deltas]
     total, _ = hypernetfl.cohort_gradient(
@@ -329,19 +347,22 @@ def _server_computations(net: hypernetwork.HyperNetwork, types: _Types,
         round_num=state['round_num'] + 1,
         phi=step.phi,
         embeddings=tf.tensor_scatter_nd_update(
-            state['embeddings'], users[:, tf.newaxis], new_rows),
-        noise_key=next_key)
+            state['embeddings'], users[:, tf.newaxis], new_rows))
+    if key_in_state:
+      new_state['noise_key'] = next_key
     return new_state, collections.OrderedDict(noise_stddev=step.noise_stddev)
 
   return generate, server_step
 
 
 def _next_fn(net: hypernetwork.HyperNetwork, types: _Types,
-             constants: hypernetfl.RoundConstants, rows: int):
+             constants: hypernetfl.RoundConstants, rows: int,
+             key_in_state: bool):
   """`next(state@SERVER, clients@CLIENTS)`: the round (module doc)."""
   cohort_row, client_work = _client_computations(
       net.target, types, rows, constants.local_learning_rate)
-  generate, server_step = _server_computations(net, types, constants)
+  generate, server_step = _server_computations(net, types, constants,
+                                               key_in_state)
 
   @tff.federated_computation(tff.FederatedType(types.state, tff.SERVER),
                              tff.FederatedType(types.data, tff.CLIENTS))
@@ -368,9 +389,9 @@ def _model_weights_fns(types: _Types):
 
   @tff.tensorflow.computation(types.state, types.weights)
   def set_model_weights(state, weights):
-    return collections.OrderedDict(
-        round_num=state['round_num'], phi=weights.trainable,
-        embeddings=state['embeddings'], noise_key=state['noise_key'])
+    new_state = collections.OrderedDict(state)
+    new_state['phi'] = weights.trainable
+    return new_state
 
   return get_model_weights, set_model_weights
 
@@ -380,20 +401,27 @@ def compose_udp_process(net: hypernetwork.HyperNetwork,
                         num_users: int,
                         max_cohort: int,  # pylint: disable=redefined-outer-name
                         local_steps: int, batch_size: int,
-                        privacy: templates.RoundPrivacy, seed: int
+                        privacy: templates.RoundPrivacy, seed: int,
+                        mechanism_seed: Optional[int] = None,
+                        key_in_state: Optional[bool] = None
                         ) -> templates.PrivateLearningProcess:
   """The learning process of one run, its constants given (what the driver
   and `build_udp_process` both run; `build_udp_process` derives them).
 
   phi^0 and the embeddings are `net.init(seed)` and
-  `net.init_embeddings(num_users, seed)`; the noise key starts at
-  (seed, 0x554450) and is split every round. `privacy` must describe the
-  noise and the run's sampling (`udp_privacy`).
+  `net.init_embeddings(num_users, seed)`. With `key_in_state` (default:
+  with a `mechanism_seed`) the state's `noise_key` starts at
+  `mechanism_key.key_tensor(mechanism_seed)` and is split every round;
+  without, every round's noise is fresh and the state holds no key.
+  `privacy` must describe the noise and the run's sampling (`udp_privacy`).
   """
-  types = _process_types(net, num_users, max_cohort, local_steps, batch_size)
+  if key_in_state is None:
+    key_in_state = mechanism_seed is not None
+  types = _process_types(net, num_users, max_cohort, local_steps, batch_size,
+                         key_in_state)
   process = templates.PrivateLearningProcess(
-      _initialize_fn(net, num_users, seed),
-      _next_fn(net, types, constants, max_cohort),
+      _initialize_fn(net, num_users, seed, mechanism_seed, key_in_state),
+      _next_fn(net, types, constants, max_cohort, key_in_state),
       *_model_weights_fns(types), privacy=privacy, round_num=state_round_num)
   process.hypernetwork = net
   process.num_users = num_users
@@ -446,8 +474,9 @@ def _build(spec: models.ModelSpec, config: config_lib.UdpConfig,
       batch_size=config.batch_size,
       privacy=udp_privacy(config.sampling_rate, config.noise_multiplier,
                           clip_and_noise=config.clips, delta=config.delta,
-                          accountant=config.accountant),
-      seed=config.seed)
+                          accountant=config.accountant,
+                          mechanism_seed=config.mechanism_seed),
+      seed=config.seed, mechanism_seed=config.mechanism_seed)
   process.user_weights = weights.astype(np.float32)
   process.num_examples = tuple(int(s) for s in sizes)
   process.sampling_rate = config.sampling_rate
@@ -469,7 +498,9 @@ def build_udp_process(
     max_cohort: Optional[int] = None,  # pylint: disable=redefined-outer-name
     clip_and_noise: bool = True, delta: float = _DEFAULTS.delta,
     accountant: str = 'rdp',
-    seed: int = 0) -> templates.PrivateLearningProcess:
+    seed: int = 0,
+    mechanism_seed: Optional[int] = None
+) -> templates.PrivateLearningProcess:
   """UDP-Alg (paper 004, Algorithm 1) as a `LearningProcess`.
 
   The defaults are `tff_hdp.udp.config.UdpConfig`'s (the paper's S, z, q,
@@ -502,7 +533,12 @@ def build_udp_process(
       epsilon infinite).
     delta: The delta of the reported epsilon.
     accountant: 'rdp' (the paper's) or 'pld' (tighter).
-    seed: Seed of phi^0, the embeddings and every noise draw.
+    seed: The public seed: phi^0 and the embeddings.
+    mechanism_seed: None (the default): every round's noise is fresh and
+      secret, and the state holds no key. An integer, for reproduction only:
+      the noise comes from the key derived from it (the state's
+      `noise_key`) and can be regenerated by anyone who knows it;
+      `process.privacy.is_bound` is then False.
 
   Returns:
     A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes per
@@ -524,21 +560,23 @@ def build_udp_process(
       hyper_learning_rate=hyper_learning_rate,
       embedding_learning_rate=embedding_learning_rate,
       embedding_dim=embedding_dim, delta=delta, accountant=accountant,
-      seed=seed)
+      seed=seed, mechanism_seed=mechanism_seed)
   return _build(spec, config, sizes, hidden=hidden,
                 hidden_layers=hidden_layers, rows=max_cohort)
 
 
 def build_data_source(process: templates.PrivateLearningProcess,
-                      data, *, seed: int = 0
+                      data, *, mechanism_seed: Optional[int] = None
                       ) -> client_data.PoissonClientSource:
   """The users of `build_udp_process`'s rounds, for TFF programs.
 
   `data` is a `FederatedData` or a `ClientData` (users in `client_ids`
-  order, the order of `num_examples`). Round r draws, from
-  `sampling.round_rng(seed, r)`, a Poisson cohort at the process's rate and
-  then the users' K batches (`local_batches`), as the driver does: with the
-  run's seed, the process fed by this source runs the driver's rounds.
+  order, the order of `num_examples`). Round r draws a Poisson cohort at
+  the process's rate and then the users' K batches (`local_batches`), as
+  the driver does, from the round's generator under a secret key each
+  iterator draws (`client_data.PoissonClientSource`); with the run's
+  `mechanism_seed`, the process fed by this source runs the driver's rounds
+  (reproduction only: anyone who knows the seed knows who took part).
   """
   if isinstance(data, tff.simulation.datasets.ClientData):
     data = client_data.to_federated_data(data)
@@ -564,4 +602,5 @@ def build_data_source(process: templates.PrivateLearningProcess,
 
   return client_data.PoissonClientSource(data.num_clients,
                                          process.sampling_rate, make_cohort,
-                                         spec_type, seed=seed)
+                                         spec_type,
+                                         mechanism_seed=mechanism_seed)

@@ -44,7 +44,7 @@ def claim_line(records: Sequence[Mapping[str, Any]]) -> str:
   """Whether paper 004's claim holds in these runs (`claims.udp`)."""
   return claims.udp(
       {r['config']['algorithm']: (r['metrics']['accuracy_mean'], r['epsilon'])
-       for r in records})
+       for r in records}) + claims.mechanism_caveat(records)
 
 
 def table(records: Sequence[Mapping[str, Any]]) -> str:

@@ -27,10 +27,15 @@ Poisson-subsampled Gaussian of rate q and multiplier z per round), and every
 `eval_every` rounds measures each user's generated model on its local test
 data. The canary audit (`tff_hdp.udp.audit`) composes the same experiment.
 
-Everything random comes from `config.seed`: phi^0 and the embeddings, the
-users and batches of round t (numpy, from (seed, t)), and the noise (a
-stateless key in the server state, split every round). A run checkpointed
-with `checkpoint_dir` resumes to exactly the results of an uninterrupted one.
+Two kinds of randomness (`tff_hdp.privacy.mechanism_key`): phi^0 and the
+embeddings come from the public `config.seed`; the users and batches of
+round t (numpy, per round) and the noise (a stateless key in the server
+state, split every round) from the run's secret key, or from
+`config.mechanism_seed` for a reproducible run whose epsilon is then not a
+guarantee. The history publishes only what the mechanism released (the noise
+stddev) and evaluations, not how many users a round sampled. A run
+checkpointed with `checkpoint_dir` resumes to exactly the results of an
+uninterrupted one.
 """
 
 import collections
@@ -46,6 +51,8 @@ from tff_hdp import models
 from tff_hdp import round_loop
 from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
+from tff_hdp.privacy import mechanism_key
+from tff_hdp.privacy import privacy_ledger
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
@@ -133,11 +140,6 @@ class DirectRound:
             {k: float(v) for k, v in result.measurements.items()})
 
 
-def _weight_measurements(weights) -> dict[str, float]:
-  return {'user_weight_max': float(np.max(weights)),
-          'user_weight_sum': float(np.sum(weights))}
-
-
 def _distributed_round_fn(net: hypernetwork.HyperNetwork,
                           config: config_lib.UdpConfig,
                           constants: hypernetfl.RoundConstants):
@@ -150,9 +152,7 @@ def _distributed_round_fn(net: hypernetwork.HyperNetwork,
   def distributed_round_fn(round_num, state, users, x, y, indices, mask,
                            weights):
     del round_num  # The distributed round's state has no counter.
-    new_state, measurements = spread(state, users, x, y, indices, mask,
-                                     weights)
-    return new_state, {**measurements, **_weight_measurements(weights)}
+    return spread(state, users, x, y, indices, mask, weights)
 
   distributed_round_fn.runs_empty_rounds = False
   return distributed_round_fn
@@ -178,7 +178,7 @@ def _tff_round_fn(net: hypernetwork.HyperNetwork,
           config.sampling_rate, config.noise_multiplier,
           clip_and_noise=config.private, delta=config.delta,
           accountant=config.accountant),
-      seed=config.seed)
+      seed=config.seed, key_in_state=True)  # The run's key, set below.
 
   def round_fn(round_num, state, users, x, y, indices, mask, weights):
     clients = process.client_elements(users, weights, x, y, indices, mask,
@@ -192,8 +192,7 @@ def _tff_round_fn(net: hypernetwork.HyperNetwork,
         for key in ('phi', 'embeddings', 'noise_key'))
     if not len(users):  # As the direct backend's empty round: no metrics.
       return new_state, {}
-    return new_state, {'noise_stddev': output.metrics['noise_stddev'],
-                       **_weight_measurements(weights)}
+    return new_state, {'noise_stddev': output.metrics['noise_stddev']}
 
   round_fn.runs_empty_rounds = True
   return round_fn
@@ -283,6 +282,18 @@ class UdpRounds(round_loop.System):
   def __init__(self, experiment: Experiment):
     self._pieces = experiment
     self._config = experiment.config
+    self._cohort_key = None
+    self.last_cohort = np.zeros(0, np.int64)  # Never published.
+
+  def start(self, key):
+    """phi^0 and the embeddings (public seed) and the noise key (`key`)."""
+    config, net = self._config, self._pieces.net
+    self._cohort_key = mechanism_key.cohort_key(key)
+    return collections.OrderedDict(
+        phi=net.init(config.seed),
+        embeddings=net.init_embeddings(self._pieces.data.num_clients,
+                                       config.seed),
+        noise_key=mechanism_key.as_key(key).copy())
 
   def _users(self, rng) -> tuple[np.ndarray, np.ndarray]:
     num_users = self._pieces.data.num_clients
@@ -295,11 +306,12 @@ class UdpRounds(round_loop.System):
   def run_round(self, state, round_num):
     config, tff_round = self._config, self._pieces.tff_round
     state = tf.nest.map_structure(np.asarray, state)
-    rng = sampling.round_rng(config.seed, round_num)
+    rng = mechanism_key.round_rng(self._cohort_key, round_num)
     users, round_weights = self._users(rng)
+    self.last_cohort = users
     key, next_key = tf.random.experimental.stateless_split(
         state['noise_key'], 2).numpy()
-    entry = {'users_sampled': int(len(users))}
+    entry = {}
     batches = (local_batches(self._pieces.data, users, config.local_steps,
                              config.batch_size, rng)
                if len(users) else None)
@@ -342,16 +354,15 @@ def run_rounds(experiment: Experiment, *,
                options: round_loop.Options = round_loop.Options()
                ) -> checkpoint.Run:
   """The run's T rounds (`UdpRounds`) in the shared loop, from phi^0, the
-  initial embeddings and the noise key (seed, 0x554450), or a checkpoint of
-  the same configuration, with `observers` around every round."""
-  config, net = experiment.config, experiment.net
-  initial = collections.OrderedDict(
-      phi=net.init(config.seed),
-      embeddings=net.init_embeddings(experiment.data.num_clients, config.seed),
-      noise_key=np.array([config.seed, 0x554450], np.int64))
+  initial embeddings and the run's mechanism key, or a checkpoint of the
+  same configuration, with `observers` around every round."""
+  config = experiment.config
   return round_loop.run(
-      UdpRounds(experiment), config, initial, total_rounds=config.rounds,
-      eval_every=config.eval_every, observers=observers, options=options)
+      UdpRounds(experiment), config, total_rounds=config.rounds,
+      eval_every=config.eval_every,
+      ledger=privacy_ledger.PrivacyLedger(
+          **mechanism_key.ledger_terms(config.mechanism_seed)),
+      observers=observers, options=options)
 
 
 def results_record(experiment: Experiment, run: checkpoint.Run,
@@ -383,6 +394,14 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
       'epsilon': (run.ledger.get_epsilon(LEDGER_NAME, config.delta,
                                          config.accountant)
                   if config.private else None),
+      'privacy': {
+          **mechanism_key.privacy_record(
+              run.ledger, config.mechanism_seed,
+              [LEDGER_NAME] if config.private else []),
+          'accountant': config.accountant,
+          'delta': config.delta,
+          'level': 'user-level',
+      },
       'metrics': {
           'accuracy_mean': float(np.nanmean(accuracies)),
           'accuracy_var': float(np.nanvar(accuracies)),
