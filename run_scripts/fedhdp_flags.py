@@ -46,10 +46,16 @@ _ALGORITHM = flags.DEFINE_string(
     f'One of {", ".join(ALGORITHMS)}, or "all" for the four in turn.')
 _DITTO = flags.DEFINE_bool('ditto', True,
                            'Train Ditto personal models (--noditto: off).')
+# The flags' defaults are the configuration's: one default per
+# hyperparameter, the same in the binary and in build_fedhdp_process.
+_CONFIG = config_lib.FedHdpConfig()
 _R = flags.DEFINE_list(
-    'r', ['0.01'], 'FedHDP ratio r in [0, 1], or one r per private level.')
-_LAMBDA_P = flags.DEFINE_float('lambda_p', 0.005, 'Ditto lambda_p >= 0.')
-_LAMBDA_NP = flags.DEFINE_float('lambda_np', 0.005, 'Ditto lambda_np >= 0.')
+    'r', [str(r) for r in _CONFIG.ratios],
+    'FedHDP ratio r in [0, 1], or one r per private level.')
+_LAMBDA_P = flags.DEFINE_float('lambda_p', _CONFIG.lambda_p,
+                               'Ditto lambda_p >= 0.')
+_LAMBDA_NP = flags.DEFINE_float('lambda_np', _CONFIG.lambda_np,
+                                'Ditto lambda_np >= 0.')
 _ROUNDS = flags.DEFINE_integer('rounds', None, 'Training rounds T.')
 _CLIENTS_PER_ROUND = flags.DEFINE_integer(
     'clients_per_round', None, 'Cohort size (default round(qN)).')

@@ -50,20 +50,22 @@ def _client_data():
   return user_code.client_data([10 + i for i in range(NUM_CLIENTS)], 'user')
 
 
-def _fedhdp(model, **kwargs):
-  settings = dict(privacy_levels=[0, 0, None, 0, None, 0],
-                  noise_multipliers=(0.25,), sampling_rate=0.5,
-                  local_epochs=1, batch_size=4, seed=1, mechanism_seed=1)
-  settings.update(kwargs)
-  return tff_hdp.fedhdp.build_fedhdp_process(model, **settings)
+def _fedhdp(model, privacy_levels=(0, 0, None, 0, None, 0), **fields):
+  config = tff_hdp.fedhdp.FedHdpConfig(**{
+      **dict(noise_multiplier=0.25, sampling_rate=0.5, local_epochs=1,
+             batch_size=4, seed=1, mechanism_seed=1), **fields})
+  return tff_hdp.fedhdp.build_fedhdp_process(model, config,
+                                             privacy_levels=privacy_levels)
 
 
 def _robust(model, rule='robust_hdp'):
   sizes = [10 + i for i in range(NUM_CLIENTS)]
-  return tff_hdp.robust_hdp.build_robust_hdp_process(
-      model, epsilons=[2.0, 4.0, 8.0, 2.0, 4.0, 8.0],
-      batch_sizes=[4] * NUM_CLIENTS, num_examples=sizes, rounds=5, rule=rule,
-      rpca_method='ialm', seed=1, mechanism_seed=1)
+  config = tff_hdp.robust_hdp.RobustHdpConfig(
+      algorithm=rule, epsilons=(2.0, 4.0, 8.0, 2.0, 4.0, 8.0),
+      batch_sizes=(4,) * NUM_CLIENTS, rounds=5, rpca_method='ialm', seed=1,
+      mechanism_seed=1)
+  return tff_hdp.robust_hdp.build_robust_hdp_process(model, config,
+                                                     num_examples=sizes)
 
 
 def _build(system, model):
@@ -134,7 +136,7 @@ def process_clients(system, process):
 def test_fedhdp_epsilon_is_the_accountants(tff_runtime):
   del tff_runtime
   process = _fedhdp(PACKAGE, privacy_levels=[0, 1, None, 0, 1, 0],
-                    noise_multipliers=(0.25, 0.2))
+                    noise_multiplier=(0.25, 0.2))
   state = process_contract.run_rounds(process, tff_hdp.fedhdp.build_data_source(
       process, _client_data()), 3)
   epsilon = process.epsilon(state)
@@ -222,6 +224,9 @@ def test_a_model_with_another_loss_is_refused():
                      'ModelSpec or a tff.learning.models.FunctionalModel, got '
                      'Sequential'):
     tff_hdp.fedhdp.build_fedhdp_process(keras_model, privacy_levels=[0])
+  with pytest.raises(TypeError, match='config must be a tff_hdp.fedhdp.'
+                     'FedHdpConfig, got dict'):
+    tff_hdp.fedhdp.build_fedhdp_process(PACKAGE, {}, privacy_levels=[0])
 
 
 def test_r_zero_never_sends_private_clients_the_model(tff_runtime):
@@ -241,6 +246,11 @@ def test_bad_privacy_levels_are_refused():
   with pytest.raises(ValueError, match=r'privacy_levels must be None '
                      r'\(opt-out\) or a level in \[0, 1\)'):
     _fedhdp(PACKAGE, privacy_levels=[0, 1, None])
+  with pytest.raises(ValueError, match='privacy_levels must give every client'):
+    tff_hdp.fedhdp.build_fedhdp_process(PACKAGE)
+  with pytest.raises(ValueError, match='runs Poisson cohorts with expected '
+                     'denominators'):
+    _fedhdp(PACKAGE, poisson_sampling=False)
 
 
 def test_drivers_take_client_data():
@@ -269,11 +279,11 @@ def test_in_client_order():
 
 def test_public_names():
   assert tff_hdp.fedhdp.__all__ == [
-      'build_data_source', 'build_fedhdp_process', 'client_element',
-      'global_weights']
+      'FedHdpConfig', 'build_data_source', 'build_fedhdp_process',
+      'client_element', 'global_weights']
   assert tff_hdp.robust_hdp.__all__ == [
-      'build_data_source', 'build_robust_hdp_process', 'client_element',
-      'global_weights']
+      'RobustHdpConfig', 'build_data_source', 'build_robust_hdp_process',
+      'client_element', 'global_weights']
   for name in tff_hdp.fedhdp.__all__ + tff_hdp.robust_hdp.__all__:
     assert not name.startswith('_')
   # One definition, shared: a process's state or a driver's state dict.

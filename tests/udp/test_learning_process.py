@@ -37,6 +37,7 @@ from tff_hdp import models
 from tff_hdp import runtime
 from tff_hdp import templates
 from tff_hdp.privacy import accounting
+from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import process as process_lib
 from tff_hdp.udp import training
 
@@ -44,7 +45,7 @@ SHAPE = user_code.SHAPE
 PACKAGE = user_code.PACKAGE
 NUM_USERS = 6
 SIZES = [10 + i for i in range(NUM_USERS)]
-SETTINGS = dict(num_examples=SIZES, sampling_rate=0.5, noise_multiplier=1.0,
+SETTINGS = dict(sampling_rate=0.5, noise_multiplier=1.0,
                 clip=0.1, sample_cap=12.0, local_steps=2, batch_size=4,
                 local_learning_rate=0.05, hyper_learning_rate=0.1,
                 embedding_learning_rate=0.1, hidden=16, hidden_layers=1,
@@ -58,8 +59,10 @@ def _client_data():
   return user_code.client_data(SIZES, 'user')
 
 
-def _build(model=PACKAGE, **kwargs):
-  return process_lib.build_udp_process(model, **{**SETTINGS, **kwargs})
+def _build(model=PACKAGE, num_examples=SIZES, max_cohort=None, **fields):
+  return process_lib.build_udp_process(
+      model, config_lib.UdpConfig(**{**SETTINGS, **fields}),
+      num_examples=num_examples, max_cohort=max_cohort)
 
 
 def test_learning_process_contract(tff_runtime):
@@ -129,15 +132,10 @@ def test_data_source_runs_the_drivers_rounds(tff_runtime, data):
   del tff_runtime
   run = dataclasses.replace(conftest.TINY, rounds=2)
   driver = training.train(run, data)  # Backend 'direct'.
+  # The driver's own configuration builds the process.
   process = process_lib.build_udp_process(
       models.build_model(run.target, data.input_shape, data.num_classes),
-      num_examples=[len(y) for _, y in data.train],
-      sampling_rate=run.sampling_rate, noise_multiplier=run.noise_multiplier,
-      clip=run.clip, sample_cap=run.sample_cap, local_steps=run.local_steps,
-      batch_size=run.batch_size, local_learning_rate=run.local_learning_rate,
-      hyper_learning_rate=run.hyper_learning_rate,
-      embedding_learning_rate=run.embedding_learning_rate, delta=run.delta,
-      seed=run.seed, mechanism_seed=run.mechanism_seed)
+      run, num_examples=[len(y) for _, y in data.train])
   source = process_lib.build_data_source(
       process, data, mechanism_seed=run.mechanism_seed)
   state = process.initialize()
@@ -205,7 +203,7 @@ def test_epsilon_is_the_accountants(tff_runtime):
   assert pld.privacy.ledger(3).get_epsilon('users', 1e-5, 'pld') == (
       pytest.approx(accounting.compute_epsilon(0.5, 1.0, 3, 1e-5,
                                                accountant='pld'), rel=1e-9))
-  noiseless = _build(clip_and_noise=False)
+  noiseless = _build(algorithm='noiseless')
   assert noiseless.privacy.mechanisms == {'users': (0.5, 0.0, 1)}
 
 

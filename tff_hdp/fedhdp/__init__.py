@@ -24,8 +24,8 @@ split of z_eff into value and clip-count noise (`clip_noise`), the
 `table_rows`, `paper_tables`) and the presets of Tables 5 and 7 (`presets`).
 The server is trusted: it adds the noise.
 
-Public API (docs/api.md): `build_fedhdp_process`, `build_data_source`,
-`client_element`, `global_weights`.
+Public API (docs/api.md): `FedHdpConfig`, `build_fedhdp_process`,
+`build_data_source`, `client_element`, `global_weights`.
 """
 
 from tff_hdp import public_api
@@ -33,6 +33,7 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
+    'tff_hdp.fedhdp.config': ('FedHdpConfig',),
     'tff_hdp.fedhdp.process': ('build_fedhdp_process', 'build_data_source',
                                'client_element'),
     'tff_hdp.templates': ('global_weights',),  # shared with Robust-HDP

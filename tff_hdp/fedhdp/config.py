@@ -82,6 +82,13 @@ class FedHdpConfig:
   level (level 0, the default, first), `ratio` one r per level (or one for
   all), and `level_fractions` the population fraction at levels 1, 2, ...
   (level 0 keeps the remaining private clients).
+
+  Who chose what: by default the opt-outs (`optout_fraction`) and the levels
+  (`level_fractions`) are drawn once with the public `seed`, as paper 001's
+  experiments do. `privacy_levels` gives each client's choice instead: its
+  level (an index into `noise_multiplier`) or None to opt out, one entry per
+  client in data order (then `optout_fraction`, `skewed_optout` and
+  `level_fractions` are not used).
   """
 
   algorithm: str = 'fedhdp'
@@ -106,6 +113,7 @@ class FedHdpConfig:
   target_quantile: float = _DEFAULT.target_quantile
   noise_multiplier: Union[float, tuple[float, ...]] = _DEFAULT.noise_multiplier
   level_fractions: tuple[float, ...] = ()
+  privacy_levels: Optional[tuple[Optional[int], ...]] = None
   clipped_count_stddev: Optional[float] = None
   delta: float = _DEFAULT.delta
   accountant: str = 'rdp'
@@ -171,10 +179,22 @@ class FedHdpConfig:
         (len(self.ratios) in (1, len(self.noise_multipliers)),
          f'give one r or one per privacy level '
          f'({len(self.noise_multipliers)}), got {len(self.ratios)}'),
-        (len(self.level_fractions) == len(self.noise_multipliers) - 1,
+        (self.privacy_levels is not None or
+         len(self.level_fractions) == len(self.noise_multipliers) - 1,
          f'{len(self.noise_multipliers)} privacy levels need '
          f'{len(self.noise_multipliers) - 1} level fractions, got '
          f'{len(self.level_fractions)}'),
+        (self.privacy_levels is None or num_clients is None or
+         len(self.privacy_levels) == num_clients,
+         f'privacy_levels must give each of the {num_clients} clients a '
+         f'level or None, got {len(self.privacy_levels or ())}'),
+        (self.privacy_levels is None or all(
+            l is None or (isinstance(l, (int, np.integer)) and
+                          0 <= l < len(self.noise_multipliers))
+            for l in self.privacy_levels),
+         'privacy_levels must be None (opt-out) or a level in '
+         f'[0, {len(self.noise_multipliers)}) (one per noise multiplier), '
+         f'got {_first_bad_level(self.privacy_levels, self.noise_multipliers)!r}'),
         (self.lambda_p >= 0, f'lambda_p must be >= 0, got {self.lambda_p}'),
         (self.lambda_np >= 0, f'lambda_np must be >= 0, got {self.lambda_np}'),
         (self.learning_rate > 0,
@@ -226,6 +246,14 @@ class FedHdpConfig:
         raise ValueError(message)
 
 
+def _first_bad_level(levels, noise_multipliers):
+  for level in levels or ():
+    if level is not None and not (isinstance(level, (int, np.integer)) and
+                                  0 <= level < len(noise_multipliers)):
+      return level
+  return None
+
+
 @dataclasses.dataclass(frozen=True)
 class Setup:
   """What a config resolves to before training (all deterministic)."""
@@ -261,16 +289,31 @@ def resolve_noise(
 
 
 def resolve(config: FedHdpConfig,
-            data: federated_data.FederatedData) -> Setup:
-  """Draws the opt-out set and builds the groups and noise parameters."""
-  config.validate(data.num_clients)
+            data: Optional[federated_data.FederatedData] = None) -> Setup:
+  """The clients' choices and the groups and noise parameters.
+
+  With `config.privacy_levels`, the clients' own choices (no data needed);
+  else the opt-outs and levels drawn once with the public seed among
+  `data`'s clients, as paper 001's experiments do.
+  """
+  if config.privacy_levels is None and data is None:
+    raise ValueError('privacy_levels must give every client a level or None '
+                     '(opt-out)')
+  num_clients = (data.num_clients if data is not None else
+                 len(config.privacy_levels))
+  config.validate(num_clients)
+  if config.privacy_levels is not None:  # Each client's own choice.
+    opted_out = np.array([l is None for l in config.privacy_levels])
+    levels = np.array([0 if l is None else l for l in config.privacy_levels],
+                      np.int32)
+  else:  # Drawn once with the public seed, as paper 001's experiments.
+    candidates = data.clients_with_label(7) if config.skewed_optout else None
+    opted_out = privacy_groups.select_opt_outs(
+        num_clients, config.optout_fraction, config.seed,
+        candidates=candidates)
+    levels = privacy_groups.select_levels(opted_out, config.level_fractions,
+                                          config.seed)
   algorithm = privacy_groups.Algorithm.parse(config.algorithm)
-  candidates = data.clients_with_label(7) if config.skewed_optout else None
-  opted_out = privacy_groups.select_opt_outs(
-      data.num_clients, config.optout_fraction, config.seed,
-      candidates=candidates)
-  levels = privacy_groups.select_levels(opted_out, config.level_fractions,
-                                        config.seed)
   zs, z_effs, z_b = resolve_noise(config)
   groups = privacy_groups.build_groups(
       algorithm,
@@ -279,7 +322,8 @@ def resolve(config: FedHdpConfig,
       ratios=config.ratios,
       lambda_p=config.lambda_p,
       lambda_np=config.lambda_np)
-  client_groups = privacy_groups.assign_groups(algorithm, opted_out, levels)
+  client_groups = privacy_groups.assign_groups(
+      algorithm, opted_out, levels, len(config.noise_multipliers))
   return Setup(algorithm, groups, client_groups, opted_out, tuple(zs), z_b,
                expected_counts(config, groups, client_groups))
 

@@ -166,7 +166,8 @@ def build_groups(algorithm: Algorithm,
 
 def assign_groups(algorithm: Algorithm,
                   opted_out: np.ndarray,
-                  levels: Optional[np.ndarray] = None) -> np.ndarray:
+                  levels: Optional[np.ndarray] = None,
+                  num_levels: Optional[int] = None) -> np.ndarray:
   """Maps each client to its group index in `build_groups(algorithm)`.
 
   Args:
@@ -174,6 +175,8 @@ def assign_groups(algorithm: Algorithm,
     opted_out: Boolean array, True for clients that chose to opt out.
     levels: Private level (0..l-1) of each client that did not opt out;
       default all 0 (one private level).
+    num_levels: l, the private levels of the groups (default: the highest
+      level given plus one; give it when a level may have no client).
 
   Returns:
     int32 group ids: the client's level, or l if it opted out; all 0 for the
@@ -184,7 +187,8 @@ def assign_groups(algorithm: Algorithm,
     return np.zeros(opted_out.shape, np.int32)
   if levels is None:
     levels = np.zeros(opted_out.shape, np.int32)
-  num_levels = int(np.max(levels, initial=0)) + 1
+  if num_levels is None:
+    num_levels = int(np.max(levels, initial=0)) + 1
   return np.where(opted_out, num_levels, levels).astype(np.int32)
 
 

@@ -315,34 +315,10 @@ def fedhdp_privacy(groups: Sequence[privacy_groups.PrivacyGroup],
       **mechanism_key.ledger_terms(mechanism_seed))
 
 
-def _client_levels(privacy_levels: Sequence[Optional[int]],
-                   noise_multipliers: Sequence[float]):
-  """(opted_out, level_index, number of levels) of `build_fedhdp_process`'s
-  clients; raises ValueError on a missing or out-of-range level."""
-  levels = list(privacy_levels)
-  if not levels:
-    raise ValueError('privacy_levels must give every client a level or None')
-  num_levels = len(tuple(noise_multipliers))
-  bad = [l for l in levels if l is not None and not 0 <= l < num_levels]
-  if bad:
-    raise ValueError(f'privacy_levels must be None (opt-out) or a level in '
-                     f'[0, {num_levels}) (one per noise multiplier), got '
-                     f'{bad[0]!r}')
-  opted_out = np.array([l is None for l in levels])
-  level_index = np.array([0 if l is None else l for l in levels], np.int32)
-  return opted_out, level_index, num_levels
-
-
-def _level_fractions(opted_out: np.ndarray, level_index: np.ndarray,
-                     num_levels: int) -> tuple[float, ...]:
-  """The fraction of the private clients at each level 1, 2, ..."""
-  return tuple(float(np.mean(level_index[~opted_out] == i))
-               for i in range(1, num_levels))
-
-
-def _client_settings(config: config_lib.FedHdpConfig,
-                     groups: Sequence[privacy_groups.PrivacyGroup]
-                     ) -> ClientSettings:
+def client_settings(config: config_lib.FedHdpConfig,
+                    groups: Sequence[privacy_groups.PrivacyGroup]
+                    ) -> ClientSettings:
+  """What every client of `config`'s run does (Algorithm 2's ClientUpdate)."""
   return ClientSettings(
       ditto_lambdas=tuple(g.ditto_lambda for g in groups),
       local_epochs=config.local_epochs, batch_size=config.batch_size,
@@ -353,95 +329,56 @@ def _client_settings(config: config_lib.FedHdpConfig,
       seed=config.seed)
 
 
-def _build_process(spec: models.ModelSpec, config: config_lib.FedHdpConfig,
-                   opted_out: np.ndarray, level_index: np.ndarray
-                   ) -> templates.PrivateLearningProcess:
-  """`build_fedhdp_process` of a validated `config`: the groups, the
-  aggregator, the clients' settings, the process and its attributes."""
-  zs, z_effs, z_b = config_lib.resolve_noise(config)
-  algorithm_id = privacy_groups.Algorithm.parse(config.algorithm)
-  groups = privacy_groups.build_groups(
-      algorithm_id, noise_multipliers=zs, effective_noise_multipliers=z_effs,
-      ratios=config.ratios, lambda_p=config.lambda_p,
-      lambda_np=config.lambda_np)
-  client_groups = privacy_groups.assign_groups(algorithm_id, opted_out,
-                                               level_index)
-  factory = hdp_factory.HeterogeneousDPFactory(
-      groups, initial_clip=config.initial_clip,
+def aggregator_factory(config: config_lib.FedHdpConfig,
+                       setup: config_lib.Setup, *,
+                       groups: Optional[Sequence[privacy_groups.PrivacyGroup]]
+                       = None,
+                       key_in_state: Optional[bool] = None
+                       ) -> hdp_factory.HeterogeneousDPFactory:
+  """The aggregation of `config`'s run: `setup`'s groups (or `groups`, an
+  audit's planted fault; the accountant keeps the configured ones), clip,
+  denominators and noise. `key_in_state` as the factory's (the drivers keep
+  their run's key in the state)."""
+  return hdp_factory.HeterogeneousDPFactory(
+      setup.groups if groups is None else groups,
+      initial_clip=config.initial_clip,
       target_quantile=config.target_quantile,
       clip_learning_rate=config.clip_learning_rate,
-      expected_counts=config_lib.expected_counts(config, groups,
-                                                 client_groups),
-      clipped_count_stddev=z_b, mechanism_seed=config.mechanism_seed)
-  settings = _client_settings(config, groups)
-  process = compose_fedhdp_process(
-      spec, spec.init(config.seed), factory, settings,
-      fedhdp_privacy(groups, config.sampling_rate, delta=config.delta,
-                     accountant=config.accountant,
-                     mechanism_seed=config.mechanism_seed))
-  process.groups = groups
-  process.client_groups = client_groups
-  process.ditto_step = build_ditto_step(spec, process, settings)
-  process.batch_size = config.batch_size
-  process.sampling_rate = config.sampling_rate
-  return process
+      expected_counts=setup.expected_counts,
+      clipped_count_stddev=setup.clipped_count_stddev,
+      mechanism_seed=config.mechanism_seed, key_in_state=key_in_state)
 
 
 def build_fedhdp_process(
     model,
+    config: Optional[config_lib.FedHdpConfig] = None,
     *,
-    privacy_levels: Sequence[Optional[int]],
-    noise_multipliers: Sequence[float] = (1.5,),
-    algorithm: str = 'fedhdp',
-    ratio: float = 0.1,
-    sampling_rate: float = 0.05,
-    lambda_p: float = 0.05, lambda_np: float = 0.05,
-    ditto: bool = True,
-    local_epochs: int = 25, batch_size: int = 20,
-    learning_rate: float = 0.5, personal_learning_rate: float = 0.5,
-    lr_decay_factor: float = 1.0, lr_decay_rounds: int = 50,
-    initial_clip: float = 0.5, clip_learning_rate: float = 0.2,
-    target_quantile: float = 0.5,
-    clipped_count_stddev: Optional[float] = None,
-    delta: float = 1e-4,
-    accountant: str = 'rdp',
-    seed: int = 0,
-    mechanism_seed: Optional[int] = None
+    privacy_levels: Optional[Sequence[Optional[int]]] = None
 ) -> templates.PrivateLearningProcess:
   """FedHDP (or a baseline of paper 001) as a `LearningProcess`.
 
-  The defaults are Table 7's (non-IID MNIST). Rounds must draw each client
-  independently with probability `sampling_rate` (Poisson; what
-  `tff_hdp.data.client_data.PoissonClientSource` does): each private group's
-  mean divides by its expected count q N_i, so `process.epsilon(state)` is
-  the client-level epsilon of each private group, a bound.
+  Every hyperparameter is `config`'s, a `tff_hdp.fedhdp.FedHdpConfig` (its
+  defaults: paper 001's Table 7, non-IID MNIST): the algorithm, the levels'
+  noise multipliers z_eff (`noise_multiplier`, one per level), the ratios r,
+  the sampling rate q, Ditto's lambdas, the client update (E, B, eta, eta_p,
+  their decay), adaptive clipping (S^0, eta_b, kappa, z_b), delta and the
+  accountant, the public `seed` (theta^0 of the package's models, dropout)
+  and `mechanism_seed` (None: fresh secret noise every round; an integer:
+  reproducible, and epsilon then not a guarantee). The fields that describe a
+  driver's run (rounds, the model's name, the data's, the backend,
+  evaluation, opt-out draws) are not used. Rounds must draw each client
+  independently with probability q (Poisson; what `build_data_source` does):
+  each private group's mean divides by its expected count q N_i, so
+  `process.epsilon(state)` is the client-level epsilon of each private
+  group, a bound.
 
   Args:
     model: A `tff.learning.models.FunctionalModel` or a
       `tff_hdp.models.ModelSpec`; theta^0 is its initial weights (`init(seed)`).
+    config: The hyperparameters (default `FedHdpConfig()`).
     privacy_levels: Per client, in the order of the ids the process will see
       (`client_id` 0, 1, ...): its private level (0 = the strictest, 1, ...)
-      or None if it opts out of privacy.
-    noise_multipliers: z_eff of each private level (the accounted multiplier;
-      the value noise z and the clip-count noise z_b are derived from it as
-      TFF's `gaussian_adaptive` does).
-    algorithm: 'fedhdp', 'hdp_fedavg', 'dp_fedavg' or 'non_private'.
-    ratio: r, the weight of the private groups relative to the opt-outs.
-    sampling_rate: q, each client's probability to take part in a round.
-    lambda_p, lambda_np: Ditto's lambda of private and opted-out clients.
-    ditto: Whether `build_ditto_step` trains personal models (`ditto_step`).
-    local_epochs, batch_size, learning_rate, personal_learning_rate,
-    lr_decay_factor, lr_decay_rounds: Algorithm 2's E, B, eta, eta_p and
-      their decay (the batch size is the data source's).
-    initial_clip, clip_learning_rate, target_quantile: S^0, eta_b, kappa.
-    clipped_count_stddev: z_b; default 0.05 x the expected cohort.
-    delta: The delta of the reported epsilons.
-    accountant: 'rdp' (the papers') or 'pld' (tighter).
-    seed: The public seed: theta^0 (package models) and dropout.
-    mechanism_seed: None (the default): every `initialize` draws a secret
-      noise key from the operating system. An integer, for reproduction
-      only: the noise can then be regenerated by anyone who knows it, and
-      `process.privacy.is_bound` is False.
+      or None if it opts out of privacy; default `config.privacy_levels`.
 
   Returns:
     A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes per
@@ -450,30 +387,52 @@ def build_fedhdp_process(
     the personal step and `process.groups` the privacy groups.
 
   Raises:
-    ValueError: One line naming the argument that is out of range.
-    TypeError: If `model` is neither kind of model.
+    ValueError: One line naming the field that is out of range.
+    TypeError: If `model` is neither kind of model, or `config` is not a
+      `FedHdpConfig`.
   """
   spec = models.as_model_spec(model)
-  opted_out, level_index, num_levels = _client_levels(privacy_levels,
-                                                      noise_multipliers)
-  num_clients = len(level_index)
-  config = config_lib.FedHdpConfig(
-      algorithm=algorithm, ditto=ditto,
-      ratio=ratio, lambda_p=lambda_p, lambda_np=lambda_np,
-      clients_per_round=max(1, int(round(sampling_rate * num_clients))),
-      sampling_rate=sampling_rate, local_epochs=local_epochs,
-      batch_size=batch_size, learning_rate=learning_rate,
-      personal_learning_rate=personal_learning_rate,
-      lr_decay_factor=lr_decay_factor, lr_decay_rounds=lr_decay_rounds,
-      initial_clip=initial_clip, clip_learning_rate=clip_learning_rate,
-      target_quantile=target_quantile,
-      noise_multiplier=tuple(noise_multipliers),
-      level_fractions=_level_fractions(opted_out, level_index, num_levels),
-      clipped_count_stddev=clipped_count_stddev, delta=delta,
-      accountant=accountant, seed=seed, mechanism_seed=mechanism_seed)
-  config.validate(num_clients)
-  return _build_process(spec, config, opted_out, level_index)
+  config = _checked_config(config, privacy_levels)
+  setup = config_lib.resolve(config)
+  settings = client_settings(config, setup.groups)
+  process = compose_fedhdp_process(
+      spec, spec.init(config.seed), aggregator_factory(config, setup),
+      settings,
+      fedhdp_privacy(setup.groups, config.sampling_rate, delta=config.delta,
+                     accountant=config.accountant,
+                     mechanism_seed=config.mechanism_seed))
+  process.config = config
+  process.groups = setup.groups
+  process.client_groups = setup.client_groups
+  process.ditto_step = build_ditto_step(spec, process, settings)
+  process.batch_size = config.batch_size
+  process.sampling_rate = config.sampling_rate
+  return process
 
+
+def _checked_config(config, privacy_levels) -> config_lib.FedHdpConfig:
+  """`config` (default `FedHdpConfig()`) with the clients' `privacy_levels`
+  and the cohort they imply, or a one-line error."""
+  if config is None:
+    config = config_lib.FedHdpConfig()
+  if not isinstance(config, config_lib.FedHdpConfig):
+    raise TypeError('config must be a tff_hdp.fedhdp.FedHdpConfig, got '
+                    f'{type(config).__name__}')
+  if privacy_levels is not None:
+    config = dataclasses.replace(config,
+                                 privacy_levels=tuple(privacy_levels))
+  if not config.privacy_levels:
+    raise ValueError('privacy_levels must give every client a level or None '
+                     '(opt-out), as the keyword or in the config')
+  if not (config.poisson_sampling and config.denominators == 'expected'):
+    raise ValueError(
+        'build_fedhdp_process runs Poisson cohorts with expected denominators '
+        '(what build_data_source draws and epsilon bounds); got '
+        f'poisson_sampling={config.poisson_sampling}, denominators='
+        f'{config.denominators!r}')
+  num_clients = len(config.privacy_levels)
+  return dataclasses.replace(config, clients_per_round=max(
+      1, int(round(config.sampling_rate * num_clients))))
 
 
 def build_data_source(process: templates.PrivateLearningProcess,

@@ -55,8 +55,8 @@ from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import evaluation
-from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import personal_store
+from tff_hdp.fedhdp import process as process_lib
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
@@ -102,34 +102,6 @@ def privacy_record(ledger: privacy_ledger.PrivacyLedger,
       'sampling': 'poisson' if config.poisson_sampling else 'fixed cohort',
       'denominators': config.denominators,
   }
-
-
-def _factory(config: config_lib.FedHdpConfig, setup: config_lib.Setup,
-             mechanism_groups=None) -> hdp_factory.HeterogeneousDPFactory:
-  """The aggregator: the run's groups, or `mechanism_groups` (an audit's
-  planted fault; the accountant keeps the configured ones)."""
-  return hdp_factory.HeterogeneousDPFactory(
-      setup.groups if mechanism_groups is None else mechanism_groups,
-      initial_clip=config.initial_clip,
-      target_quantile=config.target_quantile,
-      clip_learning_rate=config.clip_learning_rate,
-      expected_counts=setup.expected_counts,
-      clipped_count_stddev=setup.clipped_count_stddev,
-      mechanism_seed=config.mechanism_seed, key_in_state=True)
-
-
-def _client_settings(config: config_lib.FedHdpConfig,
-                     setup: config_lib.Setup) -> tff_backend.ClientSettings:
-  return tff_backend.ClientSettings(
-      ditto_lambdas=tuple(g.ditto_lambda for g in setup.groups),
-      local_epochs=config.local_epochs,
-      batch_size=config.batch_size,
-      learning_rate=config.learning_rate,
-      personal_learning_rate=config.personal_learning_rate,
-      lr_decay_factor=config.lr_decay_factor,
-      lr_decay_rounds=config.lr_decay_rounds,
-      ditto=config.ditto,
-      seed=config.seed)
 
 
 class FedHdpRounds(round_loop.System):
@@ -259,8 +231,9 @@ def prepare(config: config_lib.FedHdpConfig, data, *,
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   backend = build_backend(
       config.backend, spec, spec.init(config.seed),
-      _factory(config, setup, mechanism_groups),
-      _client_settings(config, setup), config.tff_workers)
+      process_lib.aggregator_factory(config, setup, groups=mechanism_groups,
+                                     key_in_state=True),
+      process_lib.client_settings(config, setup.groups), config.tff_workers)
   store = (personal_store.PersonalModelStore(
       data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)

@@ -107,6 +107,7 @@ with `float()`; give it the noise multiplier (FedHDP: z_eff) rather than
 TFF's events.
 """
 
+import functools
 import math
 from typing import Callable, Optional, Sequence, Tuple
 
@@ -416,6 +417,62 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
                         bracket=bracket, tol=tol)
 
 
+def sampling_rate_for_epsilon(target_epsilon: float,
+                              noise_multiplier: float,
+                              rounds: int,
+                              delta: float,
+                              *,
+                              tol: float = 1e-9,
+                              orders: Optional[Sequence[float]] = None,
+                              accountant: str = 'rdp') -> float:
+  """Largest Poisson rate q whose T rounds at multiplier z stay within
+  (eps, delta): 1 if even q = 1 does.
+
+  The inverse of `compute_epsilon` in q, by
+  `dp_accounting.calibrate_dp_mechanism` (Brent's method; epsilon increases
+  with q), as Boenisch et al.'s individualized "Sample" method and its
+  federated form (Lange et al., 2025; luckyos-code/flidp's
+  `get_sample_rate`) calibrate each privacy group's rate. The returned q
+  satisfies compute_epsilon(q, z, T, delta) <= target_epsilon.
+
+  Args:
+    target_epsilon: eps > 0.
+    noise_multiplier: z > 0.
+    rounds: T >= 1.
+    delta: delta in (0, 1).
+    tol: Absolute tolerance on q (> 0).
+    orders: RDP orders, as in `compute_epsilon`.
+    accountant: As in `compute_epsilon`.
+  """
+  eps = arguments.check_positive(target_epsilon, 'target_epsilon')
+  z = arguments.check_positive(noise_multiplier, 'noise_multiplier')
+  t = arguments.check_count(rounds, 'rounds')
+  d = arguments.check_delta(delta)
+  tol = _check_tolerance(tol)
+  orders = arguments.check_orders(orders)
+  accountant = check_accountant(accountant)
+  epsilon = functools.partial(compute_epsilon, noise_multiplier=z, rounds=t,
+                              delta=d, orders=orders, accountant=accountant)
+  if t == 0 or epsilon(1.0) <= eps:
+    return 1.0
+
+  def make_accountant():
+    if accountant == 'pld':
+      return dp_accounting.pld.PLDAccountant()
+    return fresh_accountant(orders)
+
+  q = dp_accounting.calibrate_dp_mechanism(
+      make_accountant,
+      lambda rate: dp_accounting.SelfComposedDpEvent(round_event(rate, z), t),
+      eps, d, bracket_interval=dp_accounting.ExplicitBracketInterval(0.0, 1.0),
+      tol=tol)
+  # The calibrator returns a rate within its target; its own accountant is
+  # not ours for PLD (a coarser grid), so make sure with ours.
+  while q > 0 and epsilon(q) > eps:
+    q = max(0.0, q - tol)
+  return float(q)
+
+
 __all__ = [
     'ACCOUNTANTS',
     'ADD_OR_REMOVE_ONE',
@@ -429,4 +486,5 @@ __all__ = [
     'noise_multiplier_for_epsilon',
     'relation_of',
     'round_event',
+    'sampling_rate_for_epsilon',
 ]

@@ -33,8 +33,8 @@ which receives the updates alone).
   paper_tables         Table 2 as the paper prints it (and its setting)
   noise_power          Table 2 computed
 
-Public API (docs/api.md): `build_robust_hdp_process`, `build_data_source`,
-`client_element`, `global_weights`.
+Public API (docs/api.md): `RobustHdpConfig`, `build_robust_hdp_process`,
+`build_data_source`, `client_element`, `global_weights`.
 """
 
 from tff_hdp import public_api
@@ -42,6 +42,7 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
+    'tff_hdp.robust_hdp.config': ('RobustHdpConfig',),
     'tff_hdp.robust_hdp.process': ('build_robust_hdp_process',
                                    'build_data_source', 'client_element'),
     'tff_hdp.templates': ('global_weights',),  # shared with FedHDP

@@ -26,6 +26,9 @@ from tff_hdp.robust_hdp import presets
 
 RULES = ('robust_hdp', 'weiavg', 'pfa', 'dpfedavg', 'min_epsilon', 'oracle',
          'non_private')
+# The rules that weigh clients by their epsilon_i (or their noise), so
+# cannot take a non-private client (epsilon None).
+NEEDS_EVERY_EPSILON = ('weiavg', 'pfa', 'oracle')
 # The rules whose weights are fixed before training from side information.
 FIXED_WEIGHT_RULES = ('weiavg', 'dpfedavg', 'min_epsilon', 'oracle',
                       'non_private')
@@ -61,7 +64,9 @@ class RobustHdpConfig:
 
   Attributes:
     algorithm: One of `RULES`.
-    epsilons: Target epsilon_i of each client.
+    epsilons: Target epsilon_i of each client; None for a non-private
+      client (plain SGD, no noise; not with the rules of
+      `NEEDS_EVERY_EPSILON`).
     batch_sizes: b_i of each client (capped to N_i).
     distribution: Name of the privacy distribution (recorded only).
     model: A `tff_hdp.models` name ('cnn5': paper 003's CNN).
@@ -92,7 +97,7 @@ class RobustHdpConfig:
       from it; the run's epsilons are then not a guarantee for its outputs.
   """
   algorithm: str
-  epsilons: tuple[float, ...]
+  epsilons: tuple[Optional[float], ...]
   batch_sizes: tuple[int, ...]
   distribution: str = ''
   model: str = presets.PAPER.model
@@ -125,8 +130,19 @@ class RobustHdpConfig:
       raise ValueError('epsilons and batch_sizes must have one entry per '
                        f'client, got {len(self.epsilons)} and '
                        f'{len(self.batch_sizes)}')
-    if any(not e > 0 for e in self.epsilons):
-      raise ValueError(f'every epsilon must be > 0, got {list(self.epsilons)}')
+    if any(e is not None and not e > 0 for e in self.epsilons):
+      raise ValueError('every epsilon must be > 0 (or None for a '
+                       f'non-private client), got {list(self.epsilons)}')
+    if all(e is None for e in self.epsilons) and (
+        self.algorithm != 'non_private'):
+      raise ValueError('epsilons must give at least one client a finite '
+                       'epsilon (None: a non-private client)')
+    if (self.algorithm in NEEDS_EVERY_EPSILON and
+        any(e is None for e in self.epsilons)):
+      client = [e is None for e in self.epsilons].index(True)
+      raise ValueError(f'rule {self.algorithm} needs every client\'s '
+                       f'epsilon (it weighs by them); client {client} is '
+                       'non-private (None)')
     if any(b < 1 for b in self.batch_sizes):
       raise ValueError(
           f'every batch size must be >= 1, got {list(self.batch_sizes)}')

@@ -202,7 +202,7 @@ def client_privacy(config: config_lib.RobustHdpConfig, num_examples
       list(config.epsilons) if private else [None] * len(config.epsilons),
       config.batch_sizes, num_examples, rounds=config.rounds,
       local_epochs=config.local_epochs, delta=config.delta,
-      epsilon_floor=(min(config.epsilons)
+      epsilon_floor=(min(e for e in config.epsilons if e is not None)
                      if config.algorithm == 'min_epsilon' else None),
       accountant=config.accountant)
 
@@ -239,64 +239,54 @@ def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
                                                      **kwargs)
 
 
+def dp_sgd_settings(config: config_lib.RobustHdpConfig
+                    ) -> dp_sgd.DpSgdSettings:
+  """The clients' DP-SGD settings of `config`'s run."""
+  return dp_sgd.DpSgdSettings(clip=config.clip,
+                              learning_rate=config.learning_rate,
+                              local_epochs=config.local_epochs,
+                              poisson=config.poisson)
+
+
 def build_robust_hdp_process(
-    model,
-    *,
-    epsilons: Sequence[Optional[float]],
-    batch_sizes: Sequence[int],
-    num_examples: Sequence[int],
-    rounds: int,
-    rule: str = 'robust_hdp',
-    local_epochs: int = 1,
-    learning_rate: float = 0.1,
-    clip: float = 3.0,
-    poisson: bool = True,
-    delta: float = 1e-4,
-    accountant: str = 'rdp',
-    rpca_method: str = 'admm',
-    seed: int = 0,
-    mechanism_seed: Optional[int] = None
-) -> templates.PrivateLearningProcess:
+    model, config: config_lib.RobustHdpConfig, *,
+    num_examples: Sequence[int]) -> templates.PrivateLearningProcess:
   """Robust-HDP (or a baseline rule of paper 003) as a `LearningProcess`.
 
-  Defaults are paper 003's code's. Every client calibrates its own DP-SGD
-  noise z_i so that `rounds` rounds spend exactly epsilon_i
-  (`privacy_preferences.calibrate`); the server's rule sees only the
-  updates (Robust-HDP) or the side information the baseline is allowed.
+  Every hyperparameter is `config`'s, a `tff_hdp.robust_hdp.RobustHdpConfig`
+  (its defaults: paper 003's code's): the rule (`algorithm`), each client's
+  epsilon_i (None: a non-private client) and b_i, the rounds E the epsilons
+  are calibrated for, DP-SGD's K, eta_l and c, Poisson batches, delta and the
+  accountant, robust PCA's solver, the public `seed` (theta^0 of the
+  package's models) and `mechanism_seed` (None: every round's DP-SGD keys
+  are fresh and secret; an integer: reproducible, and epsilon then not a
+  guarantee). The fields of a driver's run (the model's name, evaluation,
+  the backend) are not used. Every client calibrates its own DP-SGD noise
+  z_i so that E rounds spend exactly epsilon_i
+  (`privacy_preferences.calibrate`); the server's rule sees only the updates
+  (Robust-HDP) or the side information the baseline is allowed.
 
   Args:
     model: A `tff.learning.models.FunctionalModel` or a
       `tff_hdp.models.ModelSpec`; theta^0 is its initial weights.
-    epsilons: epsilon_i per client (client i is row i); None: non-private.
-    batch_sizes: b_i per client.
+    config: The hyperparameters; client i is row i of its epsilons.
     num_examples: N_i per client (its dataset's size).
-    rounds: E, the rounds the epsilons are calibrated for.
-    rule: One of `config.RULES`.
-    local_epochs, learning_rate, clip: DP-SGD's K, eta_l and c.
-    poisson: Poisson-sampled batches (the accounting's bound) or shuffled
-      fixed-size ones (accounted as Poisson, not a bound).
-    delta: Each client's delta.
-    accountant: 'rdp' (the paper's) or 'pld'.
-    rpca_method: Robust PCA's solver, 'admm' or 'ialm'.
-    seed: The public seed: theta^0 (package models).
-    mechanism_seed: None (the default): the clients' DP-SGD batches and
-      noise come from a secret key drawn at every `initialize`. An integer,
-      for reproduction only: anyone who knows it can regenerate them, and
-      `process.privacy.is_bound` is False.
 
   Returns:
     A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes every
     client as `client_element(x, y, index=i, batch_size=b_i,
     noise_multiplier=z_i)`; `process.clients` holds each client's
     calibration (`privacy_preferences.ClientPrivacy`).
+
+  Raises:
+    ValueError: One line naming the field that is out of range.
+    TypeError: If `model` is neither kind of model, or `config` is not a
+      `RobustHdpConfig`.
   """
   spec = models.as_model_spec(model)
-  config = config_lib.RobustHdpConfig(
-      algorithm=rule, epsilons=tuple(epsilons),
-      batch_sizes=tuple(int(b) for b in batch_sizes), rounds=rounds,
-      local_epochs=local_epochs, learning_rate=learning_rate, clip=clip,
-      delta=delta, accountant=accountant, poisson=poisson,
-      rpca_method=rpca_method, seed=seed, mechanism_seed=mechanism_seed)
+  if not isinstance(config, config_lib.RobustHdpConfig):
+    raise TypeError('config must be a tff_hdp.robust_hdp.RobustHdpConfig, '
+                    f'got {type(config).__name__}')
   config.validate()
   if len(num_examples) != len(config.epsilons):
     raise ValueError(f'num_examples must give one N_i per client '
@@ -304,15 +294,17 @@ def build_robust_hdp_process(
   clients = client_privacy(config, [int(n) for n in num_examples])
   factory = build_aggregator(
       config, clients, true_variances(config, clients, spec.num_parameters))
-  settings = dp_sgd.DpSgdSettings(clip=clip, learning_rate=learning_rate,
-                                  local_epochs=local_epochs, poisson=poisson)
   process = compose_robust_hdp_process(
-      spec, spec.init(seed), factory, settings=settings,
-      private=rule != 'non_private', mechanism_seed=mechanism_seed,
-      privacy=robust_hdp_privacy(clients, local_epochs=local_epochs,
-                                 delta=delta, accountant=accountant,
-                                 poisson=poisson,
-                                 mechanism_seed=mechanism_seed))
+      spec, spec.init(config.seed), factory,
+      settings=dp_sgd_settings(config),
+      private=config.algorithm != 'non_private',
+      mechanism_seed=config.mechanism_seed,
+      privacy=robust_hdp_privacy(clients, local_epochs=config.local_epochs,
+                                 delta=config.delta,
+                                 accountant=config.accountant,
+                                 poisson=config.poisson,
+                                 mechanism_seed=config.mechanism_seed))
+  process.config = config
   process.clients = clients
   return process
 

@@ -153,11 +153,8 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
   variances = process_lib.true_variances(config, clients,
                                          spec.num_parameters)
   factory = process_lib.build_aggregator(config, clients, variances)
-  settings = dp_sgd.DpSgdSettings(clip=config.clip,
-                                  learning_rate=config.learning_rate,
-                                  local_epochs=config.local_epochs,
-                                  poisson=config.poisson)
-  runner = build_runner(config, spec, factory, settings)
+  runner = build_runner(config, spec, factory,
+                        process_lib.dp_sgd_settings(config))
   client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
                  if config.backend == 'tff' else list(data.train))
   info = [

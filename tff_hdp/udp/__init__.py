@@ -51,7 +51,8 @@ Threat model and what the guarantee covers (precise where the paper is not):
   their data sizes and treated as public constants of the run (as in McMahan
   et al. 2018's fixed-denominator estimator).
 
-Public API (docs/api.md): `build_udp_process`, `build_data_source`.
+Public API (docs/api.md): `UdpConfig`, `build_udp_process`,
+`build_data_source`.
 """
 
 from tff_hdp import public_api
@@ -59,6 +60,7 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
+    'tff_hdp.udp.config': ('UdpConfig',),
     'tff_hdp.udp.process': ('build_udp_process', 'build_data_source'),
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

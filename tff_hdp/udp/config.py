@@ -68,6 +68,8 @@ class UdpConfig:
     embedding_learning_rate: zeta.
     embedding_dim: The embeddings' dimension; None for pFedHN's
       floor(1 + N/4).
+    hidden, hidden_layers: The hypernetwork's width and hidden blocks
+      (pFedHN's 100 and 3).
     delta: The delta of the reported epsilon.
     accountant: 'rdp' (the paper's) or 'pld' (the tightest): the reported
       epsilon's accountant.
@@ -98,6 +100,8 @@ class UdpConfig:
   hyper_learning_rate: float = _PAPER.hyper_learning_rate
   embedding_learning_rate: float = _PAPER.embedding_learning_rate
   embedding_dim: Optional[int] = None
+  hidden: int = 100
+  hidden_layers: int = 3
   delta: float = presets.DELTA
   accountant: str = 'rdp'
   eval_every: int = _PAPER.eval_every
@@ -150,6 +154,9 @@ class UdpConfig:
          f'{self.embedding_learning_rate}'),
         (self.embedding_dim is None or self.embedding_dim >= 1,
          f'embedding_dim must be >= 1, got {self.embedding_dim}'),
+        (self.hidden >= 1, f'hidden must be >= 1, got {self.hidden}'),
+        (self.hidden_layers >= 0,
+         f'hidden_layers must be >= 0, got {self.hidden_layers}'),
         (0 < self.delta < 1, f'delta must be in (0, 1), got {self.delta}'),
         (self.accountant in accounting.ACCOUNTANTS,
          f'accountant must be one of {", ".join(accounting.ACCOUNTANTS)}, '

@@ -104,7 +104,7 @@ def estimator_constants(weights: np.ndarray,
   return float(np.max(weights)), sampling_rate * float(np.sum(weights))
 
 
-def max_cohort(num_users: int, rate: float) -> int:
+def default_max_cohort(num_users: int, rate: float) -> int:
   """Rows of the TFF process's cohort stack: qN + 6 standard deviations of
   the Poisson cohort size (exceeded with probability below 1e-8), at most
   N."""
@@ -399,7 +399,7 @@ def _model_weights_fns(types: _Types):
 def compose_udp_process(net: hypernetwork.HyperNetwork,
                         constants: hypernetfl.RoundConstants, *,
                         num_users: int,
-                        max_cohort: int,  # pylint: disable=redefined-outer-name
+                        max_cohort: int,
                         local_steps: int, batch_size: int,
                         privacy: templates.RoundPrivacy, seed: int,
                         mechanism_seed: Optional[int] = None,
@@ -431,9 +431,6 @@ def compose_udp_process(net: hypernetwork.HyperNetwork,
   return process
 
 
-_DEFAULTS = config_lib.UdpConfig()
-
-
 def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
   """|D_u| of every user, or a one-line ValueError."""
   sizes = np.asarray(list(num_examples))
@@ -446,99 +443,35 @@ def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
   return sizes
 
 
-def _build(spec: models.ModelSpec, config: config_lib.UdpConfig,
-           sizes: np.ndarray, *, hidden: int, hidden_layers: int,
-           rows: Optional[int]) -> templates.PrivateLearningProcess:
-  """`build_udp_process` from its checked sizes and its arguments as a
-  config: the rest checked, the process built."""
-  config.validate()
-  if hidden < 1:
-    raise ValueError(f'hidden must be >= 1, got {hidden}')
-  if hidden_layers < 0:
-    raise ValueError(f'hidden_layers must be >= 0, got {hidden_layers}')
-  num_users = len(sizes)
-  if rows is None:
-    rows = max_cohort(num_users, config.sampling_rate)
-  elif not 1 <= rows <= num_users:
-    raise ValueError(f'max_cohort must be in [1, {num_users}] (the users), '
-                     f'got {rows}')
-  net = hypernetwork.HyperNetwork(
-      spec, config.embedding_dim or
-      hypernetwork.default_embedding_dim(num_users),
-      hidden=hidden, hidden_layers=hidden_layers)
-  weights = weights_from_sizes(sizes, config.sample_cap)
-  process = compose_udp_process(
-      net, round_constants(
-          config, *estimator_constants(weights, config.sampling_rate)),
-      num_users=num_users, max_cohort=rows, local_steps=config.local_steps,
-      batch_size=config.batch_size,
-      privacy=udp_privacy(config.sampling_rate, config.noise_multiplier,
-                          clip_and_noise=config.clips, delta=config.delta,
-                          accountant=config.accountant,
-                          mechanism_seed=config.mechanism_seed),
-      seed=config.seed, mechanism_seed=config.mechanism_seed)
-  process.user_weights = weights.astype(np.float32)
-  process.num_examples = tuple(int(s) for s in sizes)
-  process.sampling_rate = config.sampling_rate
-  return process
-
-
 def build_udp_process(
-    model, *, num_examples: Sequence[int],
-    sampling_rate: float = _DEFAULTS.sampling_rate,
-    noise_multiplier: float = _DEFAULTS.noise_multiplier,
-    clip: float = _DEFAULTS.clip, sample_cap: float = _DEFAULTS.sample_cap,
-    local_steps: int = _DEFAULTS.local_steps,
-    batch_size: int = _DEFAULTS.batch_size,
-    local_learning_rate: float = _DEFAULTS.local_learning_rate,
-    hyper_learning_rate: float = _DEFAULTS.hyper_learning_rate,
-    embedding_learning_rate: float = _DEFAULTS.embedding_learning_rate,
-    embedding_dim: Optional[int] = None, hidden: int = 100,
-    hidden_layers: int = 3,
-    max_cohort: Optional[int] = None,  # pylint: disable=redefined-outer-name
-    clip_and_noise: bool = True, delta: float = _DEFAULTS.delta,
-    accountant: str = 'rdp',
-    seed: int = 0,
-    mechanism_seed: Optional[int] = None
-) -> templates.PrivateLearningProcess:
+    model, config: Optional[config_lib.UdpConfig] = None, *,
+    num_examples: Sequence[int],
+    max_cohort: Optional[int] = None) -> templates.PrivateLearningProcess:
   """UDP-Alg (paper 004, Algorithm 1) as a `LearningProcess`.
 
-  The defaults are `tff_hdp.udp.config.UdpConfig`'s (the paper's S, z, q,
-  delta, lambda, eta; pFedHN's K, batch, zeta and hypernetwork). Rounds must
-  draw each user independently with probability `sampling_rate` (Poisson;
-  `build_data_source` does): the estimator divides by the expected weight
-  q W, so `process.epsilon(state)['users']` is the user-level epsilon of
-  phi, a bound.
+  Every hyperparameter is `config`'s, a `tff_hdp.udp.UdpConfig` (its
+  defaults: the paper's S, z, q, delta, lambda, eta; pFedHN's K, batch size,
+  zeta and hypernetwork): `algorithm` 'udp' (clipped, weighted, noised),
+  'clip_only' (z = 0) or 'noiseless' (no clipping, no noise, epsilon
+  infinite), the public `seed` (phi^0, the embeddings) and `mechanism_seed`
+  (None: fresh secret noise every round; an integer: reproducible, and
+  epsilon then not a guarantee). The fields of a driver's run (the target's
+  name, rounds, evaluation, the backend) are not used. Rounds must draw each
+  user independently with probability q (Poisson; `build_data_source`
+  does): the estimator divides by the expected weight q W, so
+  `process.epsilon(state)['users']` is the user-level epsilon of phi, a
+  bound.
 
   Args:
     model: The target network h generates, a
       `tff.learning.models.FunctionalModel` or a `tff_hdp.models.ModelSpec`
       (only its shapes and forward pass are used: theta_u comes from h).
+    config: The hyperparameters (default `UdpConfig()`).
     num_examples: |D_u| of every user, in the order of the user indices the
       process will see (0, 1, ...); gives w_u = min(|D_u| / w_hat, 1), its
       maximum and W = sum_u w_u.
-    sampling_rate: q, each user's probability to take part in a round.
-    noise_multiplier: z (the noise stddev is z max_w S / (q W)).
-    clip: S, the clip norm of each user's hypernetwork gradient.
-    sample_cap: w_hat.
-    local_steps, batch_size, local_learning_rate: K, the batch size and eta
-      of each user's local SGD.
-    hyper_learning_rate, embedding_learning_rate: lambda and zeta.
-    embedding_dim: The embeddings' dimension; None for pFedHN's
-      floor(1 + N/4).
-    hidden, hidden_layers: The hypernetwork's width and hidden blocks.
     max_cohort: Rows of the cohort stack (the most users a round may take);
-      None for qN + 6 standard deviations (`max_cohort`).
-    clip_and_noise: False for the Noiseless baseline (no clipping, no noise;
-      epsilon infinite).
-    delta: The delta of the reported epsilon.
-    accountant: 'rdp' (the paper's) or 'pld' (tighter).
-    seed: The public seed: phi^0 and the embeddings.
-    mechanism_seed: None (the default): every round's noise is fresh and
-      secret, and the state holds no key. An integer, for reproduction only:
-      the noise comes from the key derived from it (the state's
-      `noise_key`) and can be regenerated by anyone who knows it;
-      `process.privacy.is_bound` is then False.
+      None for qN + 6 standard deviations (`default_max_cohort`).
 
   Returns:
     A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes per
@@ -546,23 +479,48 @@ def build_udp_process(
     `process.hypernetwork` is h, `process.user_weights` the w_u.
 
   Raises:
-    ValueError: One line naming the argument that is out of range.
-    TypeError: If `model` is neither kind of model.
+    ValueError: One line naming the field that is out of range.
+    TypeError: If `model` is neither kind of model, or `config` is not a
+      `UdpConfig`.
   """
   spec = models.as_model_spec(model)
+  config = config_lib.UdpConfig() if config is None else config
+  if not isinstance(config, config_lib.UdpConfig):
+    raise TypeError('config must be a tff_hdp.udp.UdpConfig, got '
+                    f'{type(config).__name__}')
+  config.validate()
+  if config.algorithm == 'pfedhn':
+    raise ValueError("algorithm must be 'udp', 'clip_only' or 'noiseless' "
+                     "(pFedHN's one user per step is the driver's), got "
+                     "'pfedhn'")
   sizes = _checked_sizes(num_examples)
-  config = config_lib.UdpConfig(
-      algorithm='udp' if clip_and_noise else 'noiseless',
-      sampling_rate=sampling_rate, clip=clip,
-      noise_multiplier=noise_multiplier, sample_cap=sample_cap,
-      local_steps=local_steps, batch_size=batch_size,
-      local_learning_rate=local_learning_rate,
-      hyper_learning_rate=hyper_learning_rate,
-      embedding_learning_rate=embedding_learning_rate,
-      embedding_dim=embedding_dim, delta=delta, accountant=accountant,
-      seed=seed, mechanism_seed=mechanism_seed)
-  return _build(spec, config, sizes, hidden=hidden,
-                hidden_layers=hidden_layers, rows=max_cohort)
+  num_users = len(sizes)
+  rows = max_cohort
+  if rows is None:
+    rows = default_max_cohort(num_users, config.sampling_rate)
+  elif not 1 <= rows <= num_users:
+    raise ValueError(f'max_cohort must be in [1, {num_users}] (the users), '
+                     f'got {rows}')
+  net = hypernetwork.HyperNetwork(
+      spec, config.embedding_dim or
+      hypernetwork.default_embedding_dim(num_users),
+      hidden=config.hidden, hidden_layers=config.hidden_layers)
+  weights = weights_from_sizes(sizes, config.sample_cap)
+  process = compose_udp_process(
+      net, round_constants(
+          config, *estimator_constants(weights, config.sampling_rate)),
+      num_users=num_users, max_cohort=rows, local_steps=config.local_steps,
+      batch_size=config.batch_size,
+      privacy=udp_privacy(config.sampling_rate, config.noise_multiplier,
+                          clip_and_noise=config.private, delta=config.delta,
+                          accountant=config.accountant,
+                          mechanism_seed=config.mechanism_seed),
+      seed=config.seed, mechanism_seed=config.mechanism_seed)
+  process.config = config
+  process.user_weights = weights.astype(np.float32)
+  process.num_examples = tuple(int(s) for s in sizes)
+  process.sampling_rate = config.sampling_rate
+  return process
 
 
 def build_data_source(process: templates.PrivateLearningProcess,

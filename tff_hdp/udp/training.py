@@ -81,7 +81,7 @@ def estimator_constants(config: config_lib.UdpConfig,
 # shared with the process (which defines them, so as not to depend on this
 # driver).
 local_batches = process.local_batches
-max_cohort = process.max_cohort
+max_cohort = process.default_max_cohort
 round_constants = process.round_constants
 
 
@@ -258,7 +258,8 @@ def prepare(config: config_lib.UdpConfig,
                               data.num_classes)
   net = hypernetwork.HyperNetwork(
       target, config.embedding_dim or
-      hypernetwork.default_embedding_dim(data.num_clients))
+      hypernetwork.default_embedding_dim(data.num_clients),
+      hidden=config.hidden, hidden_layers=config.hidden_layers)
   weights = user_weights(data, config.sample_cap)
   constants = round_constants(config, *estimator_constants(config, weights),
                               noise_multiplier=noise_multiplier)
