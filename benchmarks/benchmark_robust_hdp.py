@@ -78,24 +78,26 @@ def time_steps(tf, step, args, steps):
 def rpca_profile(tf, rpca, matrix, figures) -> str:
   """Each solver's iterations and milliseconds per iteration, against an
   iteration's two parts timed alone in float64, 100 times in one graph
-  loop: its two p x n x n matmuls (x^T x and x W, `rpca._svt_operator`),
-  and its element-wise passes over p x n (`rpca._iterate`'s body without
-  them), as TF ops and fused by XLA (`jit_compile`). Adds them to
-  `figures[method]`."""
+  loop: its two p x n x n matmuls (x^T x and x W: `rpca._gram`,
+  `rpca._svt_weights`), and its element-wise passes over p x n (the inexact
+  ALM's pass, `rpca._ialm_phase`, without them), as TF ops and fused by XLA
+  (`jit_compile`). Adds them to `figures[method]`."""
   n = matrix.shape[1]
   w = tf.eye(n, dtype=tf.float64)
 
-  def matmuls(x, low, sparse, dual):
+  def matmuls(x, e, unused, error):
     x = tf.matmul(x, tf.matmul(x, x, transpose_a=True) * 0.0 + w)
-    return x, low, sparse, dual
+    return x, e, unused, error
 
-  def passes(m, low, sparse, dual):
-    """The inexact ALM's body with x itself for SVT(x) = x W; mu = 2."""
-    shifted = m + dual * 0.5
-    sparse = rpca._shrink(shifted - low, 0.01 * 0.5)  # pylint: disable=protected-access
-    low = shifted - sparse
-    residual = m - low - sparse
-    return m, low, sparse, dual + 2.0 * residual + 0.0 * tf.norm(residual)
+  def passes(m, x, e, error):
+    """`rpca._ialm_phase`'s element-wise passes, x standing for -L = -x W."""
+    minus_low = x
+    d = x + minus_low  # Y_k / mu_{k-1}
+    new_e = 0.5 * d
+    error = error + rpca._squared_norm(d - e)  # pylint: disable=protected-access
+    shifted = tf.add_n([m, minus_low, new_e])
+    clipped = rpca._clip(shifted, 0.005)  # pylint: disable=protected-access
+    return m, clipped - minus_low, new_e, error
 
   def per_call_ms(part, jit=False):
     body = tf.function(part, jit_compile=True) if jit else part
@@ -105,7 +107,8 @@ def rpca_profile(tf, rpca, matrix, figures) -> str:
       return tf.while_loop(lambda i, *state: i < 100,
                            lambda i, *state: (i + 1, *body(*state)),
                            (tf.constant(0), *state))[1:]
-    state = (matrix, 0.9 * matrix, 0.05 * matrix, 0.1 * matrix)
+    state = (matrix, 0.9 * matrix, 0.05 * matrix,
+             tf.constant(0.0, tf.float64))
     return 1e3 * time_steps(tf, hundred, state, 3) / 100
 
   parts = dict(matmuls=per_call_ms(matmuls), passes=per_call_ms(passes),

@@ -307,7 +307,7 @@ def test_factored_path_equals_the_general_one(name, shape, classes):
 def _client_update(spec, w, x, y):
   return dp_sgd.client_update(
       spec, w, x, y, batch_size=tf.constant(4),
-      noise_multiplier=tf.constant(1.0), key=tf.constant([1, 2]),
+      noise_multiplier=tf.constant(1.0), key=tf.constant([1, 2], tf.int64),
       settings=dp_sgd.DpSgdSettings(clip=0.1, learning_rate=0.5,
                                     local_epochs=2))
 
@@ -340,3 +340,171 @@ def test_dp_sgd_with_a_plain_tf_model_in_tff(tff_runtime):
   fast = computation(spec)(*args)
   assert np.abs(np.asarray(fast[0])).max() > 0
   _close(plain, fast)
+
+
+# The forms of a convolution's per-example norms, each against autodiff.
+
+
+@pytest.mark.parametrize('form', [per_example.GHOST, per_example.GROUPED,
+                                  per_example.STACKED, per_example.TAPS])
+@pytest.mark.parametrize('name,shape,classes', [('cnn5', (12, 12), 5),
+                                                ('lenet', (16, 16, 3), 4)])
+def test_each_conv_form_matches_autodiff(monkeypatch, form, name, shape,
+                                         classes):
+  # Every form on every convolution it applies to (STACKED: one input
+  # channel; GROUPED: where TensorFlow has grouped filter gradients).
+  if form == per_example.GROUPED and not per_example.grouped_filter_gradients():
+    pytest.skip('no grouped filter gradients on this device')
+  if form == per_example.STACKED and name == 'lenet':
+    pytest.skip('STACKED takes one input channel')
+  monkeypatch.setattr(
+      per_example, 'conv_form',
+      lambda layer: form if (form != per_example.STACKED or
+                             per_example._kernel_shape(layer)[2] == 1)
+      else per_example.TAPS)
+  spec, weights, x, y = _problem(name, shape, classes, 3, seed=6)
+  ref = _reference(spec, weights, x, y)
+  grads = per_example.batch_gradients(spec, weights, x, y)
+  ref_norms = np.sqrt(sum(np.sum(np.reshape(g, (3, -1))**2, 1) for g in ref))
+  np.testing.assert_allclose(np.sqrt(grads.squared_norms()), ref_norms,
+                             rtol=1e-5)
+  scale = tf.constant([0.5, -1.0, 2.0])
+  _close(grads.weighted_sum(scale),
+         [np.tensordot(scale, g, axes=1) for g in ref])
+
+
+def test_conv_form_is_chosen_per_layer():
+  # cnn5: its one-channel first convolution STACKED, its second GROUPED
+  # (TAPS without grouped filter gradients); ResNet-18's late, small layers
+  # the ghost norm.
+  spec, weights, x, _ = _problem('cnn5', (28, 28), 10, 2)
+  with layers.record() as recorded:
+    spec.apply(weights, x)
+  second = (per_example.GROUPED if per_example.grouped_filter_gradients()
+            else per_example.TAPS)
+  assert [per_example.conv_form(l) for l in recorded[:2]] == [
+      per_example.STACKED, second]
+  spec, weights, x, _ = _problem('resnet18', (9, 9, 3), 3, 2)
+  with layers.record() as recorded:
+    spec.apply(weights, x)
+  forms = {per_example.conv_form(l) for l in recorded
+           if l.kind == layers.LINEAR and l.kernel_size is not None}
+  assert forms == {per_example.GHOST, second}
+
+
+def test_grouped_filter_gradients_probe_runs_whoever_asks():
+  # First asked eagerly, while a tf.function is traced, or while a graph
+  # of TF1's kind is built (as TFF's computations are): the same answer.
+  eager = per_example.grouped_filter_gradients()
+  per_example.grouped_filter_gradients.cache_clear()
+
+  @tf.function
+  def traced():
+    return tf.constant(per_example.grouped_filter_gradients())
+
+  assert bool(traced()) == eager
+  per_example.grouped_filter_gradients.cache_clear()
+  with tf.Graph().as_default():
+    assert per_example.grouped_filter_gradients() == eager
+
+
+# Grouped layers: G models at once, each on its own rows.
+
+
+def _grouped_model(weights, x):
+  """Two grouped convolutions (SAME 3x3, VALID 2x2) and a grouped dense."""
+  k1, b1, k2, b2, w, b = weights
+  h = tf.nn.relu(layers.grouped_conv2d(x, k1, b1, padding='SAME'))
+  h = tf.tanh(layers.grouped_conv2d(h, k2, b2, padding='VALID'))
+  s = tf.shape(h)
+  return layers.grouped_dense(tf.reshape(h, [s[0], s[1], -1]), w, b)
+
+
+def _grouped_problem(groups=3, rows=4, seed=0):
+  rng = np.random.default_rng(seed)
+  shapes = [(3, 3, 2, 4), (4,), (2, 2, 4, 3), (3,), (4 * 4 * 3, 5), (5,)]
+  weights = [tf.constant(rng.normal(scale=0.3, size=(groups,) + s)
+                         .astype(np.float32)) for s in shapes]
+  x = tf.constant(rng.normal(size=(groups, rows, 5, 5, 2)).astype(np.float32))
+  y = tf.constant(rng.integers(0, 5, (groups, rows)).astype(np.int32))
+  return weights, x, y
+
+
+def _losses(logits, y):
+  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
+                                                        logits=logits)
+
+
+def test_grouped_layers_compute_each_groups_own_layer():
+  weights, x, _ = _grouped_problem()
+  k1, b1, k2, b2, w, b = weights
+  for g in range(3):
+    h = tf.nn.relu(tf.nn.conv2d(x[g], k1[g], 1, 'SAME') + b1[g])
+    h = tf.tanh(tf.nn.conv2d(h, k2[g], 1, 'VALID') + b2[g])
+    want = tf.reshape(h, [4, -1]) @ w[g] + b[g]
+    np.testing.assert_allclose(_grouped_model(weights, x)[g], want,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_grouped_convolution_gradients_match_each_groups_own():
+  # The custom gradient of `layers.grouped_conv2d` (input: a grouped
+  # forward convolution; kernel: tap by tap) against TF's gradient of
+  # each group's own convolution, for SAME and VALID, odd and even kernels.
+  rng = np.random.default_rng(1)
+  for padding, k in (('SAME', 3), ('SAME', 2), ('VALID', 3), ('SAME', 5)):
+    x = tf.constant(rng.normal(size=(3, 2, 6, 6, 2)).astype(np.float32))
+    kernel = tf.constant(rng.normal(size=(3, k, k, 2, 4)).astype(np.float32))
+    up = tf.constant(rng.normal(size=tf.shape(
+        layers.grouped_conv2d(x, kernel, padding=padding))).astype(
+            np.float32))
+    with tf.GradientTape() as tape:
+      tape.watch([x, kernel])
+      total = tf.reduce_sum(layers.grouped_conv2d(x, kernel, padding=padding)
+                            * up)
+    dx, dk = tape.gradient(total, [x, kernel])
+    for g in range(3):
+      with tf.GradientTape() as tape:
+        tape.watch([x, kernel])
+        total = tf.reduce_sum(
+            tf.nn.conv2d(x[g], kernel[g], 1, padding) * up[g])
+      want_x, want_k = tape.gradient(total, [x, kernel])
+      np.testing.assert_allclose(dx[g], want_x[g], rtol=1e-4, atol=1e-4)
+      np.testing.assert_allclose(dk[g], want_k[g], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize('form', [per_example.GROUPED, per_example.TAPS,
+                                  per_example.GHOST])
+def test_grouped_rows_match_each_rows_own_gradient(monkeypatch, form):
+  # Per row of every group: norms, the clipped sum per group and the
+  # per-example gradients, against each row's own loss on its group's
+  # model (a GradientTape per row).
+  if form == per_example.GROUPED and not per_example.grouped_filter_gradients():
+    pytest.skip('no grouped filter gradients on this device')
+  monkeypatch.setattr(per_example, 'conv_form', lambda layer: form)
+  weights, x, y = _grouped_problem()
+  grads = per_example.recorded_gradients(
+      lambda w: tf.reduce_sum(_losses(_grouped_model(w, x), y)), weights)
+  ref = [[None] * 4 for _ in range(3)]
+  for g in range(3):
+    for j in range(4):
+      with tf.GradientTape() as tape:
+        tape.watch(weights)
+        loss = _losses(_grouped_model(weights, x[:, j:j + 1]), y[:, j:j + 1])
+        loss = loss[g, 0]
+      ref[g][j] = [d[g] for d in tape.gradient(loss, weights)]
+  norms = np.sqrt(grads.squared_norms())
+  assert norms.shape == (3, 4)
+  for g in range(3):
+    for j in range(4):
+      want = np.sqrt(sum(np.sum(np.square(d)) for d in ref[g][j]))
+      np.testing.assert_allclose(norms[g, j], want, rtol=1e-5)
+  scale = tf.constant(np.linspace(-1, 2, 12).reshape(3, 4), tf.float32)
+  for i, summed in enumerate(grads.weighted_sum(scale)):
+    for g in range(3):
+      want = sum(float(scale[g, j]) * ref[g][j][i] for j in range(4))
+      np.testing.assert_allclose(summed[g], want, rtol=1e-4, atol=1e-5)
+  for i, per_row in enumerate(grads.materialize()):
+    for g in range(3):
+      for j in range(4):
+        np.testing.assert_allclose(per_row[g, j], ref[g][j][i], rtol=1e-4,
+                                   atol=1e-5)

@@ -72,7 +72,7 @@ def test_equation_7_matches_the_noise_dp_sgd_adds():
       spec, weights, x, y, batch_size=tf.constant(b),
       noise_multiplier=tf.constant(z), key=key,
       settings=dp_sgd.DpSgdSettings(clip=c, learning_rate=lr, poisson=False)))
-  kernels = [update(tf.constant([seed, 0]))[0].numpy().ravel()
+  kernels = [update(tf.constant([seed, 0], tf.int64))[0].numpy().ravel()
              for seed in range(40)]
   per_coordinate = np.var(np.concatenate(kernels))
   expected = rules.dp_sgd_noise_variance(z, b, 40, 1, c, lr, 1)

@@ -61,7 +61,7 @@ def test_a_canary_is_clipped_like_an_example_and_counted_in_the_batch():
   canary = _records(spec, 10 * c * direction)
   query = dp_sgd.gaussian_query(c, 0.0)  # No noise: exact sums.
   state = query.initial_global_state()
-  key = tf.constant([3, 4], tf.int32)
+  key = tf.constant([3, 4], tf.int64)
   gradient, release = audit_lib.audited_gradient(
       spec, weights, xb, yb, query, state, b, key, canary)
   # What the auditor reads is the canary clipped to norm c, along c_k.
@@ -94,7 +94,7 @@ def test_release_noise_has_stddev_c_z():
   query = dp_sgd.gaussian_query(0.5, 2.0)
   _, release = audit_lib.audited_gradient(
       spec, weights, xb, yb, query, query.initial_global_state(),
-      tf.constant(3.0), tf.constant([1, 2], tf.int32),
+      tf.constant(3.0), tf.constant([1, 2], tf.int64),
       [tf.zeros((0,) + tuple(s)) for s in spec.shapes])
   flat = np.concatenate([r.numpy().ravel() for r in release])
   # 3,010 draws of N(0, 1): the sample std is within 6% (4.6 of its

@@ -20,6 +20,7 @@ import pytest
 import tensorflow as tf
 
 from tff_hdp import models
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import audit
 from tff_hdp.robust_hdp import dp_sgd
 
@@ -104,7 +105,7 @@ def test_noised_average_has_stddev_c_z_over_b():
   c, z, b = 3.0, 1.3, 32.0
   summed = [tf.zeros([400, 250])]
   draws = dp_sgd.noised_average(summed, tf.constant(c * z), tf.constant(b),
-                                tf.constant([7, 11]))[0].numpy()
+                                tf.constant([7, 11], tf.int64))[0].numpy()
   assert draws.std() == pytest.approx(c * z / b, rel=0.01)
   assert abs(draws.mean()) < 5 * (c * z / b) / math.sqrt(draws.size)
 
@@ -117,7 +118,7 @@ def test_one_step_equals_hand_computation():
   c, z, lr = 0.5, 0.9, 0.3
   settings = dp_sgd.DpSgdSettings(clip=c, learning_rate=lr, local_epochs=1,
                                   poisson=False)
-  key = tf.constant([5, 6])
+  key = tf.constant([5, 6], tf.int64)
   delta = dp_sgd.client_update(spec, w0, x, y, batch_size=tf.constant(8),
                                noise_multiplier=tf.constant(z), key=key,
                                settings=settings)
@@ -139,7 +140,7 @@ def test_empty_poisson_batch_releases_the_noise_alone(name, shape):
   spec = models.build_model(name, shape, 3)
   w = [tf.constant(a) for a in spec.init(0)]
   query = dp_sgd.gaussian_query(2.0, 1.5)
-  key = tf.constant([3, 4])
+  key = tf.constant([3, 4], tf.int64)
   step = tf.function(lambda x, y: dp_sgd.private_gradient(
       spec, w, x, y, query, query.initial_global_state(), tf.constant(16.0),
       key))
@@ -162,14 +163,14 @@ def test_poisson_batches_have_rate_b_over_n():
   # examples: mean batch size 10, standard error sqrt(40 q (1-q) / 2000) =
   # 0.061; we allow 0.3 (5 standard errors).
   sizes = [int(tf.size(dp_sgd.batch_indices(
-      tf.constant(s), 40, 10, 4, tf.constant([1, 2]), True)))
+      tf.constant(s), 40, 10, 4, tf.constant([1, 2], tf.int64), True)))
            for s in range(2000)]
   assert np.mean(sizes) == pytest.approx(10.0, abs=0.3)
 
 
 def test_shuffled_batches_cover_each_epoch_once():
   idx = [dp_sgd.batch_indices(
-      tf.constant(s), 10, 4, 3, tf.constant([1, 2]), False).numpy()
+      tf.constant(s), 10, 4, 3, tf.constant([1, 2], tf.int64), False).numpy()
          for s in range(6)]
   assert [len(i) for i in idx] == [4, 4, 2, 4, 4, 2]
   for epoch in (idx[:3], idx[3:]):
@@ -183,7 +184,7 @@ def test_same_key_same_update_other_key_other_noise():
   x, y = _data(30)
   run = lambda key: dp_sgd.client_update(
       spec, w0, x, y, batch_size=tf.constant(8),
-      noise_multiplier=tf.constant(1.0), key=tf.constant(key),
+      noise_multiplier=tf.constant(1.0), key=tf.constant(key, tf.int64),
       settings=dp_sgd.DpSgdSettings())
   a, b, c = run([1, 2]), run([1, 2]), run([1, 3])
   assert all(np.array_equal(u, v) for u, v in zip(a, b))
@@ -196,7 +197,7 @@ def test_non_private_is_plain_sgd():
   x, y = _data(8)
   delta = dp_sgd.client_update(
       spec, w0, x, y, batch_size=tf.constant(8), noise_multiplier=None,
-      key=tf.constant([1, 1]),
+      key=tf.constant([1, 1], tf.int64),
       settings=dp_sgd.DpSgdSettings(learning_rate=0.5))
   with tf.GradientTape() as tape:
     tape.watch(w0)
@@ -227,7 +228,7 @@ def test_private_gradient_equals_tf_privacy_on_each_example(model, shape):
   y = tf.constant(rng.integers(0, 3, 5).astype(np.int32))
   extra = [tf.constant(rng.normal(size=(2,) + tuple(s)).astype(np.float32))
            for s in spec.shapes]
-  c, z, key = 0.05, 1.1, tf.constant([3, 9])  # c binds for most records.
+  c, z, key = 0.05, 1.1, tf.constant([3, 9], tf.int64)  # c binds for most records.
   query = dp_sgd.gaussian_query(c, z)
   state = query.initial_global_state()
   gradient, release = audit.audited_gradient(
@@ -277,8 +278,42 @@ def test_every_step_divides_by_b_not_the_realised_batch(monkeypatch):
   delta = dp_sgd.client_update(
       spec, spec.init(0), tf.constant(x), tf.constant(y),
       batch_size=tf.constant(8), noise_multiplier=tf.constant(1.0),
-      key=tf.constant([4, 2], tf.int32), settings=settings)
+      key=tf.constant([4, 2], tf.int64), settings=settings)
   for d in delta:
     np.testing.assert_allclose(d.numpy(), -5 * 8.0)
   sizes = [int(s) for s in seen]
   assert len(sizes) == 5 and len(set(sizes)) > 1, sizes  # Sizes varied.
+
+
+def test_keys_of_batches_and_noise():
+  # The derivations `client_update` draws from (and the cohort with it,
+  # tff_hdp/robust_hdp/cohort.py), each by `mechanism_key.fold_in` (128
+  # bits kept): step s's Poisson draws from fold_in(fold_in(k, s), 0), its
+  # noise from fold_in(fold_in(k, s), 1) and tensor i's from fold_in(that,
+  # i); epoch e's shuffle from fold_in(k, -1 - e).
+  fold = mechanism_key.fold_in
+  key, step = tf.constant([5, -7], tf.int64), tf.constant(3)
+  np.testing.assert_array_equal(dp_sgd.poisson_key(key, step),
+                                fold(fold(key, step), 0))
+  np.testing.assert_array_equal(dp_sgd.noise_key(key, step),
+                                fold(fold(key, step), 1))
+  np.testing.assert_array_equal(dp_sgd.shuffle_key(key, step),
+                                fold(key, -4))
+  draw = tf.random.stateless_uniform([12], seed=fold(fold(key, step), 0))
+  np.testing.assert_array_equal(
+      dp_sgd.batch_indices(step, 12, 6, 2, key, True),
+      np.flatnonzero(draw.numpy() < 0.5))
+  order = tf.random.experimental.stateless_shuffle(tf.range(12),
+                                                   seed=fold(key, -2))
+  np.testing.assert_array_equal(
+      dp_sgd.batch_indices(tf.constant(3), 12, 5, 3, key, False), order[:5])
+  noise = dp_sgd.gaussian_noise([(2, 3), (4,)], tf.constant(1.5), key)
+  for i, (shape, e) in enumerate(zip([(2, 3), (4,)], noise)):
+    np.testing.assert_array_equal(e, tf.random.stateless_normal(
+        shape, seed=fold(key, i), stddev=1.5))
+  # TensorFlow's stateless_fold_in(k, d) would be [a random word, d]: here
+  # neither word of a derived key is the data folded in last.
+  for derived, data in ((dp_sgd.poisson_key(key, step), 0),
+                        (dp_sgd.noise_key(key, step), 1),
+                        (dp_sgd.shuffle_key(key, step), -4)):
+    assert data not in derived.numpy(), derived

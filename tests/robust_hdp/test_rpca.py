@@ -13,6 +13,8 @@
 # limitations under the License.
 """Tests of tff_hdp/robust_hdp/rpca.py against planted matrices and numpy ADMM."""
 
+import functools
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -124,8 +126,8 @@ def test_inexact_alm_matches_independent_numpy_version():
   ours_low, ours_sparse = rpca.robust_pca(m, method='ialm')
   ref_low, ref_sparse, _ = numpy_inexact_alm(m)
   # Both stop at ||M - L - S||_F <= 1e-7 ||M||_F (8.5e-6 here); ours starts
-  # in float32 (rpca.FLOAT32_TOL), so the paths part at round-off and the
-  # ends agree to well inside that tolerance.
+  # in float32 (rpca.IALM_FLOAT32_MARGIN), so the paths part at round-off and
+  # the ends agree to well inside that tolerance.
   np.testing.assert_allclose(ours_low, ref_low, atol=1e-6)
   np.testing.assert_allclose(ours_sparse, ref_sparse, atol=1e-6)
 
@@ -184,15 +186,69 @@ def test_noise_variances_match_all_float64_numpy_solvers(method):
   # SVT leave sigma^_i^2 where an all-float64 SVD-based solver puts them, to
   # 1e-6 relative, on updates shaped like Robust-HDP's (p >> n, a shared
   # signal under per-client noise of different sizes).
+  m = _noisy_updates()
+  _, ref_sparse, _ = _float64_reference(method)
+  ours = rpca.noise_variances(tf.constant(m), method=method,
+                              max_iterations=_ITERATIONS[method])
+  np.testing.assert_allclose(ours.numpy(), (ref_sparse**2).sum(0) / len(m),
+                             rtol=1e-6)
+
+
+def _noisy_updates():
   rng = np.random.default_rng(7)
   p, n = 4000, 20
   sigmas = rng.uniform(0.05, 0.5, n)
-  m = rng.normal(size=(p, 1)) * 0.02 + rng.normal(size=(p, n)) * sigmas
+  return rng.normal(size=(p, 1)) * 0.02 + rng.normal(size=(p, n)) * sigmas
+
+
+_ITERATIONS = {'admm': 150, 'ialm': 1000}
+
+
+@functools.lru_cache(maxsize=None)
+def _float64_reference(method):
+  """(L, S, iterations) of the numpy solver on `_noisy_updates()`."""
   if method == 'ialm':
-    _, ref_sparse, _ = numpy_inexact_alm(m)
-  else:
-    _, ref_sparse = numpy_pcp(m, max_iterations=150)
-  ours = rpca.noise_variances(tf.constant(m), method=method,
-                              max_iterations=1000 if method == 'ialm' else 150)
-  np.testing.assert_allclose(ours.numpy(), (ref_sparse**2).sum(0) / p,
-                             rtol=1e-6)
+    return numpy_inexact_alm(_noisy_updates())
+  return (*numpy_pcp(_noisy_updates(), max_iterations=_ITERATIONS[method]),
+          _ITERATIONS[method])
+
+
+@pytest.mark.parametrize('method', rpca.METHODS)
+def test_float32_iterations_leave_the_float64_iterates(method, monkeypatch):
+  # What the float32 phase is for and what it must not change: the same
+  # iterations as the all-float64 numpy solver (the same count, as the
+  # stopping test is reached at the same iterate, and sigma^_i^2 and the
+  # weights 1/sigma^_i^2 to 1e-6), the inexact ALM's first iterations in
+  # float32 (on these updates, whose low-rank part is small against M) and
+  # its last ones in float64, ADMM's in float64 from FLOAT32_TOL on. Loop
+  # passes counted per precision: the inexact ALM's loop makes one pass more
+  # than its iterations (`rpca._ialm_phase`).
+  phase_name = f'_{method}_phase'
+  phase = getattr(rpca, phase_name)
+  passes = []
+
+  def counted_phase(*args, dtype, **kwargs):
+    state = phase(*args, dtype=dtype, **kwargs)
+    passes.append(state[0])
+    return state
+
+  monkeypatch.setattr(rpca, phase_name, counted_phase)
+  solve = tf.function(
+      lambda m: (rpca.principal_component_pursuit(
+          m, method=method, max_iterations=_ITERATIONS[method]), passes),
+      autograph=False)
+  (_, sparse, iterations), (float32_passes, all_passes) = solve(
+      tf.constant(_noisy_updates()))
+  _, ref_sparse, ref_iterations = _float64_reference(method)
+  assert int(iterations) == ref_iterations
+  variances = (sparse.numpy()**2).sum(0)
+  ref_variances = (ref_sparse**2).sum(0)
+  np.testing.assert_allclose(variances, ref_variances, rtol=1e-6)
+  weights = (1 / variances) / (1 / variances).sum()
+  ref_weights = (1 / ref_variances) / (1 / ref_variances).sum()
+  np.testing.assert_allclose(weights, ref_weights, rtol=1e-6)
+  assert int(all_passes) > int(float32_passes)  # float64 to the end.
+  if method == 'ialm':
+    assert int(float32_passes) > 0.5 * int(iterations)
+  else:  # FLOAT32_TOL is met within 2 iterations on these updates.
+    assert int(float32_passes) <= 2

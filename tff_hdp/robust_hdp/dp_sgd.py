@@ -45,6 +45,9 @@ no example's full gradient is formed where a cheaper form exists.
 With `noise_multiplier=None` the client is non-private: plain minibatch SGD
 on shuffled batches of b_i (mean gradient of the batch, no clipping, no
 noise), the utility ceiling of paper 003's comparisons.
+
+`tff_hdp.robust_hdp.cohort` runs this round for a whole cohort in one
+computation, from the same keys.
 """
 
 import math
@@ -55,6 +58,7 @@ import tensorflow_privacy as tfp
 
 from tff_hdp import models
 from tff_hdp import per_example
+from tff_hdp.privacy import mechanism_key
 
 
 class DpSgdSettings(NamedTuple):
@@ -133,23 +137,41 @@ def clipped_sum(query: tfp.GaussianSumQuery, global_state,
   return [tf.tensordot(scale, g, axes=1) for g in grads]
 
 
+# Every key of a client's round derives from its key by
+# `mechanism_key.fold_in`, which keeps the key's 128 bits (TensorFlow's
+# `stateless_fold_in` keeps 32 of them for int32 data): knowing a step, an
+# epoch or a tensor's index helps no one guess the draws.
+
+
 def noise_key(client_key: tf.Tensor, step) -> tf.Tensor:
   """The key of step `step`'s noise draw."""
-  return tf.random.experimental.stateless_fold_in(
-      tf.random.experimental.stateless_fold_in(client_key, step), 1)
+  return mechanism_key.fold_in(mechanism_key.fold_in(client_key, step), 1)
+
+
+def poisson_key(client_key: tf.Tensor, step) -> tf.Tensor:
+  """The key of step `step`'s Poisson batch (its uniform draws)."""
+  return mechanism_key.fold_in(mechanism_key.fold_in(client_key, step), 0)
+
+
+def shuffle_key(client_key: tf.Tensor, epoch) -> tf.Tensor:
+  """The key of epoch `epoch`'s shuffle (fixed-size batches)."""
+  return mechanism_key.fold_in(client_key, -1 - epoch)
+
+
+def gaussian_noise(shapes: Sequence, stddev: tf.Tensor,
+                   key: tf.Tensor) -> list[tf.Tensor]:
+  """N(0, stddev^2 I) per shape, tensor i's draw from fold_in(key, i)."""
+  return [tf.random.stateless_normal(
+      shape, seed=mechanism_key.fold_in(key, i), stddev=stddev)
+          for i, shape in enumerate(shapes)]
 
 
 def noised_sum(summed: Sequence[tf.Tensor], stddev: tf.Tensor,
                key: tf.Tensor) -> list[tf.Tensor]:
   """sum + N(0, stddev^2 I), the step's release before eq. (1)'s division;
-  tensor i's draw from fold_in(key, i)."""
-  out = []
-  for i, s in enumerate(summed):
-    noise = tf.random.stateless_normal(
-        tf.shape(s), seed=tf.random.experimental.stateless_fold_in(key, i),
-        stddev=stddev)
-    out.append(s + noise)
-  return out
+  tensor i's draw from fold_in(key, i) (`gaussian_noise`)."""
+  noise = gaussian_noise([tf.shape(s) for s in summed], stddev, key)
+  return [s + e for s, e in zip(summed, noise)]
 
 
 def noised_average(summed: Sequence[tf.Tensor], stddev: tf.Tensor,
@@ -204,16 +226,13 @@ def batch_indices(step, num_examples, batch_size, steps_per_epoch, key,
   """Indices of the examples in step `step`'s batch (`key`: the client's)."""
   if poisson:
     rate = tf.cast(batch_size, tf.float32) / tf.cast(num_examples, tf.float32)
-    step_key = tf.random.experimental.stateless_fold_in(key, step)
-    draw = tf.random.stateless_uniform(
-        [num_examples],
-        seed=tf.random.experimental.stateless_fold_in(step_key, 0))
+    draw = tf.random.stateless_uniform([num_examples],
+                                       seed=poisson_key(key, step))
     return tf.reshape(tf.where(draw < rate), [-1])
   epoch = step // steps_per_epoch
   k = step % steps_per_epoch
   order = tf.random.experimental.stateless_shuffle(
-      tf.range(num_examples),
-      seed=tf.random.experimental.stateless_fold_in(key, -1 - epoch))
+      tf.range(num_examples), seed=shuffle_key(key, epoch))
   start = k * batch_size
   return order[start:tf.minimum(start + batch_size, num_examples)]
 
@@ -235,8 +254,9 @@ def client_update(spec: models.ModelSpec,
     x, y: The client's N_i training examples.
     batch_size: b_i (a scalar int32 tensor; capped by the caller to N_i).
     noise_multiplier: z_i (scalar), or None for non-private SGD.
-    key: int32 [2] stateless key of this client and round; step k's batch
-      and noise come from keys folded from it.
+    key: int64 [2] mechanism key of this client and round
+      (`mechanism_key`); step k's batch and noise come from keys folded
+      from it (`poisson_key`, `shuffle_key`, `noise_key`).
     settings: c, eta_l, K and the batch sampling.
 
   Returns:

@@ -55,10 +55,15 @@ i's noise variance by sigma^_i^2 = ||S_{:,i}||^2 / p. For large models
 
 The iteration is TensorFlow, one graph loop per precision, so it runs inside
 the server's TFF computation; `robust_pca` is the same function for numpy
-callers. Its cost is two p x n x n matmuls per iteration (`_svt_operator`);
-the first iterations run in float32 and the rest in float64
-(`FLOAT32_TOL`). benchmark_robust_hdp.py times it on the 28,938 x 20
-updates of paper 003's MNIST model against the solver of an earlier commit.
+callers. It makes the iterates above in few passes over the p x n matrices
+(`_admm_phase`, `_ialm_phase`): SVT goes through the n x n Gram matrix, Y
+is carried as a function of the iterates instead of a running sum, and S and
+Y are formed only at the end. It runs in float32 while float32's round-off
+cannot move the answer (`FLOAT32_TOL`), then in float64 to the tolerance.
+Every round starts cold: on Robust-HDP's updates S is the round's fresh noise
+and L, small against it, is fitted to it, so the previous round's L does not
+change the iterates (the first S step drops it) and its Y and mu shorten them
+only by moving sigma^_i^2 further than the tolerance does.
 """
 
 import dataclasses
@@ -74,9 +79,33 @@ DEFAULT_MAX_ITERATIONS = 1000
 METHODS = config.RPCA_METHODS  # 'admm', 'ialm'
 IALM_RHO = 1.05  # mu's growth per inexact-ALM iteration (see module doc).
 
+# The iterations run in float32 while float32's round-off cannot move the
+# answer, then in float64 to the tolerance (`_Scheme.float32_floor2`).
+# ADMM: while ||M - L - S||_F > FLOAT32_TOL ||M||_F. Its slow iterations
+# carry round-off for hundreds of iterations: run in float32 to its
+# iteration bound on Robust-HDP's updates, they moved sigma^_i^2 by up to
+# 1.4e-6. The inexact ALM: while ||M - L - S||_F / ||M||_F >
+# IALM_FLOAT32_MARGIN eps_32 ||X||_F^2 / ||M||_F^2, i.e. far above the
+# float32 round-off of SVT's Gram matrix X^T X (X the matrix SVT thresholds,
+# eps_32 float32's epsilon) against the problem's scale. Where L is small
+# against M, as on Robust-HDP's updates (sigma^_i^2 mostly noise), all but
+# the last ~20 iterations are float32; where it is not, float32 stops near
+# FLOAT32_TOL, as for ADMM (with a ten times smaller margin, L was 8e-7 off
+# instead of 1e-8 on such a matrix). Checked by tests/robust_hdp/test_rpca.py:
+# sigma^_i^2 equal to all-float64 numpy solvers to 1e-6, L and S to 1e-6
+# (inexact ALM) and 1e-8 (ADMM).
+FLOAT32_TOL = 1e-3
+IALM_FLOAT32_MARGIN = 3e4
+_EPS32 = float(np.finfo(np.float32).eps)
 
-def _svt_operator(x: tf.Tensor, tau) -> tf.Tensor:
-  """The n x n W with SVT_tau(x) = x W, for a tall x [p, n] (p >= n).
+
+def _gram(x: tf.Tensor) -> tf.Tensor:
+  """x^T x of a tall x [p, n], float64 [n, n]."""
+  return tf.cast(tf.matmul(x, x, transpose_a=True), tf.float64)
+
+
+def _svt_weights(gram: tf.Tensor, tau) -> tf.Tensor:
+  """The float64 n x n W with SVT_tau(x) = x W, from gram = x^T x.
 
   Singular-value thresholding U diag(max(s - tau, 0)) V^T goes through the
   Gram matrix: x^T x = V diag(s^2) V^T, so U diag(s) = x V and
@@ -84,29 +113,30 @@ def _svt_operator(x: tf.Tensor, tau) -> tf.Tensor:
   first leaves two p x n x n matmuls per iteration (x^T x and x W), against
   three for x V, its scaling and the product with V^T, and a thin SVD's
   LAPACK call; exact to float64 round-off for the singular values that
-  survive the threshold (s > tau > 0). The eigendecomposition is float64
-  whatever x's dtype.
+  survive the threshold (s > tau > 0).
   """
-  eigenvalues, v = tf.linalg.eigh(
-      tf.cast(tf.matmul(x, x, transpose_a=True), tf.float64))
+  eigenvalues, v = tf.linalg.eigh(gram)
   s = tf.sqrt(tf.maximum(eigenvalues, 0.0))
   tau = tf.cast(tau, tf.float64)
   scale = tf.where(s > tau, (s - tau) / tf.where(s > 0, s, 1.0), 0.0)
-  return tf.cast(tf.matmul(v * scale, v, transpose_b=True), x.dtype)
+  return tf.matmul(v * scale, v, transpose_b=True)
 
 
-def _svt(x: tf.Tensor, tau) -> tf.Tensor:
-  """Singular-value thresholding U diag(max(s - tau, 0)) V^T of x [p, n]."""
-  if x.shape[0] is not None and x.shape[1] is not None and x.shape[0] < x.shape[1]:
-    return tf.transpose(_svt(tf.transpose(x), tau))
-  return tf.matmul(x, _svt_operator(x, tau))
+def _clip(x: tf.Tensor, tau) -> tf.Tensor:
+  """clip(x, -tau, tau) in one pass (`tf.clip_by_value` makes two)."""
+  tau = tf.cast(tau, x.dtype)
+  return tf.raw_ops.ClipByValue(t=x, clip_value_min=-tau, clip_value_max=tau)
 
 
 def _shrink(x: tf.Tensor, tau) -> tf.Tensor:
-  """sign(x) max(|x| - tau, 0), as x - clip(x, -tau, tau): two passes over
-  x instead of four (the same value, to the last bit)."""
-  tau = tf.cast(tau, x.dtype)
-  return x - tf.clip_by_value(x, -tau, tau)
+  """sign(x) max(|x| - tau, 0), as x - clip(x, -tau, tau) (the same value,
+  to the last bit): the S step, which the iterations take as T - clip(T)."""
+  return x - _clip(x, tau)
+
+
+def _squared_norm(x: tf.Tensor) -> tf.Tensor:
+  """||x||_F^2 in one pass (`tf.nn.l2_loss` is half of it), float64."""
+  return 2.0 * tf.cast(tf.nn.l2_loss(x), tf.float64)
 
 
 def _spectral_norm(x: tf.Tensor) -> tf.Tensor:
@@ -117,81 +147,153 @@ def _spectral_norm(x: tf.Tensor) -> tf.Tensor:
   return tf.sqrt(tf.maximum(tf.reduce_max(tf.linalg.eigvalsh(gram)), 0.0))
 
 
-# The iterations run in float32 until ||M - L - S||_F <= FLOAT32_TOL ||M||_F,
-# then in float64 to the tolerance. float32 halves the cost of the two
-# matmuls that dominate an iteration, but its round-off (~1e-7 relative)
-# cannot meet DEFAULT_TOL; from 1e-3 on, the float64 iterations wash out what
-# the float32 ones left (tests/robust_hdp/test_rpca.py: sigma^_i^2 equal to
-# all-float64 numpy solvers to 1e-6). In development trials (not kept in the
-# repository) it saved 15-20% of the time, and switching later, at 1e-4 or
-# 1e-5, left sigma^_i^2 off by 1e-5 or more.
-FLOAT32_TOL = 1e-3
-
-
 @dataclasses.dataclass(frozen=True)
 class _Scheme:
-  """What distinguishes PCP's two solvers (module doc) in an iteration.
+  """What a solver's iterations need besides M.
 
   Attributes:
     lam: lambda (float64).
     next_mu: mu -> the next iteration's mu (float64).
-    sparse_first: Whether S is updated before L (Lin et al.) or after it
-      (Candes et al.).
+    float32_floor2: (X^T X, ||M||_F^2) -> the squared residual down to which
+      the iterations run in float32 (FLOAT32_TOL's comment).
   """
 
   lam: tf.Tensor
   next_mu: Callable[[tf.Tensor], tf.Tensor]
-  sparse_first: bool
+  float32_floor2: Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
 
 
-def _iterate(m64, state, scheme: _Scheme, *, threshold, max_iterations,
-             start, dtype):
-  """PCP's alternating iterations from state = (low, sparse, dual, mu).
+def _admm_phase(m64, state, scheme: _Scheme, *, frobenius2, tol,
+                max_iterations, dtype):
+  """Candes et al.'s iterations from `state`, in `dtype`, one graph loop.
 
-  One graph loop (`tf.while_loop`) in `dtype`; mu, lambda and the residual's
-  norm stay float64. Returns (iterations so far, low, sparse, dual, mu) in
-  `dtype`.
+  With D = Y/mu, the S step is S = T - clip(T, +-lambda/mu) for
+  T = M - L + D_k, so D_{k+1} = D_k + M - L - S = clip(T, +-lambda/mu),
+  M - L - S = D_{k+1} - D_k, and the next SVT's argument is
+  M - S + D_{k+1} = (L - D_k) + 2 D_{k+1}. An iteration is SVT's two matmuls
+  and six element-wise passes; Y and S are not formed (S = T - D at the end).
+
+  Args:
+    m64: M, float64 [p, n], p >= n.
+    state: (iterations, X = M - S_k + D_k, D_k, L_k, T of iteration k,
+      ||M - L_k - S_k||_F^2, mu).
+    scheme: The method's `_Scheme`.
+    frobenius2: ||M||_F^2.
+    tol: Stop when ||M - L - S||_F <= tol ||M||_F.
+    max_iterations: The bound on the iterations.
+    dtype: The iterates' dtype; mu, lambda, W and the norms are float64.
+
+  Returns:
+    The state after the loop, its matrices in `dtype`.
   """
-  low, sparse, dual, mu = state
   m = tf.cast(m64, dtype)
-  lam = tf.cast(scheme.lam, dtype)
+  threshold2 = tol**2 * frobenius2
+  float32 = dtype == tf.float32
+  *_, mu = state
+  tau = scheme.lam / mu
 
-  def body(i, low, sparse, dual, mu, _):
-    inverse = 1.0 / mu
-    shifted = m + dual * tf.cast(inverse, dtype)  # M + Y / mu
-    if scheme.sparse_first:  # Lin et al.: S, then L from the new S.
-      sparse = _shrink(shifted - low, lam * tf.cast(inverse, dtype))
-      low = _svt(shifted - sparse, inverse)
-    else:  # Candes et al.: L, then S from the new L.
-      low = _svt(shifted - sparse, inverse)
-      sparse = _shrink(shifted - low, lam * tf.cast(inverse, dtype))
-    residual = m - low - sparse
-    dual = dual + tf.cast(mu, dtype) * residual
-    return (i + 1, low, sparse, dual, scheme.next_mu(mu),
-            tf.cast(tf.norm(residual), tf.float64))
+  def body(i, x, dual, low, shifted, error2, floor2, mu):
+    del low, shifted, error2, floor2
+    gram = _gram(x)
+    low = tf.matmul(x, tf.cast(_svt_weights(gram, 1.0 / mu), dtype))
+    u = low - dual  # L - Y_k / mu
+    shifted = m - u  # T = M - L + Y_k / mu; S = T - clip(T)
+    new_dual = _clip(shifted, tau)  # Y_{k+1} / mu
+    error2 = _squared_norm(new_dual - dual)  # ||M - L - S||_F^2
+    x = tf.add_n([u, new_dual, new_dual])  # M - S + Y_{k+1} / mu
+    floor2 = (scheme.float32_floor2(gram, frobenius2) if float32 else
+              tf.constant(0.0, tf.float64))
+    return i + 1, x, new_dual, low, shifted, error2, floor2, mu
 
-  def cond(i, low, sparse, dual, mu, error):
-    del low, sparse, dual, mu
-    return tf.logical_and(i < max_iterations, error > threshold)
+  def cond(i, x, dual, low, shifted, error2, floor2, mu):
+    del x, dual, low, shifted, mu
+    return tf.logical_and(i < max_iterations,
+                          error2 > tf.maximum(threshold2, floor2))
 
-  iterations, low, sparse, dual, mu, _ = tf.while_loop(
+  i, x, dual, low, shifted, error2, mu = state
+  return tf.while_loop(
       cond, body,
-      (start, tf.cast(low, dtype), tf.cast(sparse, dtype),
-       tf.cast(dual, dtype), mu, tf.constant(np.inf, tf.float64)))
-  return iterations, low, sparse, dual, mu
+      (i, *[tf.cast(v, dtype) for v in (x, dual, low, shifted)], error2,
+       tf.constant(0.0, tf.float64), mu))[:6] + (mu,)
 
 
-def _solve(m, state, scheme: _Scheme, *, tol, max_iterations):
-  """`_iterate` in float32 to FLOAT32_TOL, then in float64 to `tol`."""
-  norm = tf.norm(m)
-  iterations = tf.constant(0)
-  for dtype, bound in ((tf.float32, max(tol, FLOAT32_TOL)),
-                       (tf.float64, tol)):
-    iterations, *state = _iterate(
-        m, state, scheme, threshold=bound * norm,
-        max_iterations=max_iterations, start=iterations, dtype=dtype)
-  low, sparse = state[0], state[1]
-  return low, sparse, iterations
+def _ialm_phase(m64, state, scheme: _Scheme, *, frobenius2, tol,
+                max_iterations, dtype):
+  """Lin et al.'s iterations from `state`, in `dtype`, one graph loop.
+
+  With X_{k+1} = M - S_{k+1} + Y_k/mu_k (SVT's argument) and L = X W, the
+  multiplier is Y_{k+1} = Y_k + mu_k (M - L - S) = mu_k (X_{k+1} - L_{k+1});
+  so with E_k = Y_k / mu_k = a_k (X_k - L_k), a_k = mu_{k-1} / mu_k,
+
+    T = M - L_k + E_k,  S_{k+1} = T - clip(T, +-lambda/mu_k),
+    X_{k+1} = L_k + clip(T, +-lambda/mu_k),
+    M - L_{k+1} - S_{k+1} = (X_{k+1} - L_{k+1}) - E_k.
+
+  The residual of iterate k needs L_k, so it is taken in the next pass of
+  the loop, which also makes half of iterate k + 1 (dropped if k is the
+  last). A pass is SVT's two matmuls and seven element-wise passes over
+  p x n; Y and S are not formed (S = T - clip(T) of the pass before, at the
+  end).
+
+  Args:
+    m64: M, float64 [p, n], p >= n.
+    state: After k passes of the loop (iterate k - 1 made): (k, X_k, E_{k-1},
+      -L_{k-1}, T and clip(T) of pass k and of pass k - 1, W_k,
+      ||M - L_{k-1} - S_{k-1}||_F^2, a_k, mu_k).
+    scheme: The method's `_Scheme`.
+    frobenius2: ||M||_F^2.
+    tol: Stop when ||M - L - S||_F <= tol ||M||_F.
+    max_iterations: The bound on the iterations.
+    dtype: The iterates' dtype; mu, lambda, W and the norms are float64.
+
+  Returns:
+    The state after the loop, its matrices in `dtype`.
+  """
+  m = tf.cast(m64, dtype)
+  threshold2 = tol**2 * frobenius2
+  float32 = dtype == tf.float32
+
+  def body(i, x, e, minus_low, shifted, clipped, shifted_last, clipped_last,
+           weights, error2, floor2, a, mu):
+    del minus_low, shifted_last, clipped_last, error2, floor2
+    minus_low = tf.matmul(x, tf.cast(-weights, dtype))  # -L_k
+    d = x + minus_low  # Y_k / mu_{k-1}
+    new_e = tf.cast(a, dtype) * d  # E_k = Y_k / mu_k
+    # ||M - L_k - S_k||_F^2; iterate 0 (L = S = 0) is not tested.
+    error2 = tf.where(i > 0, _squared_norm(d - e),
+                      tf.constant(np.inf, tf.float64))
+    new_shifted = tf.add_n([m, minus_low, new_e])  # T = M - L_k + E_k
+    new_clipped = _clip(new_shifted, scheme.lam / mu)  # S_{k+1} = T - this
+    new_x = new_clipped - minus_low  # X_{k+1}
+    gram = _gram(new_x)
+    floor2 = (scheme.float32_floor2(gram, frobenius2) if float32 else
+              tf.constant(0.0, tf.float64))
+    next_mu = scheme.next_mu(mu)
+    return (i + 1, new_x, new_e, minus_low, new_shifted, new_clipped, shifted,
+            clipped, _svt_weights(gram, 1.0 / mu), error2, floor2,
+            mu / next_mu, next_mu)
+
+  def cond(i, *rest):
+    error2, floor2 = rest[-4:-2]
+    return tf.logical_and(i - 1 < max_iterations,
+                          error2 > tf.maximum(threshold2, floor2))
+
+  i, *matrices, weights, error2, a, mu = state
+  state = tf.while_loop(
+      cond, body,
+      (i, *[tf.cast(v, dtype) for v in matrices], weights, error2,
+       tf.constant(0.0, tf.float64), a, mu))
+  return state[:10] + state[11:]
+
+
+def _solve(phase, m, state, scheme: _Scheme, *, tol, max_iterations):
+  """`phase` in float32 down to `scheme.float32_floor2`, then in float64 to
+  `tol`; returns the final state."""
+  frobenius2 = tf.reduce_sum(tf.square(m))
+  for dtype in (tf.float32, tf.float64):
+    state = phase(m, state, scheme, frobenius2=frobenius2, tol=tol,
+                  max_iterations=max_iterations, dtype=dtype)
+  return state
 
 
 def principal_component_pursuit(matrix: tf.Tensor,
@@ -219,33 +321,57 @@ def principal_component_pursuit(matrix: tf.Tensor,
   if method not in METHODS:
     raise ValueError(f'method must be one of {METHODS}, got {method!r}')
   m = tf.cast(matrix, tf.float64)
+  if (m.shape[0] is not None and m.shape[1] is not None and
+      m.shape[0] < m.shape[1]):
+    # PCP is the same problem on M^T; the iterations take a tall matrix.
+    low, sparse, iterations = principal_component_pursuit(
+        tf.transpose(m), lam=lam, mu=mu, tol=tol,
+        max_iterations=max_iterations, method=method)
+    return tf.transpose(low), tf.transpose(sparse), iterations
   p = tf.cast(tf.shape(m)[0], tf.float64)
   n = tf.cast(tf.shape(m)[1], tf.float64)
   lam = (1.0 / tf.sqrt(tf.maximum(p, n)) if lam is None
          else tf.constant(lam, tf.float64))
   zeros = tf.zeros_like(m)
+  inf = tf.constant(np.inf, tf.float64)
   if method == 'ialm':
     norm2 = _spectral_norm(m)
     # An all-zero M is its own decomposition: scales of 1 keep the first
     # iteration finite, and it stops there.
     safe_norm2 = tf.where(norm2 > 0, norm2, tf.constant(1.0, tf.float64))
-    dual = m / tf.maximum(safe_norm2, tf.reduce_max(tf.abs(m)) / lam)
+    # Y_0 = M / J is E_0 = a_0 (X_0 - L_0) with X_0 = M, L_0 = 0.
+    dual_scale = tf.maximum(safe_norm2, tf.reduce_max(tf.abs(m)) / lam)
     mu = (1.25 / safe_norm2 if mu is None else tf.constant(mu, tf.float64))
     mu_bar = mu * 1e7
-    scheme = _Scheme(lam=lam,
-                     next_mu=lambda mu: tf.minimum(IALM_RHO * mu, mu_bar),
-                     sparse_first=True)
-    return _solve(m, (zeros, zeros, dual, mu), scheme, tol=tol,
-                  max_iterations=max_iterations)
+    scheme = _Scheme(
+        lam=lam, next_mu=lambda mu: tf.minimum(IALM_RHO * mu, mu_bar),
+        float32_floor2=lambda gram, frobenius2: tf.math.divide_no_nan(
+            tf.square(IALM_FLOAT32_MARGIN * _EPS32 * tf.linalg.trace(gram)),
+            frobenius2))
+    columns = m.shape[1] if m.shape[1] is not None else tf.shape(m)[1]
+    weights = tf.zeros([columns, columns], tf.float64)
+    state = (tf.constant(0), m, zeros, zeros, zeros, zeros, zeros, zeros,
+             weights, inf, 1.0 / (dual_scale * mu), mu)
+    i, _, _, minus_low, _, _, shifted, clipped, *_ = _solve(
+        _ialm_phase, m, state, scheme, tol=tol, max_iterations=max_iterations)
+    # Iterate i - 1: L = -minus_low of the last pass, S = T - clip(T) of the
+    # pass before.
+    return (-tf.cast(minus_low, tf.float64),
+            tf.cast(shifted, tf.float64) - tf.cast(clipped, tf.float64), i - 1)
   l1 = tf.reduce_sum(tf.abs(m))
   if mu is None:
     # An all-zero M is its own decomposition; any mu > 0 then stops at once.
     mu = tf.where(l1 > 0, p * n / (4.0 * l1), tf.constant(1.0, tf.float64))
   else:
     mu = tf.constant(mu, tf.float64)
-  scheme = _Scheme(lam=lam, next_mu=lambda mu: mu, sparse_first=False)
-  return _solve(m, (zeros, zeros, zeros, mu), scheme, tol=tol,
-                max_iterations=max_iterations)
+  scheme = _Scheme(
+      lam=lam, next_mu=lambda mu: mu,
+      float32_floor2=lambda gram, frobenius2: FLOAT32_TOL**2 * frobenius2)
+  state = (tf.constant(0), m, zeros, zeros, zeros, inf, mu)
+  i, _, dual, low, shifted, *_ = _solve(
+      _admm_phase, m, state, scheme, tol=tol, max_iterations=max_iterations)
+  return (tf.cast(low, tf.float64),
+          tf.cast(shifted, tf.float64) - tf.cast(dual, tf.float64), i)
 
 
 def robust_pca(matrix,

@@ -1,0 +1,466 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""A round of DP-SGD for the whole cohort in one computation (paper 003).
+
+`cohort_updates` returns, for every client i, what `dp_sgd.client_update`
+returns for it alone with key k_i: Delta theta_i after E_i = K ceil(N_i/b_i)
+steps of eqs. (1), (6),
+
+  theta_i <- theta_i - (eta_l / b_i) [ sum_{j in B_i^t} clip_c(g_j)
+                                       + N(0, c^2 z_i^2 I) ],
+
+with each client's own N_i, b_i and z_i, its batches and noise drawn from
+k_i as there (`dp_sgd.poisson_key`, `shuffle_key`, `noise_key`,
+`gaussian_noise`); only the order of float32 sums differs. Two forms:
+
+- STACKED: step t of every client still training is one batched step.
+  Clients are sorted by E_i, longest first, so those still training are a
+  prefix and a finished client drops out. Each client's batch (b_i, and
+  Poisson's sampling, vary) is cut into groups of `rows_per_group` rows,
+  the last padded, and each group carries its client's weights, so the
+  model for G groups at once (`layers.grouped_dense`,
+  `layers.grouped_conv2d`: batched matmuls, grouped convolutions) runs the
+  step; padding is at most a group per client, not the step's largest
+  batch. One recorded forward and backward pass (`tff_hdp.per_example`)
+  gives every row's norm and each group's clipped sum; padded rows have
+  zero loss and zero weight. The clients still training step as
+  `parallel_parts` independent parts (one per CPU core). For 'fc' and
+  'cnn5' (`grouped_forward`).
+- IN_TURN: `dp_sgd.client_update` of each client in turn, inside the same
+  computation: any model.
+
+`default_form` picks one per device (its docstring says why).
+tests/robust_hdp/test_cohort.py checks both against `dp_sgd.client_update`
+client by client.
+"""
+
+import functools
+import os
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from tff_hdp import layers
+from tff_hdp import models
+from tff_hdp import per_example
+from tff_hdp.robust_hdp import dp_sgd
+
+STACKED = 'stacked'
+IN_TURN = 'in_turn'
+FORMS = (STACKED, IN_TURN)
+# Rows of a group: a client's batch takes ceil(|B|/ROWS_PER_GROUP) groups.
+ROWS_PER_GROUP = 8
+
+
+def _max_pool(x: tf.Tensor) -> tf.Tensor:
+  """2x2 max-pooling of [G, B, H, W, C]."""
+  s = tf.shape(x)
+  pooled = tf.nn.max_pool2d(
+      tf.reshape(x, tf.concat([[-1], s[2:]], 0)), ksize=2, strides=2,
+      padding='VALID')
+  return tf.reshape(pooled, tf.concat([s[:2], tf.shape(pooled)[1:]], 0))
+
+
+def _grouped_fc(weights, x):
+  """`models.fc_model`'s forward for G groups: x [G, B, ...]."""
+  w1, b1, w2, b2 = weights
+  s = tf.shape(x)
+  x = tf.reshape(tf.cast(x, tf.float32), [s[0], s[1], w1.shape[1]])
+  hidden = tf.nn.relu(layers.grouped_dense(x, w1, b1))
+  return layers.grouped_dense(hidden, w2, b2)
+
+
+def _grouped_cnn5(weights, x):
+  """`models.cnn5_model`'s forward for G groups: x [G, B, H, W(, C)]."""
+  c1, cb1, c2, cb2, w, b = weights
+  x = tf.cast(x, tf.float32)
+  if x.shape.rank == 4:
+    x = x[..., tf.newaxis]
+  for kernel, bias in ((c1, cb1), (c2, cb2)):
+    x = _max_pool(tf.nn.relu(layers.grouped_conv2d(x, kernel, bias,
+                                                   padding='SAME')))
+  s = tf.shape(x)
+  return layers.grouped_dense(tf.reshape(x, [s[0], s[1], w.shape[1]]), w, b)
+
+
+def grouped_forward(spec: models.ModelSpec) -> Optional[Callable]:
+  """`forward(weights [G, ...], x [G, B, ...]) -> logits [G, B, classes]`:
+  `spec`'s forward for G groups, each with its own weights, as recorded
+  grouped layers; None if `spec` has none ('fc' and 'cnn5' do)."""
+  if spec.forward is models.fc_model().forward:
+    return _grouped_fc
+  if spec.forward is models.cnn5_model().forward:
+    return _grouped_cnn5
+  return None
+
+
+class _Sorted:
+  """The cohort's per-client values, sorted by step count, longest first."""
+
+  def __init__(self, num_examples, batch_sizes, noise_multipliers,
+               client_keys, settings):
+    num_examples = tf.cast(num_examples, tf.int32)
+    batch_sizes = tf.cast(batch_sizes, tf.int32)
+    steps_per_epoch = (num_examples + batch_sizes - 1) // batch_sizes
+    steps = settings.local_epochs * steps_per_epoch
+    self.order = tf.argsort(steps, direction='DESCENDING', stable=True)
+    take = lambda v: tf.gather(v, self.order)
+    self.num_examples = take(num_examples)
+    self.batch_sizes = take(batch_sizes)
+    self.steps_per_epoch = take(steps_per_epoch)
+    self.steps = take(steps)
+    self.keys = take(client_keys)
+    self.noise_multipliers = (None if noise_multipliers is None else
+                              take(tf.cast(noise_multipliers, tf.float32)))
+
+
+class _Step:
+  """Step t of the clients still training (graph-building, one per trace).
+
+  The clients still training are cut into `parts` ranges of about equal
+  batch sizes, each stepped by its own subgraph: TensorFlow runs them at
+  once (on a CPU, one per core).
+  """
+
+  def __init__(self, spec, forward, x, y, clients: _Sorted, settings,
+               rows_per_group: int, parts: int):
+    self.spec, self.forward = spec, forward
+    self.x, self.y = x, y
+    self.clients = clients
+    self.settings = settings
+    self.rows = rows_per_group
+    self.parts = parts
+    self.private = clients.noise_multipliers is not None
+    self.poisson = settings.poisson and self.private
+    self.max_examples = tf.shape(y)[1]
+
+  def draws(self, t, lo, hi):
+    """Per client of [lo, hi): its batch's draws (Poisson: uniform
+    [N_max]; shuffled: the epoch's order [N_max]) and, if private, its
+    noise."""
+    c = self.clients
+    n_max = self.max_examples
+    shapes = [tuple(s) for s in self.spec.shapes]
+
+    def one(args):
+      key, num_examples, steps_per_epoch, stddev = args
+      if self.poisson:
+        # The first N_i of N_max uniform draws are the N_i draws of
+        # `dp_sgd.batch_indices` (Philox: element j is counter j's).
+        draw = tf.random.stateless_uniform(
+            [n_max], seed=dp_sgd.poisson_key(key, t))
+        order = tf.zeros([n_max], tf.int32)
+      else:
+        draw = tf.zeros([n_max])
+        order = tf.random.experimental.stateless_shuffle(
+            tf.range(num_examples),
+            seed=dp_sgd.shuffle_key(key, t // steps_per_epoch))
+        order = tf.pad(order, [[0, n_max - num_examples]])
+      noise = (dp_sgd.gaussian_noise(shapes, stddev,
+                                     dp_sgd.noise_key(key, t))
+               if self.private else [])
+      return draw, order, noise
+
+    stddev = (self.settings.clip * c.noise_multipliers[lo:hi]
+              if self.private else tf.zeros([hi - lo]))
+    signature = (tf.TensorSpec([None], tf.float32),
+                 tf.TensorSpec([None], tf.int32),
+                 [tf.TensorSpec(s, tf.float32) for s in shapes]
+                 if self.private else [])
+    return tf.map_fn(
+        one, (c.keys[lo:hi], c.num_examples[lo:hi],
+              c.steps_per_epoch[lo:hi], stddev),
+        fn_output_signature=signature, parallel_iterations=2)
+
+  def batch_rows(self, t, lo, hi, draw, order):
+    """(client, example, rank in the client's batch) of every row of step
+    t, sorted by client (of [lo, hi), from 0) then rank, and each client's
+    batch size."""
+    c = self.clients
+    num_examples = c.num_examples[lo:hi]
+    batch_sizes = c.batch_sizes[lo:hi]
+    if self.poisson:
+      rate = (tf.cast(batch_sizes, tf.float32) /
+              tf.cast(num_examples, tf.float32))
+      picked = ((draw < rate[:, tf.newaxis]) &
+                (tf.range(self.max_examples)[tf.newaxis] <
+                 num_examples[:, tf.newaxis]))
+      where = tf.cast(tf.where(picked), tf.int32)  # Row-major: by client.
+      client, example = where[:, 0], where[:, 1]
+      sizes = tf.reduce_sum(tf.cast(picked, tf.int32), 1)
+      start = tf.cumsum(sizes, exclusive=True)
+      rank = tf.range(tf.shape(client)[0]) - tf.gather(start, client)
+      return client, example, rank, sizes
+    # Fixed-size batches: slot k of the epoch's order, as batch_indices.
+    start = (t % c.steps_per_epoch[lo:hi]) * batch_sizes
+    sizes = tf.minimum(batch_sizes, num_examples - start)
+    width = tf.reduce_max(sizes)
+    where = tf.cast(tf.where(tf.range(width)[tf.newaxis] <
+                             sizes[:, tf.newaxis]), tf.int32)
+    client, rank = where[:, 0], where[:, 1]
+    example = tf.gather_nd(order, tf.stack(
+        [client, tf.gather(start, client) + rank], 1))
+    return client, example, rank, sizes
+
+  def groups(self, lo, hi, client, example, rank, sizes):
+    """The step's rows cut into groups of `rows` per client: (the group's
+    client [G] (from 0), its inputs [G, rows, ...], labels, real-row
+    mask)."""
+    r = self.rows
+    per_client = (sizes + r - 1) // r
+    num_groups = tf.maximum(tf.reduce_sum(per_client), 1)  # >= 1 (oneDNN).
+    group_client = tf.repeat(tf.range(hi - lo), per_client)
+    group_client = tf.pad(group_client,
+                          [[0, num_groups - tf.shape(group_client)[0]]])
+    first_group = tf.cumsum(per_client, exclusive=True)
+    slot = (tf.gather(first_group, client) + rank // r) * r + rank % r
+    cells = [num_groups * r]
+    example = tf.scatter_nd(slot[:, tf.newaxis], example, cells)
+    real = tf.scatter_nd(slot[:, tf.newaxis], tf.ones_like(slot), cells)
+    caller = tf.gather(self.clients.order,
+                       lo + tf.repeat(group_client, r))  # Rows of x, y.
+    index = tf.stack([caller, example], 1)
+    xg = tf.gather_nd(self.x, index)
+    yg = tf.gather_nd(self.y, index)
+    lead = [num_groups, r]
+    return (group_client,
+            tf.reshape(xg, tf.concat([lead, tf.shape(xg)[1:]], 0)),
+            tf.reshape(yg, lead),
+            tf.reshape(tf.cast(real, tf.float32), lead))
+
+  def gradients(self, live, group_client, xg, yg, real, sizes):
+    """Per client of `live`: sum_j s_j g_j over its rows, s_j the clip
+    factor (private) or 1 / |B| (non-private), per weight tensor."""
+    weights = [tf.gather(w, group_client) for w in live]
+
+    def summed_loss(w):
+      losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=yg, logits=self.forward(w, xg))
+      return tf.reduce_sum(losses * real)
+
+    grads = per_example.recorded_gradients(summed_loss, weights)
+    if self.private:  # The clip factor depends on c alone, not on z_i.
+      query = dp_sgd.gaussian_query(self.settings.clip, 1.0)
+      scale = dp_sgd.clip_factors(query, query.initial_global_state(),
+                                  tf.sqrt(grads.squared_norms())) * real
+    else:  # The mean gradient of the batch (`models.loss_fn`).
+      scale = real / tf.cast(tf.gather(sizes, group_client),
+                             tf.float32)[:, tf.newaxis]
+    return [tf.math.unsorted_segment_sum(g, group_client, tf.shape(sizes)[0])
+            for g in grads.weighted_sum(scale)]
+
+  def part(self, t, lo, hi, live):
+    """Step t of clients [lo, hi) (`live`: their weights)."""
+    draw, order, noise = self.draws(t, lo, hi)
+    client, example, rank, sizes = self.batch_rows(t, lo, hi, draw, order)
+    group_client, xg, yg, real = self.groups(lo, hi, client, example, rank,
+                                             sizes)
+    summed = self.gradients(live, group_client, xg, yg, real, sizes)
+    lr = tf.constant(self.settings.learning_rate, tf.float32)
+    if self.private:  # (sum + noise) / b_i: `dp_sgd.noised_average`.
+      denominator = tf.cast(self.clients.batch_sizes[lo:hi], tf.float32)
+      summed = [(s + e) / tf.reshape(denominator,
+                                     [-1] + [1] * (s.shape.rank - 1))
+                for s, e in zip(summed, noise)]
+    return [w - lr * g for w, g in zip(live, summed)]
+
+  def bounds(self, active):
+    """`parts` + 1 client bounds cutting [0, active) into ranges of about
+    equal summed b_i (the clients are sorted by b_i, smallest first)."""
+    load = tf.cumsum(tf.cast(self.clients.batch_sizes[:active], tf.float32))
+    total = load[-1]
+    cuts = [tf.cast(tf.searchsorted(
+        load, [total * k / self.parts], side='left')[0], tf.int32)
+            for k in range(1, self.parts)]
+    return [tf.constant(0)] + [tf.minimum(c, active) for c in cuts] + [active]
+
+  def __call__(self, t, stacked):
+    """Step t of the clients still training; `stacked` [n, ...] weights."""
+    active = tf.reduce_sum(tf.cast(self.clients.steps > t, tf.int32))
+    bounds = self.bounds(active)
+    new = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+      live = [w[lo:hi] for w in stacked]
+      # A part is empty when a few clients are left.
+      new.append(tf.cond(hi > lo, lambda lo=lo, hi=hi, live=live: self.part(
+          t, lo, hi, live), lambda live=live: live))
+    return t + 1, [
+        tf.ensure_shape(tf.concat([p[i] for p in new] + [w[active:]], 0),
+                        w.shape) for i, w in enumerate(stacked)]
+
+
+def default_form(spec: models.ModelSpec) -> str:
+  """STACKED for a model with a grouped form on a GPU, else IN_TURN.
+
+  On the 2-core CPUs measured, TensorFlow's (oneDNN's) grouped convolutions
+  of many small groups ran well below the rate of each client's own
+  convolutions on its own batch (which stays in cache), so stacking the
+  clients made a round slower there; on a GPU, stacking replaces each
+  client's small kernel launches by one per layer.
+  """
+  if grouped_forward(spec) is not None and tf.config.list_logical_devices(
+      'GPU'):
+    return STACKED
+  return IN_TURN
+
+
+def cohort_updates(spec: models.ModelSpec,
+                   weights: Sequence[tf.Tensor],
+                   x: tf.Tensor,
+                   y: tf.Tensor,
+                   *,
+                   num_examples: tf.Tensor,
+                   batch_sizes: tf.Tensor,
+                   noise_multipliers: Optional[tf.Tensor],
+                   client_keys: tf.Tensor,
+                   settings: dp_sgd.DpSgdSettings,
+                   form: Optional[str] = None,
+                   rows_per_group: int = ROWS_PER_GROUP,
+                   parallel_parts: Optional[int] = None) -> list[tf.Tensor]:
+  """Every client's Delta theta_i of one round, in one computation.
+
+  Args:
+    spec: The model.
+    weights: theta^e, shared by all clients.
+    x: [n, N_max, ...] the clients' examples, client i's first N_i real.
+    y: [n, N_max] their labels (int32).
+    num_examples: [n] N_i >= 1.
+    batch_sizes: [n] b_i >= 1 (capped by the caller to N_i).
+    noise_multipliers: [n] z_i, or None for non-private SGD (every client).
+    client_keys: [n, 2] int64, client i's mechanism key of the round.
+    settings: c, eta_l, K and the batch sampling.
+    form: STACKED or IN_TURN (results do not depend on it); default
+      `default_form(spec)`. STACKED needs `grouped_forward(spec)`.
+    rows_per_group: STACKED's rows per group (results do not depend on it).
+    parallel_parts: STACKED's independent parts of a step, which TensorFlow
+      runs at once; default 2 on a CPU of 2 or more cores, 1 on a GPU
+      (results do not depend on it).
+
+  Returns:
+    Per weight tensor, [n, *shape]: row i is `dp_sgd.client_update(spec,
+    weights, x[i, :N_i], y[i, :N_i], batch_size=b_i, noise_multiplier=z_i,
+    key=client_keys[i], settings=settings)`, up to float32 round-off.
+
+  Raises:
+    ValueError: For an unknown form, or STACKED for a model without a
+      grouped form.
+  """
+  form = form or default_form(spec)
+  if form not in FORMS:
+    raise ValueError(f'form must be one of {FORMS}, got {form!r}')
+  forward = grouped_forward(spec)
+  if form == STACKED and forward is None:
+    raise ValueError(f'model {spec.name!r} has no grouped form (STACKED '
+                     'takes fc and cnn5); use IN_TURN')
+  weights0 = [tf.convert_to_tensor(w, tf.float32) for w in weights]
+  x = tf.convert_to_tensor(x, tf.float32)
+  y = tf.cast(y, tf.int32)
+  if form == IN_TURN:
+    return _in_turn(spec, weights0, x, y, num_examples, batch_sizes,
+                    noise_multipliers, client_keys, settings)
+  clients = _Sorted(num_examples, batch_sizes, noise_multipliers,
+                    client_keys, settings)
+  if parallel_parts is None:
+    parallel_parts = (1 if tf.config.list_logical_devices('GPU') else
+                      min(2, os.cpu_count() or 1))
+  step = _Step(spec, forward, x, y, clients, settings, rows_per_group,
+               parallel_parts)
+  n = tf.shape(y)[0]
+  stacked = [tf.tile(w[tf.newaxis], tf.concat([[n], tf.ones_like(
+      tf.shape(w))], 0)) for w in weights0]
+  _, stacked = tf.while_loop(
+      lambda t, _: t < tf.reduce_max(tf.concat([clients.steps, [0]], 0)),
+      step, (tf.constant(0, tf.int32), stacked))
+  inverse = tf.math.invert_permutation(clients.order)
+  return [tf.gather(w, inverse) - w0 for w, w0 in zip(stacked, weights0)]
+
+
+def _in_turn(spec, weights, x, y, num_examples, batch_sizes,
+             noise_multipliers, client_keys, settings):
+  """IN_TURN: `dp_sgd.client_update` of each client in turn."""
+  private = noise_multipliers is not None
+  num_examples = tf.cast(num_examples, tf.int32)
+  elems = (x, y, num_examples, tf.cast(batch_sizes, tf.int32),
+           (tf.cast(noise_multipliers, tf.float32) if private else
+            tf.zeros(tf.shape(num_examples))), client_keys)
+
+  def one(args):
+    xi, yi, ni, bi, zi, key = args
+    return dp_sgd.client_update(
+        spec, weights, xi[:ni], yi[:ni], batch_size=bi,
+        noise_multiplier=zi if private else None, key=key, settings=settings)
+
+  return tf.map_fn(
+      one, elems, parallel_iterations=1,
+      fn_output_signature=[tf.TensorSpec(s, tf.float32) for s in spec.shapes])
+
+
+@functools.lru_cache(maxsize=None)
+def cohort_function(spec: models.ModelSpec, settings: dp_sgd.DpSgdSettings,
+                    private: bool, form: Optional[str] = None,
+                    parallel_parts: Optional[int] = None):
+  """`cohort_updates` as one `tf.function` per (model, settings, private,
+  form, parts), traced once for any cohort size, returning [n, p] rows
+  (`flatten_rows`).
+
+  Called as `fn(weights, x, y, num_examples, batch_sizes,
+  noise_multipliers, client_keys)`: weights float32 in `spec.shapes`, x
+  float32 [n, N_max, *spec.input_shape], y int32 [n, N_max], num_examples
+  and batch_sizes int32 [n], noise_multipliers float32 [n] (ignored when
+  not private), client_keys int64 [n, 2].
+  """
+  form = form or default_form(spec)
+  signature = [
+      [tf.TensorSpec(s, tf.float32) for s in spec.shapes],
+      tf.TensorSpec((None, None) + tuple(spec.input_shape), tf.float32),
+      tf.TensorSpec((None, None), tf.int32),
+      tf.TensorSpec((None,), tf.int32),
+      tf.TensorSpec((None,), tf.int32),
+      tf.TensorSpec((None,), tf.float32),
+      tf.TensorSpec((None, 2), tf.int64),
+  ]
+
+  @tf.function(input_signature=signature, autograph=False)
+  def updates(weights, x, y, num_examples, batch_sizes, noise_multipliers,
+              client_keys):
+    return flatten_rows(cohort_updates(
+        spec, weights, x, y, num_examples=num_examples,
+        batch_sizes=batch_sizes,
+        noise_multipliers=noise_multipliers if private else None,
+        client_keys=client_keys, settings=settings, form=form,
+        parallel_parts=parallel_parts))
+
+  return updates
+
+
+def pack_clients(client_data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Clients' (x_i, y_i) padded to one array: (x [n, N_max, ...] float32, y
+  [n, N_max] int32, num_examples [n] int32), as `cohort_function` takes
+  them (the padding is never read)."""
+  sizes = np.array([len(y) for _, y in client_data], np.int32)
+  n_max = int(sizes.max(initial=1))
+  shape = np.shape(client_data[0][0])[1:] if len(client_data) else ()
+  x = np.zeros((len(client_data), n_max) + tuple(shape), np.float32)
+  y = np.zeros((len(client_data), n_max), np.int32)
+  for i, (xi, yi) in enumerate(client_data):
+    x[i, :sizes[i]] = xi
+    y[i, :sizes[i]] = yi
+  return x, y, sizes
+
+
+def flatten_rows(deltas: Sequence[tf.Tensor]) -> tf.Tensor:
+  """Per-tensor [n, *shape] updates as [n, p] rows (`aggregator.flatten`'s
+  order for each client)."""
+  return tf.concat([tf.reshape(d, [tf.shape(d)[0], -1]) for d in deltas], 1)
