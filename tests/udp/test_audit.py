@@ -135,14 +135,18 @@ def test_a_round_without_users_still_releases_noise(data):
           clip=0.1, noise_multiplier=2.0, max_weight=1.0, denominator=4.0,
           local_learning_rate=0.0, hyper_learning_rate=0.5,
           embedding_learning_rate=0.0))
-  step = np.concatenate([(p - n).numpy().ravel() for p, n in zip(phi, new)])
-  # lambda * sigma with sigma = z max_w S / (q W) = 0.05.
+  step = np.concatenate([(p - n).numpy().ravel()
+                         for p, n in zip(phi, new.phi)])
+  # lambda * sigma with sigma = z max_w S / (q W) = 0.05, as published.
+  assert float(new.noise_stddev) == pytest.approx(0.05, rel=1e-6)
   assert step.std() == pytest.approx(0.5 * 0.05, rel=0.01)
   run = dataclasses.replace(TINY, sampling_rate=0.01)
   rare = training.train(run, data)
   assert [len(conftest.sampled_users(run, data.num_clients, t))
           for t in range(3)] == [0, 0, 0]
   assert rare['epsilon'] > 0
+  # Its empty rounds publish what every round does: nothing tells them apart.
+  assert all('noise_stddev' in h for h in rare['history'])
 
 
 @pytest.mark.parametrize('script,args,message', [

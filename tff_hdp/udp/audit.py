@@ -186,7 +186,7 @@ class AuditedRound(round_loop.Observer):
     def empty_round_fn(phi, key, records):
       zeros = [tf.zeros_like(p) for p in phi]
       step = audited_phi_step(phi, zeros, records, key, constants)
-      return step.phi, observed(step, zeros)
+      return step.phi, step.noise_stddev, observed(step, zeros)
 
     self._round_fn = round_fn
     self._empty_round_fn = empty_round_fn
@@ -197,9 +197,10 @@ class AuditedRound(round_loop.Observer):
         round_num, self._constants.clip, self._constants.max_weight)
     phi = [tf.constant(p) for p in phi]
     if batches is None:
-      new_phi, self._release = self._empty_round_fn(phi, key, records)
+      new_phi, stddev, self._release = self._empty_round_fn(phi, key,
+                                                            records)
       return ([p.numpy() for p in new_phi], None,
-              {'canaries_sampled': count})
+              {'canaries_sampled': count, 'noise_stddev': float(stddev)})
     result, self._release = self._round_fn(phi, embeddings, *batches,
                                            weights, key, records)
     return ([p.numpy() for p in result.phi], result.embeddings.numpy(),

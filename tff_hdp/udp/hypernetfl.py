@@ -343,11 +343,11 @@ def round_step(net: hypernetwork.HyperNetwork, phi: Sequence[tf.Tensor],
 
 
 def empty_round_step(phi: Sequence[tf.Tensor], key: tf.Tensor,
-                     constants: RoundConstants) -> list[tf.Tensor]:
-  """phi after a round in which no user was sampled.
+                     constants: RoundConstants) -> PhiStep:
+  """The step of phi in a round in which no user was sampled.
 
   The estimator is still released: its sum is empty, and the noise is added
-  all the same. Skipping the round instead would tell whoever sees phi that
-  nobody was sampled.
+  all the same. Skipping the round (or publishing other measurements) would
+  tell whoever sees phi that nobody was sampled.
   """
-  return phi_step(phi, [tf.zeros_like(p) for p in phi], key, constants).phi
+  return phi_step(phi, [tf.zeros_like(p) for p in phi], key, constants)

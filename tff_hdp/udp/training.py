@@ -125,7 +125,8 @@ class DirectRound:
 
     @tf.function(input_signature=[signature[0], signature[7]])
     def empty_round_fn(phi, key):
-      return hypernetfl.empty_round_step(phi, key, constants)
+      step = hypernetfl.empty_round_step(phi, key, constants)
+      return step.phi, step.noise_stddev
 
     self.round_fn = round_fn
     self.empty_round_fn = empty_round_fn
@@ -134,7 +135,10 @@ class DirectRound:
     del round_num  # The round is the same every round.
     phi = [tf.constant(p) for p in phi]
     if batches is None:
-      return [p.numpy() for p in self.empty_round_fn(phi, key)], None, {}
+      # The same measurements as a round with users (`round_result`).
+      new_phi, stddev = self.empty_round_fn(phi, key)
+      return ([p.numpy() for p in new_phi], None,
+              {'noise_stddev': float(stddev)})
     result = self.round_fn(phi, embeddings, *batches, weights, key)
     return ([p.numpy() for p in result.phi], result.embeddings.numpy(),
             {k: float(v) for k, v in result.measurements.items()})
