@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 # without its (server-side, sqlalchemy) dependencies.
 TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 
-.PHONY: install demo test clean-venv
+.PHONY: install demo bench bench-quick test clean-venv
 
 install: $(STAMP)
 
@@ -61,6 +61,17 @@ demo: install
 	$(PY) run_scripts/run_udp.py --dataset=mnist5k \
 	    --algorithm=udp,clip_only,noiseless --noprogress \
 	    $(DEMO_SEED) --output_dir=results/udp_mnist5k
+
+# HDP-Bench (docs/bench.md): every registered method on paper 003's 20
+# clients of mnist5k and its nine preference distributions, three seeds;
+# bench-quick: Dist1, Dist5 and Dist9, one seed. Resumable (runs.jsonl); the
+# mechanism's randomness is secret unless you add --mechanism_seed.
+bench: install
+	$(PY) run_scripts/hdp_bench.py --noprogress --output_dir=results/hdp_bench
+
+bench-quick: install
+	$(PY) run_scripts/hdp_bench.py --quick --noprogress \
+	    --output_dir=results/hdp_bench_quick
 
 test: install
 	$(PY) -m pytest tests

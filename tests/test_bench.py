@@ -1,0 +1,267 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""HDP-Bench: a new method is one object in one file; every calibration meets
+every client's epsilon_i (checked against the independent accountant of
+tests/privacy/test_accounting.py); individual sampling is flidp's; a row
+that overspends is never ranked; the binary's leaderboard and refusals.
+
+The toy method below is a whole method: registered from this file, and
+written alone to a file of its own for the binary (--extra_methods).
+"""
+
+import inspect
+import json
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+
+from tests import binaries
+from tests.privacy import test_accounting as reference
+from tff_hdp import bench
+from tff_hdp import datasets
+from tff_hdp.bench import benchmark
+from tff_hdp.bench import leaderboard
+from tff_hdp.bench import method as method_lib
+from tff_hdp.bench import preferences as preferences_lib
+from tff_hdp.bench.methods import individual_sampling
+from tff_hdp.privacy import accounting
+
+
+class MajorityLabel(bench.Method):
+  """A toy method: each client predicts its training data's majority label,
+  behind a mechanism of noise multiplier 50 (so every budget is met)."""
+
+  name = 'toy_majority'
+  threat_model = 'nobody trusted (nothing leaves a client)'
+  guarantee = bench.CLIENT_LEVEL
+  server_knows = 'nothing'
+
+  def calibrate(self, setting, preferences):
+    return bench.Calibration(
+        clients=tuple(bench.ClientMechanism(1.0, 50.0, setting.rounds)
+                      if math.isfinite(e) else None
+                      for e in preferences.epsilons),
+        config=None)
+
+  def run(self, setting, calibration, *, seed, mechanism_seed=None):
+    del seed, mechanism_seed
+    hits = [np.mean(yt == np.bincount(y).argmax())
+            for (_, y), (_, yt) in zip(setting.data.train, setting.data.test)]
+    return bench.Outcome(
+        accuracy=100.0 * float(np.mean(hits)),
+        epsilons=method_lib.planned_epsilons(calibration, setting.delta))
+
+
+bench.register(MajorityLabel)
+
+
+@pytest.fixture(scope='module')
+def setting():
+  data = datasets.load_robust_hdp_data('digits', num_clients=6,
+                                       shards_per_client=2)
+  return bench.Setting(data=data, rounds=3, model='fc', batch_size=16)
+
+
+PREFERENCES = bench.Preferences('mixed', (0.5, 1.0, 1.0, 2.0, 4.0, 8.0),
+                                (8, 8, 16, 16, 32, 32))
+
+
+def _reference_epsilon(m: bench.ClientMechanism, delta: float) -> float:
+  """epsilon of a client's mechanism by the independent reference (scipy
+  quadrature of A_alpha on dp_accounting's orders, written out there)."""
+  orders = reference._ORDERS  # pylint: disable=protected-access
+  rdp = reference._reference_rdp(  # pylint: disable=protected-access
+      m.sampling_rate, m.noise_multiplier, m.steps, orders,
+      reference._log_a_quad)  # pylint: disable=protected-access
+  return reference._reference_epsilon(orders, rdp, delta)  # pylint: disable=protected-access
+
+
+def test_a_toy_method_of_this_file_runs_in_the_benchmark(setting):
+  methods = bench.registered()
+  assert list(methods)[-1] == 'toy_majority'  # The package's come first.
+  assert list(methods)[:7] == ['robust_hdp', 'weiavg', 'pfa', 'dpfedavg',
+                               'min_epsilon', 'oracle', 'non_private']
+  results = benchmark.run(setting, [PREFERENCES], [methods['toy_majority']],
+                          seeds=[0, 1])
+  assert [(r.method, r.seed) for r in results] == [('toy_majority', 0),
+                                                   ('toy_majority', 1)]
+  boards = leaderboard.leaderboards(results, methods)
+  (row,) = boards[bench.CLIENT_LEVEL.family]
+  assert row.rank == 1 and row.budgets_met and row.valid
+  assert row.accuracy['mixed'][2] == 2  # Two seeds.
+  with pytest.raises(ValueError, match="already registered"):
+    bench.register(_Impostor())
+
+
+class _Impostor(MajorityLabel):
+  """Another class under a registered name."""
+
+
+@pytest.mark.parametrize('name', ['robust_hdp', 'min_epsilon', 'oracle',
+                                  'fedhdp', 'hdp_fedavg', 'dp_fedavg_min',
+                                  'udp_min'])
+def test_every_calibration_meets_every_clients_epsilon(setting, name):
+  m = bench.registered()[name]
+  calibration = m.calibrate(setting, PREFERENCES)
+  asked = PREFERENCES.epsilons
+  for i in (0, 3, 5):  # The strictest, a middle and the loosest client.
+    mechanism = calibration.clients[i]
+    assert mechanism is not None
+    spent = _reference_epsilon(mechanism, setting.delta)
+    assert spent <= asked[i] * (1 + 1e-6), (name, i, spent, asked[i])
+  # Who is calibrated exactly: every client (Robust-HDP, the Oracle), the
+  # strictest (every method: its level, or everyone, is at min epsilon).
+  assert _reference_epsilon(calibration.clients[0], setting.delta) == (
+      pytest.approx(0.5, rel=1e-3))
+  if name in ('robust_hdp', 'oracle'):
+    assert _reference_epsilon(calibration.clients[5], setting.delta) == (
+        pytest.approx(8.0, rel=1e-3))
+
+
+def _flidp_rate(epsilon, sigma, rounds, delta):
+  """luckyos-code/flidp's sampling rate of a budget at noise multiplier
+  sigma (in its `get_sample_rates`): dp_accounting's calibration over q in
+  [0, 1] on its RDP accountant. flidp bisects sigma until these rates,
+  weighted by the budgets' shares of the clients, average to the target."""
+  def event(q):
+    return dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(
+            q, dp_accounting.GaussianDpEvent(sigma)), rounds)
+
+  # A budget that even q = 1 does not spend is sampled every round (there is
+  # no root in [0, 1] to find).
+  if dp_accounting.rdp.RdpAccountant().compose(event(1.0)).get_epsilon(
+      delta) <= epsilon:
+    return 1.0
+  return dp_accounting.calibrate_dp_mechanism(
+      dp_accounting.rdp.RdpAccountant, event, epsilon, delta,
+      bracket_interval=dp_accounting.ExplicitBracketInterval(0, 1))
+
+
+def test_individual_sampling_is_flidps_and_spends_each_epsilon():
+  epsilons = (0.5, 1.0, 1.0, 2.0, 4.0)
+  z, rates = individual_sampling.individual_rates(epsilons, 0.2, 10, 1e-4)
+  # (z, rates) solve flidp's equations: at z, flidp's rate of each budget
+  # is the client's (its search of sigma would stop here: their mean is the
+  # target, and the mean grows steeply with sigma).
+  theirs = {e: _flidp_rate(e, z, 10, 1e-4) for e in set(epsilons)}
+  for eps, q in zip(epsilons, rates):
+    assert q == pytest.approx(theirs[eps], rel=0.02)
+    # Each client spends its own epsilon, by the independent reference.
+    spent = _reference_epsilon(bench.ClientMechanism(q, z, 10), 1e-4)
+    # Calibrated on fewer RDP orders (`individual_sampling.ORDERS`), so at
+    # most epsilon_i, and within 3% of it.
+    assert spent == pytest.approx(eps, rel=0.03) and spent <= eps * (1 + 1e-6)
+  assert np.mean([theirs[e] for e in epsilons]) == pytest.approx(0.2,
+                                                                 rel=0.01)
+  assert rates.mean() == pytest.approx(0.2, rel=0.01)
+  # A looser client is sampled more often, at the same noise.
+  assert list(rates) == sorted(rates)
+
+
+def _run(method, preferences, spent, accuracy=50.0):
+  return leaderboard.RunResult(method, preferences, 0, accuracy,
+                               spent=tuple(spent), asked=(1.0, 2.0),
+                               planned=tuple(spent))
+
+
+def test_a_row_that_overspends_is_never_ranked():
+  methods = bench.registered()
+  results = [_run('toy_majority', 'd', (1.0, 2.0), 40.0),
+             _run('fedhdp', 'd', (1.0, 2.0000001), 90.0),  # Over by 5e-8.
+             _run('idp_sample', 'd', (0.9, 1.5), 60.0)]
+  (rows,) = leaderboard.leaderboards(results, methods).values()
+  by_name = {r.method: r for r in rows}
+  assert by_name['fedhdp'].rank is None and not by_name['fedhdp'].budgets_met
+  assert (by_name['idp_sample'].rank, by_name['toy_majority'].rank) == (1, 2)
+  text = leaderboard.markdown({'family': rows}, ['d'])
+  line = next(l for l in text.splitlines() if '| fedhdp |' in l)
+  assert line.startswith('| invalid |') and '| NO |' in line
+
+
+def test_preferences_from_a_csv(tmp_path):
+  path = tmp_path / 'mine.csv'
+  path.write_text('epsilon,batch_size\n1.5,16\ninf,32\n')
+  prefs = preferences_lib.from_csv(str(path), 2)
+  assert prefs.epsilons == (1.5, math.inf) and prefs.batch_sizes == (16, 32)
+  assert prefs.private == (True, False)
+  dist = preferences_lib.distribution('dist1', 20)
+  assert dist.epsilons[0] == 2.81 and dist.batch_sizes[0] == 32
+
+
+def _bench(args, output_dir):
+  return binaries.run('hdp_bench.py', [*args, f'--output_dir={output_dir}',
+                                       '--noprogress'], timeout=900)
+
+
+TOY_FILE = ('import math\n\nimport numpy as np\n\nfrom tff_hdp import bench\n'
+            'from tff_hdp.bench import method as method_lib\n\n\n' +
+            inspect.getsource(MajorityLabel) + '\n\nbench.register(MajorityLabel)\n')
+
+
+def _write_preferences(path, rows):
+  path.write_text('epsilon,batch_size\n' +
+                  ''.join(f'{e},{b}\n' for e, b in rows))
+
+
+def test_the_binary_ranks_a_tiny_population(tmp_path):
+  (tmp_path / 'toy_method.py').write_text(TOY_FILE)
+  # Two preference sets of four distinct (epsilon_i, b_i) among them, so
+  # that the 20 clients' calibrations are few (and remembered).
+  _write_preferences(tmp_path / 'strict.csv', [(1, 16), (2, 32)] * 10)
+  _write_preferences(tmp_path / 'mixed.csv',
+                     [(1, 16), (2, 32), (8, 16), (8, 32)] * 5)
+  out = tmp_path / 'bench'
+  result = _bench(['--dataset=digits', '--model=fc', '--rounds=2',
+                   f'--preferences_csv={tmp_path / "strict.csv"},'
+                   f'{tmp_path / "mixed.csv"}', '--seeds=0',
+                   '--methods=dpfedavg,non_private,toy_majority',
+                   f'--extra_methods={tmp_path / "toy_method.py"}'], out)
+  assert result.returncode == 0, result.stderr[-3000:]
+  text = (out / 'leaderboard.md').read_text()
+  assert text in result.stdout
+  for column in ('rank', 'method', 'strict acc%', 'mixed acc%', 'mean acc%',
+                 'every budget met', 'max spent/asked', 'server knows',
+                 'guarantee', 'wall s'):
+    assert f' {column} |' in text, column
+  assert '### sample-level, per client (untrusted server)' in text
+  assert '### client-level, per client (trusted server)' in text
+  assert '| ref. | non_private |' in text
+  record = json.loads((out / 'leaderboard.json').read_text())
+  assert len(record['runs']) == 6
+  for run in record['runs']:
+    assert len(run['spent']) == len(run['asked']) == 20
+    if run['method'] != 'non_private':
+      assert all(s <= a * (1 + 1e-9)
+                 for s, a in zip(run['spent'], run['asked']))
+  assert (out / 'leaderboard.png').stat().st_size > 10_000
+  assert (out / 'runs.jsonl').read_text().count('\n') == 6
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--methods=fedavg'], "--methods: unknown method 'fedavg'; registered: "),
+    (['--distributions=dist10'], "unknown distribution 'dist10'"),
+    (['--preferences_csv=NEGATIVE'], 'row 3: epsilon must be > 0'),
+    (['--preferences_csv=SHORT'], '2 rows of preferences for 20 clients'),
+    (['--rounds=0'], '--rounds must be >= 1'),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
+                                                      message):
+  (tmp_path / 'NEGATIVE.csv').write_text('epsilon\n1\n-2\n' + '1\n' * 18)
+  (tmp_path / 'SHORT.csv').write_text('epsilon\n1\n2\n')
+  args = [a.replace('NEGATIVE', str(tmp_path / 'NEGATIVE.csv'))
+          .replace('SHORT', str(tmp_path / 'SHORT.csv')) for a in args]
+  binaries.assert_refused('hdp_bench.py', args, message, tmp_path / 'out')

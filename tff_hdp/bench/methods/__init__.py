@@ -1,0 +1,33 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The package's HDP-Bench methods, one file each, in `PACKAGE_METHODS`'s
+order; each file's `METHODS` are its instances (`tff_hdp.bench.registry`
+lists them before the methods registered from outside the package).
+
+- `robust_hdp_rules`: paper 003's seven rules (untrusted server, sample-level).
+- `fedhdp_levels`: paper 001's FedHDP, HDP-FedAvg and DP-FedAvg at the
+  minimum epsilon (trusted server, client-level, privacy levels).
+- `individual_sampling`: individualized client sampling rates (Boenisch et
+  al. 2023; Lange et al. 2025), client-level.
+- `udp_min_epsilon`: paper 004's UDP-Alg at the minimum epsilon
+  (personalized, user-level).
+"""
+
+from tff_hdp.bench.methods import robust_hdp_rules
+from tff_hdp.bench.methods import fedhdp_levels
+from tff_hdp.bench.methods import individual_sampling
+from tff_hdp.bench.methods import udp_min_epsilon
+
+PACKAGE_METHODS = (robust_hdp_rules.METHODS + fedhdp_levels.METHODS +
+                   individual_sampling.METHODS + udp_min_epsilon.METHODS)

@@ -1,0 +1,162 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Paper 001's FedHDP, HDP-FedAvg and DP-FedAvg as HDP-Bench methods.
+
+Threat model: a trusted server, which knows each client's privacy level and
+adds the noise (`tff_hdp.fedhdp`, Algorithm 2 without Ditto: the global
+model is what is compared). The guarantee is client-level: every global
+model is (epsilon_i, delta)-DP with respect to client i's whole data.
+
+Paper 001 serves a few privacy levels, not one epsilon per client. So the
+private clients are grouped into `levels` privacy levels by their epsilon_i
+(as equal in size as the ranks allow, the strictest first) and each level
+is calibrated to its strictest member's epsilon: its effective noise
+multiplier z_j makes the benchmark's T rounds of Poisson sampling at rate q
+spend exactly that epsilon (`accounting.noise_multiplier_for_epsilon`), so
+every member's budget is met and the looser ones are under-spent. A client
+who opts out (epsilon_i infinite) joins the non-private group, as in paper
+001.
+
+- DP-FedAvg puts every client at the strictest level (one group at
+  min_i epsilon_i).
+- HDP-FedAvg averages the levels by their expected counts (r = 1).
+- FedHDP weighs level j by r_j = (z_min / z_j)^2, the inverse of its noise
+  variance relative to the least noisy level (paper 001 up-weights the less
+  noisy groups; its r is a tuned hyperparameter, and this rule is ours), and
+  the private levels against the opt-outs by `ratio` on top.
+
+The clip norm is fixed (S, no clip-count release is needed for its update;
+the count is still noised with z_b = 2 max_j z_j, which costs at most 3% of
+value noise, since the aggregator releases the unclipped fraction).
+"""
+
+import dataclasses
+import math
+from typing import Optional
+
+import numpy as np
+
+from tff_hdp.bench import method
+
+NAMES = {'fedhdp': 'FedHDP', 'hdp_fedavg': 'HDP-FedAvg',
+         'dp_fedavg': 'DP-FedAvg at the minimum epsilon'}
+
+
+def privacy_levels(epsilons, levels: int) -> tuple[list, list[float]]:
+  """(each client's level or None, each level's epsilon): the finite
+  epsilons sorted and cut into `levels` groups as equal as possible (fewer
+  if there are fewer distinct clients), level 0 the strictest; a level's
+  epsilon is its smallest member's."""
+  private = [i for i, e in enumerate(epsilons) if math.isfinite(e)]
+  order = sorted(private, key=lambda i: epsilons[i])
+  cuts = np.array_split(np.array(order, np.int64), min(levels, len(order)))
+  of_client = [None] * len(epsilons)
+  targets = []
+  for level, members in enumerate(cuts):
+    for i in members:
+      of_client[int(i)] = level
+    targets.append(min(epsilons[int(i)] for i in members))
+  return of_client, targets
+
+
+class FedHdpLevels(method.Method):
+  """One of paper 001's algorithms on privacy levels (module doc)."""
+
+  threat_model = 'trusted server'
+  guarantee = method.CLIENT_LEVEL
+  server_knows = "each client's privacy level"
+
+  def __init__(self, algorithm: str, *, levels: int = 2,
+               sampling_rate: float = 0.5, clip: float = 1.0,
+               ratio: float = 0.1):
+    """`algorithm`: 'fedhdp', 'hdp_fedavg' or 'dp_fedavg'; `levels`: the
+    private levels; `sampling_rate`: q, each client's probability to take
+    part in a round; `clip`: S; `ratio`: FedHDP's r of the private levels
+    against the opt-outs (used when some client opts out)."""
+    if algorithm not in NAMES:
+      raise ValueError(f'algorithm must be one of {", ".join(NAMES)}, got '
+                       f'{algorithm!r}')
+    self.algorithm = algorithm
+    self.name = 'dp_fedavg_min' if algorithm == 'dp_fedavg' else algorithm
+    self.levels = 1 if algorithm == 'dp_fedavg' else levels
+    self.sampling_rate = sampling_rate
+    self.clip = clip
+    self.ratio = ratio
+
+  def config(self, setting, preferences):
+    """The run's `FedHdpConfig`: levels, their noise and weights."""
+    from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
+    of_client, targets = privacy_levels(preferences.epsilons, self.levels)
+    z_effs = tuple(method.noise_multiplier_for_epsilon(
+        e, self.sampling_rate, setting.rounds, setting.delta,
+        accountant=setting.accountant) for e in targets)
+    opt_outs = not all(preferences.private)
+    if self.algorithm == 'fedhdp':
+      ratios = tuple(min(z_effs) ** 2 / z ** 2 * (self.ratio if opt_outs
+                                                  else 1.0)
+                     for z in z_effs)
+    else:
+      ratios = (1.0,) * len(z_effs)
+    return config_lib.FedHdpConfig(
+        algorithm=self.algorithm, ditto=False, ratio=ratios,
+        model=setting.model, rounds=setting.rounds,
+        clients_per_round=max(1, round(self.sampling_rate *
+                                       setting.num_clients)),
+        sampling_rate=self.sampling_rate, poisson_sampling=True,
+        denominators='expected', local_epochs=setting.local_epochs,
+        batch_size=setting.batch_size, learning_rate=setting.learning_rate,
+        initial_clip=self.clip, clip_learning_rate=0.0,
+        noise_multiplier=z_effs, privacy_levels=tuple(of_client),
+        clipped_count_stddev=2 * max(z_effs), delta=setting.delta,
+        accountant=setting.accountant, eval_every=setting.rounds,
+        backend='direct')
+
+  def calibrate(self, setting, preferences):
+    from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
+    config = self.config(setting, preferences)
+    config.validate(setting.num_clients)
+    levels = config.privacy_levels
+    return method.Calibration(
+        clients=tuple(
+            None if level is None else method.ClientMechanism(
+                self.sampling_rate,
+                config.noise_multipliers[0 if self.algorithm == 'dp_fedavg'
+                                         else level],
+                setting.rounds)
+            for level in levels),
+        config=config)
+
+  def run(self, setting, calibration, *, seed,
+          mechanism_seed: Optional[int] = None):
+    from tff_hdp import templates  # pylint: disable=g-import-not-at-top
+    from tff_hdp.fedhdp import evaluation  # pylint: disable=g-import-not-at-top
+    from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
+    config = dataclasses.replace(calibration.config, seed=seed,
+                                 mechanism_seed=mechanism_seed)
+    experiment = training.prepare(config, setting.data)
+    run = training.run_rounds(experiment)
+    accuracies = evaluation.per_client_accuracy(
+        experiment.spec, templates.global_weights(run.state),
+        setting.data.test)
+    groups = experiment.setup.groups
+    return method.Outcome(
+        accuracy=100.0 * float(np.nanmean(accuracies)),
+        epsilons=tuple(
+            run.ledger.get_epsilon(groups[g].name, setting.delta,
+                                   setting.accountant)
+            if groups[g].is_private else math.inf
+            for g in experiment.setup.client_groups))
+
+
+METHODS = tuple(FedHdpLevels(algorithm) for algorithm in NAMES)

@@ -1,0 +1,122 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Paper 003's seven aggregation rules as HDP-Bench methods.
+
+Threat model: an untrusted server. Every client runs DP-SGD on its own data
+(`tff_hdp.robust_hdp`), at its own b_i and the noise multiplier z_i that
+makes the benchmark's T rounds spend exactly its epsilon_i
+(`privacy_preferences.calibrate`), and sends only its noised update; the
+rules differ in how the server weighs the updates and what it must be told
+(paper 003, Table 1): Robust-HDP nothing (robust PCA's noise estimate),
+WeiAvg and PFA epsilon_i, DPFedAvg N_i, minimum epsilon epsilon_min (every
+client at z of the smallest epsilon), the Oracle every true noise variance.
+Non-private is the same training without clipping or noise: a reference,
+without a guarantee, never ranked.
+
+A client who opts out (epsilon_i infinite) trains without noise (paper
+003's non-private client); WeiAvg, PFA and the Oracle weigh by epsilon_i or
+the noise, and refuse such a population. The round is the package's own
+(`robust_hdp.training`: the direct runner, robust PCA by the inexact ALM);
+nothing of a rule's maths is repeated here.
+"""
+
+import dataclasses
+import math
+from typing import Optional
+
+import numpy as np
+
+from tff_hdp.bench import method
+from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import table_rows
+
+NO_GUARANTEE = dataclasses.replace(method.SAMPLE_LEVEL, kind='none')
+
+
+class RobustHdpRule(method.Method):
+  """One of paper 003's rules (`config_lib.RULES`), on the benchmark."""
+
+  threat_model = 'untrusted server'
+
+  def __init__(self, rule: str, *, clip: float = 3.0,
+               rpca_method: str = 'ialm'):
+    """A rule of `config_lib.RULES`; `clip` is DP-SGD's per-example c (the
+    authors' 3.0) and `rpca_method` Robust-HDP's solver."""
+    if rule not in config_lib.RULES:
+      raise ValueError(f'rule must be one of {", ".join(config_lib.RULES)}, '
+                       f'got {rule!r}')
+    self.name = rule
+    self.rule = rule
+    self.clip = clip
+    self.rpca_method = rpca_method
+    self.guarantee = (NO_GUARANTEE if rule == 'non_private' else
+                      method.SAMPLE_LEVEL)
+    self.server_knows = table_rows.KNOWS[rule]
+
+  def refuses(self, preferences):
+    if (self.rule in config_lib.NEEDS_EVERY_EPSILON and
+        not all(preferences.private)):
+      return (f'{self.rule} weighs every client by its epsilon or noise; '
+              'these preferences have a client who opts out')
+    return None
+
+  def config(self, setting: method.Setting,
+             preferences: method.Preferences) -> config_lib.RobustHdpConfig:
+    """The run of this rule on `setting` for `preferences`."""
+    batch_sizes = preferences.batch_sizes or (setting.batch_size,) * (
+        preferences.num_clients)
+    return config_lib.RobustHdpConfig(
+        algorithm=self.rule,
+        epsilons=tuple(e if math.isfinite(e) else None
+                       for e in preferences.epsilons),
+        batch_sizes=tuple(int(b) for b in batch_sizes),
+        distribution=preferences.name, model=setting.model,
+        rounds=setting.rounds, local_epochs=setting.local_epochs,
+        learning_rate=setting.learning_rate, clip=self.clip,
+        delta=setting.delta, accountant=setting.accountant,
+        rpca_method=self.rpca_method, eval_every=setting.rounds,
+        backend='direct')
+
+  def calibrate(self, setting, preferences):
+    from tff_hdp.robust_hdp import process  # pylint: disable=g-import-not-at-top
+    config = self.config(setting, preferences)
+    config.validate()
+    clients = process.client_privacy(config, setting.num_examples())
+    return method.Calibration(
+        clients=tuple(
+            None if c.noise_multiplier is None else
+            method.ClientMechanism(c.sampling_rate, c.noise_multiplier,
+                                   c.steps)
+            for c in clients),
+        config=config)
+
+  def run(self, setting, calibration, *, seed,
+          mechanism_seed: Optional[int] = None):
+    from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
+    config = dataclasses.replace(calibration.config, seed=seed,
+                                 mechanism_seed=mechanism_seed)
+    experiment = training.prepare(config, setting.data)
+    run = training.run_rounds(experiment)
+    accuracy = float(np.nanmean(training.local_accuracies(
+        experiment.spec, run.state['global_weights'], setting.data)))
+    return method.Outcome(
+        accuracy=accuracy,
+        epsilons=tuple(
+            math.inf if c.noise_multiplier is None else
+            run.ledger.get_epsilon(f'client_{i}', setting.delta,
+                                   setting.accountant)
+            for i, c in enumerate(experiment.clients)))
+
+
+METHODS = tuple(RobustHdpRule(rule) for rule in config_lib.RULES)

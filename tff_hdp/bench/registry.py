@@ -1,0 +1,78 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The methods HDP-Bench knows: the package's (`tff_hdp.bench.methods`, one
+file each) and the ones registered from outside it, as Opacus registers its
+grad samplers and accountants.
+
+    bench.register(MyMethod())      # or @bench.register on the class
+
+A method of yours is one file that calls `register` when imported (the
+binary's --extra_methods imports it). TensorFlow-free.
+"""
+
+from typing import Union
+
+from tff_hdp.bench import method as method_lib
+from tff_hdp.bench import methods as package_methods
+
+_REGISTERED: dict[str, method_lib.Method] = {}
+
+
+def register(method: Union[method_lib.Method, type]):
+  """Registers a `Method` (an instance, or a class without arguments, which
+  is instantiated: usable as a class decorator); returns its argument.
+
+  Raises:
+    TypeError: If it is not a `Method`.
+    ValueError: If another method has its name.
+  """
+  instance = method() if isinstance(method, type) else method
+  if not isinstance(instance, method_lib.Method):
+    raise TypeError('register takes a tff_hdp.bench.Method, got '
+                    f'{type(instance).__name__}')
+  for attribute in ('name', 'threat_model', 'guarantee', 'server_knows'):
+    if not hasattr(instance, attribute):
+      raise TypeError(f'method {type(instance).__name__} has no {attribute}')
+  known = registered()
+  if instance.name in known and type(known[instance.name]) is not type(
+      instance):
+    raise ValueError(f'a method named {instance.name!r} is already '
+                     f'registered ({type(known[instance.name]).__name__})')
+  _REGISTERED[instance.name] = instance
+  return method
+
+
+def unregister(name: str) -> None:
+  """Removes the method called `name` registered from outside the package
+  (tests' toy methods)."""
+  _REGISTERED.pop(name, None)
+
+
+def registered() -> dict[str, method_lib.Method]:
+  """Every method by name: the package's first (in their files' order), then
+  the others in the order they registered."""
+  known = {m.name: m for m in package_methods.PACKAGE_METHODS}
+  known.update(_REGISTERED)
+  return known
+
+
+def get(names) -> list[method_lib.Method]:
+  """The methods called `names`, or a one-line ValueError naming an
+  unknown one and the registered ones."""
+  known = registered()
+  unknown = [n for n in names if n not in known]
+  if unknown:
+    raise ValueError(f'unknown method {unknown[0]!r}; registered: '
+                     f'{", ".join(known)}')
+  return [known[n] for n in names]
