@@ -168,6 +168,7 @@ def markdown(boards: dict[str, list[Row]], distributions: Sequence[str]
                    [_cell(row.accuracy.get(d)) if d not in row.refused
                     else 'refused' for d in distributions] +
                    [f'{row.mean_accuracy:.1f}' if row.accuracy else '-',
+                    '- (no privacy)' if row.reference else
                     'yes' if row.budgets_met else 'NO',
                     '∞' if math.isinf(row.worst_ratio) else
                     f'{row.worst_ratio:.3f}',
