@@ -200,6 +200,9 @@ def test_preferences_from_a_csv(tmp_path):
   assert prefs.private == (True, False)
   dist = preferences_lib.distribution('dist1', 20)
   assert dist.epsilons[0] == 2.81 and dist.batch_sizes[0] == 32
+  path.write_text('epsilon\ninf\ninf\n')
+  with pytest.raises(ValueError, match='every client opts out'):
+    preferences_lib.from_csv(str(path), 2)
 
 
 def _bench(args, output_dir):

@@ -77,6 +77,9 @@ def from_csv(path: str, num_clients: int) -> method.Preferences:
   if len(epsilons) != num_clients:
     raise ValueError(f'{path}: {len(epsilons)} rows of preferences for '
                      f'{num_clients} clients (one row per client)')
+  if not any(math.isfinite(e) for e in epsilons):
+    raise ValueError(f'{path}: every client opts out (epsilon inf); a '
+                     'benchmark of private methods needs a finite epsilon')
   name = os.path.splitext(os.path.basename(path))[0]
   return method.Preferences(name, tuple(epsilons),
                             tuple(batch_sizes) if batch_sizes else None)
