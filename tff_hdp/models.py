@@ -354,7 +354,8 @@ def as_model_spec(model) -> ModelSpec:
 
   Every system trains with the papers' loss, the mean sparse softmax
   cross-entropy of the logits (`loss_fn`); a functional model is accepted
-  only if its own loss is that one (checked on a random batch), has no
+  only if its own loss is that one and its output logits, not
+  probabilities (both checked on a random batch), has no
   non-trainable weights (DP-SGD and the clipped updates cover the trainable
   ones only) and takes one input tensor. Its `init` returns the functional
   model's initial weights. Keras layers that draw randomness (Dropout) use
@@ -370,7 +371,9 @@ def as_model_spec(model) -> ModelSpec:
                                           'loss', 'input_spec')):
     raise TypeError(
         f'model must be a tff_hdp.models.ModelSpec or a '
-        f'tff.learning.models.FunctionalModel, got {type(model).__name__}')
+        f'tff.learning.models.FunctionalModel, got {type(model).__name__}: '
+        'tff.learning.models.functional_model_from_keras(keras_model, loss, '
+        'input_spec) converts a Keras model (a model_fn\'s too)')
   trainable, non_trainable = model.initial_weights
   if len(non_trainable):
     raise ValueError(
@@ -393,26 +396,46 @@ def as_model_spec(model) -> ModelSpec:
     del seed  # Keras layers draw their own randomness.
     return predict[bool(training)](*weights, tf.cast(x, tf.float32))
 
-  @tf.function(autograph=False)
-  def check_loss():
-    x = tf.random.stateless_normal((4,) + input_shape, [7, 7])
-    logits = forward([tf.constant(w) for w in initial], x, False, None)
-    y = tf.constant([0, 1, 2, 3]) % tf.shape(logits)[-1]
-    return logits, model.loss(logits, y), loss_fn(logits, y)
-
-  logits, theirs, ours = check_loss()
-  if logits.shape.rank != 2:
-    raise ValueError(f'the model must return logits [batch, classes], got '
-                     f'shape {logits.shape}')
-  if not np.isclose(float(theirs), float(ours), rtol=1e-4, atol=1e-6):
-    raise ValueError(
-        f'the model\'s loss gives {float(theirs):.6g} where tff_hdp\'s loss, '
-        f'the sparse softmax cross-entropy of logits, gives {float(ours):.6g}: '
-        'build it with tf.keras.losses.SparseCategoricalCrossentropy('
-        'from_logits=True) and a model that outputs logits')
+  x = tf.random.stateless_normal((4,) + input_shape, [7, 7])
+  logits = forward([tf.constant(w) for w in initial], x, False, None)
+  _check_logits(logits, model.loss)
   return ModelSpec(name='functional', input_shape=input_shape,
                    num_classes=int(logits.shape[-1]),
                    shapes=shapes, forward=forward, initial_weights=initial)
+
+
+_LOSS_ADVICE = ('build it with tf.keras.losses.SparseCategoricalCrossentropy('
+                'from_logits=True) and a model that outputs logits')
+
+
+def _check_logits(logits: tf.Tensor, loss: Callable) -> None:
+  """Refuses, in one line, a model whose output on a random batch is not
+  logits [batch, classes] or whose `loss` is not tff_hdp's (`loss_fn`)."""
+  if logits.shape.rank != 2:
+    raise ValueError(f'the model must return logits [batch, classes], got '
+                     f'shape {logits.shape}')
+  y = tf.constant([0, 1, 2, 3]) % tf.shape(logits)[-1]
+  try:
+    theirs = float(tf.function(loss, autograph=False)(logits, y))
+  except (ValueError, TypeError, tf.errors.InvalidArgumentError):
+    raise ValueError(
+        'the model\'s loss fails on integer labels [batch] and logits '
+        '[batch, classes] (e.g. a mean squared error); tff_hdp trains with '
+        f'the sparse softmax cross-entropy of logits: {_LOSS_ADVICE}'
+    ) from None
+  ours = float(loss_fn(logits, y))
+  if not np.isclose(theirs, ours, rtol=1e-4, atol=1e-6):
+    raise ValueError(
+        f'the model\'s loss gives {theirs:.6g} where tff_hdp\'s loss, '
+        f'the sparse softmax cross-entropy of logits, gives {ours:.6g}: '
+        f'{_LOSS_ADVICE}')
+  rows = tf.reduce_sum(logits, axis=-1)
+  if (bool(tf.reduce_all(logits >= 0)) and
+      np.allclose(rows.numpy(), 1.0, atol=1e-5)):
+    raise ValueError(
+        'the model outputs probabilities (each row of its output on a batch '
+        'is >= 0 and sums to 1, e.g. a final softmax) where its loss, '
+        'from_logits=True, and tff_hdp\'s take logits: remove the softmax')
 
 
 def _graph_function(model, shapes, input_shape, training: bool):

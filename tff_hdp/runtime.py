@@ -23,8 +23,10 @@ TFF's own local factory is made of), with its output sent to a log file, a
 parent-death signal so it cannot outlive us even after SIGKILL, and an
 explicit `stop()` (also run at interpreter exit).
 
-Importing this module replaces TFF's default context by one that refuses to
-run (with a message saying what to do), so TFF's own worker is never started.
+Importing this module (`tff_hdp.templates`, so every builder, does) replaces TFF's default
+context by one that refuses to run (with a message saying what to do), so
+TFF's own worker is never started; a context the user installed (other than
+TFF's own local C++ one, the default) is kept.
 
 Use:
 
@@ -179,10 +181,35 @@ class _NoContext(tff.framework.SyncContext):
         'starts a worker_binary that can outlive Python)')
 
 
-# Importing this module retires TFF's default context: no code path can start
-# TFF's own worker by accident, and its executor factory is collected now,
-# while the interpreter is whole (collected at exit, it prints a traceback).
-tff.framework.set_default_context(_NoContext())
+def _is_tffs_local_cpp_context(context) -> bool:
+  """Whether `context` is TFF's own local C++ context (the default TFF
+  installs when imported, or one of `tff.backends.native`'s
+  `set_sync_local_cpp_execution_context`), whose worker can outlive Python.
+
+  TFF has no public way to tell: this reads its executor factory's stack
+  function (private attributes, read defensively: should TFF rename them, no
+  context is taken for TFF's and every context is kept).
+  """
+  factory = getattr(context, '_executor_factory', None)
+  stack_fn = getattr(factory, '_executor_stack_fn', None)
+  return getattr(stack_fn, '__qualname__', '').startswith(
+      'local_cpp_executor_factory.')
+
+
+def retire_tffs_default_context() -> None:
+  """Replaces TFF's own local C++ context, if it is the current one, by
+  `_NoContext`; any other context (one of ours, or one the user installed)
+  is kept."""
+  if _is_tffs_local_cpp_context(tff.framework.get_context_stack().current):
+    tff.framework.set_default_context(_NoContext())
+
+
+# Importing this module (`tff_hdp.templates`, which the three systems'
+# builders import, does) retires TFF's
+# default context: no code path can start TFF's own worker by accident, and
+# its executor factory is collected now, while the interpreter is whole
+# (collected at exit, it prints a traceback).
+retire_tffs_default_context()
 
 _installed: Optional[Worker] = None
 _installed_asynchronous: Optional[bool] = None

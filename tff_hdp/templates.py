@@ -20,7 +20,9 @@
   `tff_hdp.privacy.privacy_ledger.PrivacyLedger` behind it. The accounting needs
   the run's sampling: it holds when each round's clients are the ones the
   process was built for (`tff_hdp.data.client_data.PoissonClientSource`
-  draws them).
+  draws them). Each unit is charged for the rounds it took part in, and
+  `process.next` (`CheckedNext`) refuses a round that would spend past a
+  unit's budget (`RoundPrivacy.budgets`).
 - `build_round_client_work`: TFF client work whose state is the round
   number (FedHDP's and Robust-HDP's, each with its own message and work),
   and, for Robust-HDP's clients, the mechanism key of their DP-SGD.
@@ -42,13 +44,19 @@
 import collections.abc
 import collections
 import dataclasses
-from typing import Callable, Mapping, Optional, Sequence
+import inspect
+import re
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
+# Imported for its effect: TFF's leaking default context is retired
+# (`runtime.retire_tffs_default_context`) before any process of the three
+# systems, all built here, can run.
+from tff_hdp import runtime  # pylint: disable=unused-import
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 
@@ -167,6 +175,10 @@ def build_round_client_work(
   return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
 
 
+# Rounds run: one count for every accounted unit, or a count per unit.
+Rounds = Union[int, Mapping[str, int]]
+
+
 @dataclasses.dataclass(frozen=True)
 class RoundPrivacy:
   """What one round spends, per accounted unit, and at which level.
@@ -176,8 +188,8 @@ class RoundPrivacy:
       client's data, FedHDP), 'example-level' (one example of client i's
       data, Robust-HDP), 'user-level' (UDP-Alg).
     mechanisms: Per unit (group or client name), (sampling_rate,
-      noise_multiplier, steps per round): each round composes `steps`
-      Poisson-subsampled Gaussian mechanisms.
+      noise_multiplier, steps per round): each round a unit takes part in
+      composes `steps` Poisson-subsampled Gaussian mechanisms.
     delta: The delta of the reported epsilons.
     is_bound: Whether epsilon bounds what the process releases: its
       accounting is a bound for the run's sampling and its mechanism key is
@@ -185,6 +197,11 @@ class RoundPrivacy:
     accountant: 'rdp' or 'pld' (`tff_hdp.privacy.accounting`).
     orders: The RDP orders of the accounting (None: dp_accounting's).
     not_bound_because: Why epsilon is not a bound, if it is not.
+    budgets: Per unit, the epsilon it must not exceed (a unit not named has
+      no budget): `PrivateLearningProcess.next` refuses a round that would
+      spend past one.
+    calibrated_rounds: The rounds the noise was calibrated for (said in the
+      refusal).
   """
   level: str
   mechanisms: Mapping[str, tuple[float, float, int]]
@@ -193,43 +210,131 @@ class RoundPrivacy:
   accountant: str = 'rdp'
   orders: Optional[tuple[float, ...]] = None
   not_bound_because: Optional[str] = None
+  budgets: Optional[Mapping[str, float]] = None
+  calibrated_rounds: Optional[int] = None
 
-  def ledger(self, rounds: int) -> privacy_ledger.PrivacyLedger:
-    """The ledger after `rounds` rounds."""
+  def unit_rounds(self, rounds: Rounds) -> dict[str, int]:
+    """Rounds per unit: `rounds` for every unit, or each unit's own count
+    (a unit not named: 0)."""
+    if isinstance(rounds, collections.abc.Mapping):
+      return {name: int(rounds.get(name, 0)) for name in self.mechanisms}
+    return {name: int(rounds) for name in self.mechanisms}
+
+  def ledger(self, rounds: Rounds
+             ) -> privacy_ledger.PrivacyLedger:
+    """The ledger after `rounds` rounds (one count for every unit, or a
+    count per unit: the rounds each took part in)."""
     ledger = privacy_ledger.PrivacyLedger(
         self.orders, is_bound=self.is_bound,
         not_bound_because=self.not_bound_because)
-    if rounds:
-      for name, (rate, z, steps) in self.mechanisms.items():
-        ledger.step(name, rate, z, count=rounds * steps)
+    for name, count in self.unit_rounds(rounds).items():
+      rate, z, steps = self.mechanisms[name]
+      if count:
+        ledger.step(name, rate, z, count=count * steps)
     return ledger
+
+  def epsilons(self, rounds: Rounds) -> dict[str, float]:
+    """epsilon per unit at `delta` after `rounds` (0 for a unit's 0)."""
+    counts = self.unit_rounds(rounds)
+    ledger = self.ledger(counts)
+    return {name: (ledger.get_epsilon(name, self.delta, self.accountant)
+                   if count else 0.0) for name, count in counts.items()}
+
+  def budgeted_for(self, rounds: int) -> 'RoundPrivacy':
+    """This accounting with each unit's budget the epsilon of `rounds`
+    rounds (for a process calibrated by its noise, not by a target)."""
+    return dataclasses.replace(self, budgets=self.epsilons(rounds),
+                               calibrated_rounds=rounds)
+
+  def check_budgets(self, rounds: Rounds,
+                    round_num: int) -> None:
+    """Raises a one-line ValueError if `rounds` take a unit past its budget
+    (relative tolerance `BUDGET_TOLERANCE`, the accountant's rounding).
+
+    Args:
+      rounds: The counts after round `round_num` (as `ledger` takes them).
+      round_num: The round (1-based) that would spend them.
+    """
+    if not self.budgets:
+      return
+    counts = {name: count for name, count in self.unit_rounds(rounds).items()
+              if name in self.budgets}
+    epsilons = self.epsilons(counts)
+    for name, count in counts.items():
+      budget = self.budgets[name]
+      if epsilons[name] > budget * (1 + BUDGET_TOLERANCE):
+        calibrated = ('' if self.calibrated_rounds is None else
+                      f'; the process was calibrated for '
+                      f'{self.calibrated_rounds} rounds')
+        raise ValueError(
+            f'round {round_num} refused: {name} would spend epsilon '
+            f'{epsilons[name]:.4g} over its budget {budget:.4g} '
+            f'({count} rounds at delta {self.delta:g}){calibrated}')
+
+
+# The relative excess over a budget `RoundPrivacy.check_budgets` lets pass:
+# the accountant's and the calibration's rounding.
+BUDGET_TOLERANCE = 1e-6
 
 
 class PrivateLearningProcess(tff.learning.templates.LearningProcess):
   """A `LearningProcess` that reports the epsilon of the rounds it ran.
 
   Everything of `tff.learning.templates.LearningProcess`, plus
-  `epsilon(state)`, `ledger(state)` and `round_num(state)`. `privacy`
-  says what is accounted (`RoundPrivacy`).
+  `epsilon(state)`, `ledger(state)`, `round_num(state)` and
+  `participation(state)`. `privacy` says what is accounted
+  (`RoundPrivacy`); each unit is charged for the rounds it took part in.
+  `next` refuses, with one line, a round that would spend past a unit's
+  budget (`RoundPrivacy.budgets`), and turns the failure of an assertion
+  of the round's own (its message starting with one of `assertion_markers`)
+  into a one-line ValueError (`CheckedNext`).
   """
 
   def __init__(self, initialize_fn, next_fn, get_model_weights,
                set_model_weights, *, privacy: RoundPrivacy,
-               round_num: Callable[[object], int]):
+               round_num: Callable[[object], int],
+               participation: Optional[
+                   Callable[[object], Mapping[str, int]]] = None,
+               cohort_units: Optional[
+                   Callable[[object], Optional[set[str]]]] = None,
+               assertion_markers: Sequence[str] = ()):
+    """Initializes the process.
+
+    Args:
+      initialize_fn, next_fn, get_model_weights, set_model_weights: As
+        `tff.learning.templates.LearningProcess`'s.
+      privacy: What a round spends (`RoundPrivacy`).
+      round_num: The rounds a state has run.
+      participation: Per unit, the rounds a state's unit took part in
+        (None: every unit every round, `round_num`).
+      cohort_units: The units a round's client data charges (None from it,
+        or no function: every unit).
+      assertion_markers: Starts of the messages of the round's assertions
+        that `next` reports as a one-line ValueError.
+    """
     super().__init__(initialize_fn, next_fn, get_model_weights,
                      set_model_weights)
     self._privacy = privacy
     self._round_num = round_num
+    self._participation = participation
+    self._cohort_units = cohort_units or (lambda data: None)
+    self._checked_next = CheckedNext(next_fn, self, assertion_markers)
 
   @classmethod
   def wrapping(cls, process: tff.learning.templates.LearningProcess, *,
                privacy: RoundPrivacy,
-               round_num: Callable[[object], int]
+               round_num: Callable[[object], int], **kwargs
                ) -> 'PrivateLearningProcess':
-    """`process` (e.g. from `compose_learning_process`) with its privacy."""
+    """`process` (e.g. from `compose_learning_process`) with its privacy
+    (`kwargs`: the other arguments of `__init__`)."""
     return cls(process.initialize, process.next, process.get_model_weights,
                process.set_model_weights, privacy=privacy,
-               round_num=round_num)
+               round_num=round_num, **kwargs)
+
+  @property
+  def next(self) -> 'CheckedNext':
+    """The round, refused if it would overspend a budget (`CheckedNext`)."""
+    return self._checked_next
 
   @property
   def privacy(self) -> RoundPrivacy:
@@ -239,23 +344,104 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
     """Rounds `state` has run."""
     return int(self._round_num(state))
 
+  def participation(self, state) -> dict[str, int]:
+    """Per accounted unit, the rounds `state`'s unit took part in."""
+    if self._participation is None:
+      return self._privacy.unit_rounds(self.round_num(state))
+    return self._privacy.unit_rounds(self._participation(state))
+
+  def round_participation(self, state, data) -> dict[str, int]:
+    """`participation` after the round `next(state, data)` would run."""
+    units = self._cohort_units(data)
+    return {name: count + (units is None or name in units)
+            for name, count in self.participation(state).items()}
+
   def ledger(self, state) -> privacy_ledger.PrivacyLedger:
-    """The privacy ledger of the rounds `state` has run."""
-    return self._privacy.ledger(self.round_num(state))
+    """The privacy ledger of the rounds `state` has run (each unit charged
+    for the rounds it took part in)."""
+    return self._privacy.ledger(self.participation(state))
 
   def epsilon(self, state) -> dict[str, float]:
     """epsilon per accounted unit at the process's delta (0 rounds: 0)."""
-    ledger = self.ledger(state)
-    return {name: (ledger.get_epsilon(name, self._privacy.delta,
-                                      self._privacy.accountant)
-                   if self.round_num(state) else 0.0)
-            for name in self._privacy.mechanisms}
+    return self._privacy.epsilons(self.participation(state))
+
+
+class CheckedNext:
+  """A process's `next` computation behind its budget check.
+
+  Called as the computation (`type_signature` is its, so
+  `tff.learning.programs.train_model` takes it), it first refuses a round
+  that would take a unit past its budget, then runs the round; the failure
+  of one of the round's own assertions (`assertion_markers`) becomes a
+  one-line ValueError, in a synchronous or an asynchronous TFF context.
+  The check reads the state's counters: states are values (TFF's contexts
+  and `train_model` materialise them), so it needs no Python-side count.
+  """
+
+  def __init__(self, computation: tff.Computation,
+               process: PrivateLearningProcess,
+               assertion_markers: Sequence[str] = ()):
+    self._computation = computation
+    self._process = process
+    self._markers = tuple(assertion_markers)
+
+  @property
+  def type_signature(self) -> tff.FunctionType:
+    return self._computation.type_signature
+
+  @property
+  def computation(self) -> tff.Computation:
+    """The unchecked round."""
+    return self._computation
+
+  def __call__(self, state, data):
+    process = self._process
+    if process.privacy.budgets:
+      process.privacy.check_budgets(process.round_participation(state, data),
+                                    process.round_num(state) + 1)
+    try:
+      result = self._computation(state, data)
+    except Exception as e:  # pylint: disable=broad-except
+      if self._recognised(e):
+        raise self._one_line(e) from None
+      raise
+    if inspect.isawaitable(result):
+      return self._awaited(result)
+    return result
+
+  async def _awaited(self, result):
+    try:
+      return await result
+    except Exception as e:  # pylint: disable=broad-except
+      if self._recognised(e):
+        raise self._one_line(e) from None
+      raise
+
+  def _recognised(self, error: Exception) -> bool:
+    return any(m in str(error) for m in self._markers)
+
+  def _one_line(self, error: Exception) -> ValueError:
+    return ValueError(assertion_line(str(error), self._markers))
+
+
+def assertion_line(text: str, markers: Sequence[str]) -> str:
+  """The one line of a failed `tf.debugging.Assert` whose first datum
+  starts with one of `markers`, in the text of TFF's runtime error: its
+  data joined by spaces ("[a] [3] [b]" -> "a 3 b")."""
+  for marker in markers:
+    found = re.search(r'\[(' + re.escape(marker) + r'[^\]]*)\]((?: \[[^\]]*\])*)',
+                      text)
+    if found:
+      rest = re.findall(r'\[([^\]]*)\]', found.group(2))
+      return ' '.join([found.group(1)] + rest)
+  return text.strip().splitlines()[0]
 
 
 def compose_private_process(spec: models.ModelSpec,
                             initial_weights: Sequence[np.ndarray],
                             client_work, aggregator,
-                            privacy: RoundPrivacy) -> PrivateLearningProcess:
+                            privacy: RoundPrivacy,
+                            **process_kwargs) -> PrivateLearningProcess:
   """FedHDP's and Robust-HDP's learning process, composed by TFF.
 
   TFF's broadcast of theta^t, `client_work` (its state the round number,
@@ -271,7 +457,8 @@ def compose_private_process(spec: models.ModelSpec,
       aggregator.create(model_type.trainable, tff.TensorType(np.int32)),
       build_apply_delta_finalizer(model_type))
   return PrivateLearningProcess.wrapping(process, privacy=privacy,
-                                         round_num=client_work_round)
+                                         round_num=client_work_round,
+                                         **process_kwargs)
 
 
 def client_work_round(state) -> int:

@@ -80,7 +80,10 @@ def test_learning_process_contract(tff_runtime):
   result_type = process.next.type_signature.result
   assert result_type.metrics.placement == tff.SERVER
   assert result_type.metrics.member.is_equivalent_to(tff.types.to_type(
-      collections.OrderedDict(noise_stddev=np.float32)))
+      collections.OrderedDict(
+          noise_stddev=np.float32,
+          client_work=collections.OrderedDict(train=collections.OrderedDict())
+      )))
 
   state = process.initialize()
   assert process.round_num(state) == 0
@@ -98,7 +101,7 @@ def test_learning_process_contract(tff_runtime):
   output = process.next(state, clients)
   assert isinstance(output, tff.learning.templates.LearningProcessOutput)
   assert process.round_num(output.state) == 1
-  assert list(output.metrics) == ['noise_stddev']
+  assert list(output.metrics) == ['noise_stddev', 'client_work']
   w = np.minimum(np.array(SIZES) / 12.0, 1.0)
   assert output.metrics['noise_stddev'] == pytest.approx(
       1.0 * w.max() * 0.1 / (0.5 * w.sum()), rel=1e-6)

@@ -25,9 +25,12 @@
   tf.data datasets, which `train_model` cannot deep-copy (it copies the
   iterator every round), and samples fixed cohorts, which the processes'
   accounting does not cover; this source holds arrays and builds each
-  round's datasets when selected.
+  round's datasets when selected. Its iterators save to bytes (the round
+  and, under a `mechanism_seed`, the cohorts' key), so a
+  `tff.program.FileProgramStateManager` checkpoints and resumes them.
 """
 
+import json
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -139,16 +142,26 @@ class _Clients:
 
 
 class _PoissonIterator(tff.program.FederatedDataSourceIterator):
+  """Round r's Poisson cohort (`select`), and where the rounds stand.
 
-  def __init__(self, clients: _Clients, sampling_rate: float,
-               mechanism_seed: Optional[int]):
-    self._clients = clients
+  Its bytes (`to_bytes`) hold the round number and, under a
+  `mechanism_seed`, the cohorts' key: a program state saved to disk
+  (`tff.program.FileProgramStateManager`) then resumes the same cohorts,
+  and is as secret as that key. A source's iterators are of a class of
+  their own (`_iterator_class`) that knows the source's clients, so that
+  `from_bytes`, a classmethod given only the bytes, rebuilds an iterator of
+  the source a resumed program made.
+  """
+
+  _clients: Optional[_Clients] = None  # The source's (`_iterator_class`).
+
+  def __init__(self, sampling_rate: float, key: Optional[np.ndarray],
+               round_num: int = 0):
+    if self._clients is None:
+      raise TypeError('make iterators with PoissonClientSource.iterator()')
     self._rate = sampling_rate
-    self._mechanism_seed = mechanism_seed
-    self._key = (None if mechanism_seed is None else
-                 mechanism_key.cohort_key(mechanism_key.new_key(
-                     mechanism_seed)))
-    self._round = 0
+    self._key = key
+    self._round = round_num
 
   @property
   def federated_type(self) -> tff.FederatedType:
@@ -157,16 +170,18 @@ class _PoissonIterator(tff.program.FederatedDataSourceIterator):
   def select(self, k: Optional[int] = None) -> list:
     """This round's Poisson cohort, each client as the process takes it.
 
-    `k` is the expected cohort that `train_model` asks for: it must be None
-    or round(q N), since a cohort of exactly k clients is not what the
-    process's epsilon accounts.
+    `k` is the cohort size that `train_model` asks for: None or the expected
+    round(q N), since the cohort's size is drawn, not chosen.
     """
     expected = int(round(self._rate * self._clients.num_clients))
     if k is not None and k != expected:
       raise ValueError(
           f'this source draws Poisson cohorts at rate {self._rate} (expected '
           f'{expected} of {self._clients.num_clients} clients); select(k) '
-          f'takes k=None or {expected}, got {k}')
+          f'takes k=None or {expected}, got {k}: epsilon assumes Poisson '
+          'sampling at that rate, so the mechanism draws the cohort size '
+          '(k=round(qN), the expected size, is accepted only so that '
+          'train_per_round_clients can name it)')
     rng = (mechanism_key.fresh_rng() if self._key is None else
            mechanism_key.round_rng(self._key, self._round))
     self._round += 1
@@ -176,14 +191,35 @@ class _PoissonIterator(tff.program.FederatedDataSourceIterator):
 
   @classmethod
   def from_bytes(cls, buffer: bytes) -> '_PoissonIterator':
-    raise NotImplementedError('keep the program state in memory')
+    """The iterator `to_bytes` saved, of this class's source."""
+    saved = json.loads(bytes(buffer).decode('utf-8'))
+    if saved.get('num_clients') != cls._clients.num_clients:
+      raise ValueError(
+          f'the saved data source iterator is of {saved.get("num_clients")} '
+          f'clients, this source of {cls._clients.num_clients}: resume with '
+          'the data source of the run that saved it')
+    key = saved['key']
+    return cls(saved['sampling_rate'],
+               None if key is None else np.array(key, np.uint64).view(
+                   np.int64), saved['round'])
 
   def to_bytes(self) -> bytes:
-    raise NotImplementedError('keep the program state in memory')
+    """The round reached, the rate, the clients' count and, under a
+    `mechanism_seed`, the cohorts' key (secret material)."""
+    return json.dumps(dict(
+        round=self._round, sampling_rate=self._rate,
+        num_clients=self._clients.num_clients,
+        key=None if self._key is None else
+        [int(w) for w in self._key.view(np.uint64)])).encode('utf-8')
 
   def __eq__(self, other) -> bool:
     return (isinstance(other, _PoissonIterator) and
             other._clients is self._clients and other._round == self._round)
+
+
+def _iterator_class(clients: _Clients) -> type:
+  """A `_PoissonIterator` class of `clients`' own (see its docstring)."""
+  return type('_PoissonIterator', (_PoissonIterator,), {'_clients': clients})
 
 
 class PoissonClientSource(tff.program.FederatedDataSource):
@@ -201,7 +237,8 @@ class PoissonClientSource(tff.program.FederatedDataSource):
       whoever knows the run's configuration. An integer: round r draws from
       `mechanism_key.round_rng` of the key derived from it, as a driver of
       the same `mechanism_seed` does, for reproduction only (anyone who
-      knows it knows who took part).
+      knows it knows who took part); the iterators' bytes (`to_bytes`, a
+      checkpoint's) then hold the key derived from it.
   """
 
   def __init__(self, num_clients: int, sampling_rate: float,
@@ -214,6 +251,7 @@ class PoissonClientSource(tff.program.FederatedDataSource):
     if not 0.0 < sampling_rate <= 1.0:
       raise ValueError(f'sampling_rate must be in (0, 1], got {sampling_rate}')
     self._clients = _Clients(num_clients, make_cohort, federated_type)
+    self._iterator = _iterator_class(self._clients)
     self._rate = float(sampling_rate)
     self._mechanism_seed = mechanism_key.check_mechanism_seed(mechanism_seed)
 
@@ -222,5 +260,8 @@ class PoissonClientSource(tff.program.FederatedDataSource):
     return self._clients.federated_type
 
   def iterator(self) -> tff.program.FederatedDataSourceIterator:
-    return _PoissonIterator(self._clients, self._rate, self._mechanism_seed)
+    key = (None if self._mechanism_seed is None else
+           mechanism_key.cohort_key(mechanism_key.new_key(
+               self._mechanism_seed)))
+    return self._iterator(self._rate, key)
 

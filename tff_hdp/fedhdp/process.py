@@ -38,11 +38,12 @@ them between rounds (`personal_store`).
 
 Metrics: the client work reports nothing (no unnoised training loss). The
 aggregator's measurements are the clip norm S^t and the unclipped fraction
-(both from the noised clip count), each group's combination weight (fixed by
-the expected counts) and each group's realised count N_i^t, which the
-client-level guarantee does NOT cover: it says how many of a group's clients
-took part. Release it only to whoever may see participation (the trusted
-server of paper 001).
+(both from the noised clip count) and each group's combination weight
+(fixed by the expected counts): no realised count of a round's clients.
+An empty cohort takes a noise-only step (the groups' noise over their
+expected counts), with the same metrics as any other round, so that they do
+not reveal it was empty; `ditto_step` on an empty cohort returns the
+personal models unchanged.
 """
 
 import collections
@@ -57,6 +58,7 @@ from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.data import client_data
 from tff_hdp.fedhdp import client_update as client_update_lib
+from tff_hdp.fedhdp import clip_noise
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups
@@ -257,13 +259,14 @@ def compose_fedhdp_process(spec: models.ModelSpec,
 
 def build_ditto_step(spec: models.ModelSpec,
                      process: tff.learning.templates.LearningProcess,
-                     settings: ClientSettings) -> tff.Computation:
+                     settings: ClientSettings) -> 'DittoStep':
   """Ditto's personal step of a round, beside `process`.
 
   (state@SERVER, clients@CLIENTS, personal@CLIENTS) -> personal@CLIENTS:
   each client's theta_j after E epochs of Ditto's step towards theta^t (the
   state's global model), before `process.next(state, clients)` runs the
-  round's global steps on the same batches.
+  round's global steps on the same batches. On an empty cohort, the
+  personal models are returned unchanged (`DittoStep`).
   """
   settings.validate()
   state_type = process.initialize.type_signature.result.member
@@ -293,7 +296,28 @@ def build_ditto_step(spec: models.ModelSpec,
     return tff.federated_map(personal_step, (clients, personal, broadcast))
 
   del model_type
-  return ditto_step
+  return DittoStep(ditto_step)
+
+
+class DittoStep:
+  """`build_ditto_step`'s computation, a no-op on an empty cohort.
+
+  Called as the computation (its `type_signature` is the computation's),
+  it returns `personal` unchanged when `clients` is empty, as `next` takes
+  an empty cohort: TFF cannot run a CLIENTS-placed value without clients.
+  """
+
+  def __init__(self, computation: tff.Computation):
+    self._computation = computation
+
+  @property
+  def type_signature(self) -> tff.FunctionType:
+    return self._computation.type_signature
+
+  def __call__(self, state, clients, personal):
+    if not len(clients):
+      return list(personal)
+    return self._computation(state, clients, personal)
 
 
 def fedhdp_privacy(groups: Sequence[privacy_groups.PrivacyGroup],
@@ -400,7 +424,8 @@ def build_fedhdp_process(
       settings,
       fedhdp_privacy(setup.groups, config.sampling_rate, delta=config.delta,
                      accountant=config.accountant,
-                     mechanism_seed=config.mechanism_seed))
+                     mechanism_seed=config.mechanism_seed
+                     ).budgeted_for(config.rounds))
   process.config = config
   process.groups = setup.groups
   process.client_groups = setup.client_groups
@@ -430,9 +455,49 @@ def _checked_config(config, privacy_levels) -> config_lib.FedHdpConfig:
         '(what build_data_source draws and epsilon bounds); got '
         f'poisson_sampling={config.poisson_sampling}, denominators='
         f'{config.denominators!r}')
+  if not 0.0 < config.sampling_rate <= 1.0:
+    raise ValueError('sampling_rate must be in (0, 1] (each client\'s '
+                     f'probability to take part), got {config.sampling_rate}')
   num_clients = len(config.privacy_levels)
-  return dataclasses.replace(config, clients_per_round=max(
+  config = dataclasses.replace(config, clients_per_round=max(
       1, int(round(config.sampling_rate * num_clients))))
+  config.validate(num_clients)
+  _check_levels_sorted(config.noise_multipliers)
+  _check_clipped_count_noise(config)
+  return config
+
+
+def _check_levels_sorted(noise_multipliers: Sequence[float]) -> None:
+  """Refuses (does not sort) levels whose z_eff are not non-increasing:
+  level 0 is the strictest, and `privacy_levels` index into the tuple."""
+  if list(noise_multipliers) != sorted(noise_multipliers, reverse=True):
+    raise ValueError(
+        'noise_multiplier must be non-increasing, one z_eff per level from '
+        f'level 0, the strictest, on; got {tuple(noise_multipliers)}: it is '
+        'refused, not sorted, since privacy_levels index into it')
+
+
+def _check_clipped_count_noise(config: config_lib.FedHdpConfig) -> None:
+  """Refuses a clip-count noise z_b too small for the levels' z_eff
+  (z_eff < 2 z_b, `clip_noise.split_noise_multiplier`), naming the field to
+  set."""
+  algorithm = privacy_groups.Algorithm.parse(config.algorithm)
+  if (algorithm is privacy_groups.Algorithm.NON_PRIVATE or
+      not any(config.noise_multipliers)):
+    return
+  z_eff = max(config.noise_multipliers)
+  given = config.clipped_count_stddev
+  z_b = (clip_noise.default_clipped_count_stddev(config.clients_per_round)
+         if given is None else given)
+  if z_eff < 2 * z_b:
+    return
+  source = (f'clipped_count_stddev=None gives z_b = 0.05 x round(qN) = 0.05 '
+            f'x {config.clients_per_round} = {z_b:g}, which' if given is None
+            else f'clipped_count_stddev={z_b:g}')
+  raise ValueError(
+      f'{source} is too small for noise_multiplier {z_eff:g} (z_eff must be '
+      f'< 2 z_b): set FedHdpConfig.clipped_count_stddev > {z_eff / 2:g}, '
+      f'e.g. {z_eff:g}, or lower noise_multiplier')
 
 
 def build_data_source(process: templates.PrivateLearningProcess,

@@ -27,6 +27,11 @@ the server must know (paper 003, Table 1):
 | oracle      | (1/sigma_i^2) / sum_j (1/sigma_j^2)  | everything        |
 | non_private | N_i / sum_j N_j, clients run SGD     | N_i               |
 
+A round over a subset of the clients (a partial cohort) aggregates only its
+rows: the weights are renormalised among them (`renormalized`), Robust-HDP's
+RPCA runs on the present rows, and a round with no client leaves the model
+unchanged; `min_cohort` is the fewest clients each rule takes.
+
 Robust-HDP's weights are a function of the updates alone
 (`robust_hdp_weights(updates)`): sigma^_i^2 = ||S_{:,i}||^2 / p from robust
 PCA of M = [Delta_1 | ... | Delta_n] (`rpca`). The rules that use side
@@ -73,6 +78,29 @@ def normalized(values: Sequence[float]) -> np.ndarray:
     raise ValueError(f'weights need non-negative values with a positive sum, '
                      f'got {values}')
   return values / values.sum()
+
+
+def renormalized(weights: tf.Tensor, present: tf.Tensor) -> tf.Tensor:
+  """w restricted to the `present` rows and renormalised among them
+  (float64; all zeros if no row is present)."""
+  kept = tf.where(present, tf.cast(weights, tf.float64),
+                  tf.zeros_like(weights, tf.float64))
+  return tf.math.divide_no_nan(kept, tf.reduce_sum(kept))
+
+
+def min_cohort(rule: str, num_clients: int) -> int:
+  """The fewest clients a round of `rule` can aggregate (besides none).
+
+  Robust-HDP's RPCA separates the updates' common low-rank part from each
+  client's noise, which needs at least two clients (one, if there is only
+  one); PFA's public and private clients are fixed for all n, so it takes
+  every client; the fixed-weight rules renormalise over any cohort.
+  """
+  if rule == 'robust_hdp':
+    return min(2, num_clients)
+  if rule == 'pfa':
+    return num_clients
+  return 1
 
 
 def inverse_variance_weights(variances: tf.Tensor) -> tf.Tensor:

@@ -47,6 +47,9 @@ import tensorflow_federated as tff
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import rpca
 
+# The start of the message of a round whose cohort the rule cannot take.
+COHORT_ERROR = 'NoiseAwareAggregationFactory: too few clients'
+
 
 class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
   """sum_i w_i Delta_i over n clients by one of paper 003's rules."""
@@ -68,7 +71,8 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
 
     Args:
       rule: One of `aggregation_rules.RULES`.
-      num_clients: n; every round aggregates all n clients (as the paper).
+      num_clients: n; a round aggregates any subset of them (its rows;
+        `aggregation_rules.min_cohort`).
       fixed_weights: w for the rules of `aggregation_rules.FIXED_WEIGHT_RULES`.
       epsilons: epsilon_i, for 'pfa' only.
       pfa_public: PFA's public clients (default: `pfa_public_mask`).
@@ -117,32 +121,56 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
   def num_clients(self) -> int:
     return self._n
 
-  def server_weights(self, updates: tf.Tensor, state):
+  def server_weights(self, updates: tf.Tensor, state, present: tf.Tensor):
     """(w, sigma^2 estimate, new state) from the [n, p] stacked updates.
 
     Plain TensorFlow; the only rule-dependent inputs are those in the module
-    doc's table. sigma^2 is Robust-HDP's estimate, zeros for other rules.
+    doc's table. Only the rows of `present` ([n] bool, the round's clients)
+    count: their weights are renormalised among them, absent rows weigh 0,
+    and an empty round weighs nothing. sigma^2 is Robust-HDP's estimate,
+    zeros for other rules.
     """
-    n = self._n
-    zeros = tf.zeros([n], tf.float64)
+    zeros = tf.zeros([self._n], tf.float64)
     if self._rule == 'robust_hdp':
+      estimate = lambda: self._present_robust_hdp_weights(updates, present)
       if self._first_round_only:
+        # Reused while every client of the round has an estimated weight.
+        kept = aggregation_rules.renormalized(state['weights'], present)
+        known = tf.reduce_all(tf.logical_or(tf.logical_not(present),
+                                            state['weights'] > 0))
         weights, variances = tf.cond(
-            state['estimated'], lambda: (state['weights'], zeros),
-            lambda: aggregation_rules.robust_hdp_weights(updates, **self._rpca))
+            tf.logical_and(state['estimated'], known),
+            lambda: (kept, zeros), estimate)
       else:
-        weights, variances = aggregation_rules.robust_hdp_weights(
-            updates, **self._rpca)
-      new_state = collections.OrderedDict(weights=weights,
-                                          estimated=tf.constant(True))
+        weights, variances = estimate()
+      new_state = collections.OrderedDict(
+          weights=weights,
+          estimated=tf.logical_or(state['estimated'],
+                                  tf.reduce_any(present)))
       return weights, variances, new_state
     if self._rule == 'pfa':
       # PFA's aggregate is a projection, not a weighting: report the weights
       # of its epsilon-weighted averaging.
-      weights = tf.constant(aggregation_rules.normalized(self._epsilons))
+      weights = aggregation_rules.normalized(self._epsilons)
     else:
-      weights = tf.constant(self._fixed)
-    return weights, zeros, state
+      weights = self._fixed
+    return (aggregation_rules.renormalized(tf.constant(weights), present),
+            zeros, state)
+
+  def _present_robust_hdp_weights(self, updates: tf.Tensor,
+                                  present: tf.Tensor):
+    """Robust-HDP's (w, sigma^2) from RPCA over the present rows only
+    (zeros for an empty round)."""
+    rows = tf.cast(tf.where(present), tf.int32)
+    zeros = tf.zeros([self._n], tf.float64)
+
+    def estimate():
+      weights, variances = aggregation_rules.robust_hdp_weights(
+          tf.gather_nd(updates, rows), **self._rpca)
+      return (tf.scatter_nd(rows, weights, [self._n]),
+              tf.scatter_nd(rows, variances, [self._n]))
+
+    return tf.cond(tf.reduce_any(present), estimate, lambda: (zeros, zeros))
 
   def aggregate(self, updates: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
     if self._rule == 'pfa':
@@ -151,20 +179,48 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
     return aggregation_rules.weighted_sum(updates, weights)
 
   def initial_state(self):
-    """The aggregator's state: Robust-HDP's kept weights (first_round_only)."""
-    return collections.OrderedDict(weights=tf.zeros([self._n], tf.float64),
-                                   estimated=tf.constant(False))
+    """The aggregator's state: Robust-HDP's kept weights (first_round_only)
+    and each client's count of rounds taken part in (its own, and not
+    secret in paper 003's threat model: sample-level DP against an untrusted
+    server that sees who sends an update)."""
+    return collections.OrderedDict(
+        weights=tf.zeros([self._n], tf.float64),
+        estimated=tf.constant(False),
+        participation=tf.zeros([self._n], tf.int32))
 
-  def server_step(self, state, updates: tf.Tensor):
+  def server_step(self, state, updates: tf.Tensor,
+                  clients: Optional[tf.Tensor] = None):
     """(new state, aggregate [p] float32, measurements) from [n, p] updates.
 
     Plain TensorFlow, shared by the TFF process and the direct runner.
+    `clients` ([n] int32, 1 for a row that holds a client's update; None:
+    every row) is the round's cohort: the rule sees only those rows, an
+    empty round leaves the model unchanged, and each client's participation
+    count advances. The round fails (`check_cohort_size`) for a cohort the
+    rule cannot aggregate.
     """
-    weights, variances, new_state = self.server_weights(updates, state)
+    if clients is None:
+      clients = tf.ones([self._n], tf.int32)
+    present = self.check_cohort_size(clients > 0)
+    weights, variances, new_state = self.server_weights(updates, state,
+                                                        present)
+    new_state = collections.OrderedDict(
+        new_state, participation=state['participation'] + tf.cast(
+            present, tf.int32))
     measurements = collections.OrderedDict(
         weights=tf.cast(weights, tf.float32),
         sigma_hat2=tf.cast(variances, tf.float32))
     return new_state, self.aggregate(updates, weights), measurements
+
+  def check_cohort_size(self, present: tf.Tensor) -> tf.Tensor:
+    """`present` once asserted that the rule can aggregate that many rows:
+    none, or at least `aggregation_rules.min_cohort(rule, n)`."""
+    minimum = aggregation_rules.min_cohort(self._rule, self._n)
+    count = tf.reduce_sum(tf.cast(present, tf.int32))
+    return _with_checks([tf.debugging.Assert(
+        tf.logical_or(tf.equal(count, 0), count >= minimum),
+        [f'{COHORT_ERROR}: rule {self._rule} needs at least {minimum} '
+         f'clients in a round (or none), got', count])], present)
 
   def create(self, value_type, weight_type) -> tff.templates.AggregationProcess:
     """The aggregation process; a client's weight is its row index.
@@ -199,7 +255,8 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
     @tff.tensorflow.computation(state_type, client_row.type_signature.result)
     def server_update(state, stacked):
       updates = checked_unique_rows(stacked['rows'], stacked['clients'])
-      new_state, flat, measurements = self.server_step(state, updates)
+      new_state, flat, measurements = self.server_step(state, updates,
+                                                       stacked['clients'])
       return new_state, unflatten(flat, specs), measurements
 
     @tff.federated_computation

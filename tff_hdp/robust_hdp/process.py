@@ -35,12 +35,17 @@ key in its state: every round's key is fresh and secret, unless a
 `mechanism_seed` makes the run reproducible (then the key, derived from it,
 is in the state, and epsilon is not a guarantee for its outputs).
 
-A client's data is one element: all its examples, (x [N_i, ...], y [N_i]);
-DP-SGD samples its batches itself (Poisson by default). Every client takes
-part in every round (paper 003), so each client's epsilon is that of its
-DP-SGD steps: E_i = K ceil(N_i / b_i) Poisson-subsampled Gaussian steps of
-rate b_i / N_i and multiplier z_i per round, at the example level of its own
-data (`process.epsilon`).
+A client's data is one element: all its examples, (x [N_i, ...], y [N_i]),
+N_i its declared size (checked: a client bringing another number of
+examples fails the round); DP-SGD samples its batches itself (Poisson by
+default). Paper 003 runs every client every round; any subset works: the
+rule aggregates the present rows only, an empty round leaves the model
+unchanged. Each client's epsilon is that of its DP-SGD steps in the rounds
+it took part in (counted in the aggregator's state, `participation`): E_i =
+K ceil(N_i / b_i) Poisson-subsampled Gaussian steps of rate b_i / N_i and
+multiplier z_i per round, at the example level of its own data
+(`process.epsilon`); `process.next` refuses a round that would take a client
+past its epsilon_i.
 
 `TffRunner` (the driver's TFF backend) and `DirectRunner` (the same round in
 plain TensorFlow) run it with the driver's state dict.
@@ -98,14 +103,18 @@ def round_key(key: tf.Tensor, round_num: tf.Tensor) -> tf.Tensor:
 def build_client_work(spec: models.ModelSpec, *,
                       settings: dp_sgd.DpSgdSettings, private: bool = True,
                       mechanism_seed: Optional[int] = None,
-                      key_in_state: Optional[bool] = None
+                      key_in_state: Optional[bool] = None,
+                      num_examples: Optional[Sequence[int]] = None
                       ) -> tff.learning.templates.ClientWorkProcess:
   """Each client's DP-SGD round as TFF client work: the update is Delta_i,
   its weight the client's row index; the state is the round number and,
   with `key_in_state` (default: with a `mechanism_seed`), the clients'
   mechanism key, from which each round's keys derive. Without it every
   round's key is fresh (`mechanism_key.key_tensor`) and the state holds no
-  secret; the drivers keep their run's secret key in the state."""
+  secret; the drivers keep their run's secret key in the state. With
+  `num_examples` (the declared N_i, row i's), a client whose data holds
+  another number of examples fails the round (`checked_size`): its
+  sampling rate b_i / N_i, so its epsilon, was calibrated for N_i."""
   dp_sgd.check_settings(settings)
   model_type = templates.model_weights_type(spec)
   data_type = client_data_type(spec)
@@ -128,6 +137,8 @@ def build_client_work(spec: models.ModelSpec, *,
   def work(weights, client, key):
     info = client.get_single_element()
     x, y = info['x'], info['y']
+    if num_examples is not None:
+      x = checked_size(x, info['index'], num_examples)
     delta = client_step(spec, weights.trainable, x, y, info,
                         client_key(key, info['index']), settings=settings,
                         private=private)
@@ -139,17 +150,37 @@ def build_client_work(spec: models.ModelSpec, *,
       mechanism_seed=mechanism_seed)
 
 
+# The first words of the message of a client whose data is not its declared
+# size (`checked_size`).
+SIZE_ERROR = 'Robust-HDP: client'
+
+
+def checked_size(x: tf.Tensor, index: tf.Tensor,
+                 num_examples: Sequence[int]) -> tf.Tensor:
+  """`x` once asserted to hold client `index`'s declared N_i examples."""
+  declared = tf.gather(tf.constant(list(num_examples), tf.int32), index)
+  actual = tf.shape(x)[0]
+  check = tf.debugging.Assert(tf.equal(actual, declared), [
+      SIZE_ERROR, index, 'was declared num_examples', declared,
+      'but its data holds', actual, 'examples (N_i sets its sampling rate '
+      'b_i / N_i, so its epsilon)'])
+  with tf.control_dependencies([check]):
+    return tf.identity(x)
+
+
 def compose_robust_hdp_process(
     spec: models.ModelSpec, initial_weights,
     aggregator: aggregator_lib.NoiseAwareAggregationFactory, *,
     settings: dp_sgd.DpSgdSettings, private: bool = True,
     mechanism_seed: Optional[int] = None,
     key_in_state: Optional[bool] = None,
-    privacy: Optional[templates.RoundPrivacy] = None
+    privacy: Optional[templates.RoundPrivacy] = None,
+    num_examples: Optional[Sequence[int]] = None
 ) -> templates.PrivateLearningProcess:
   """The learning process of one rule (what the driver's TFF backend and
-  `build_robust_hdp_process` both run; `mechanism_seed` and `key_in_state`
-  as `build_client_work`'s)."""
+  `build_robust_hdp_process` both run; `mechanism_seed`, `key_in_state` and
+  `num_examples` as `build_client_work`'s). Each client is charged for the
+  rounds it takes part in (the aggregator's `participation` counts)."""
   if not isinstance(aggregator, aggregator_lib.NoiseAwareAggregationFactory):
     raise TypeError('aggregator must be a tff_hdp.robust_hdp.aggregator.'
                     'NoiseAwareAggregationFactory, got '
@@ -158,18 +189,41 @@ def compose_robust_hdp_process(
       spec, initial_weights,
       build_client_work(spec, settings=settings, private=private,
                         mechanism_seed=mechanism_seed,
-                        key_in_state=key_in_state),
+                        key_in_state=key_in_state,
+                        num_examples=num_examples),
       aggregator,
-      privacy or templates.RoundPrivacy('example-level', {}, delta=1e-5))
+      privacy or templates.RoundPrivacy('example-level', {}, delta=1e-5),
+      participation=participation, cohort_units=cohort_units,
+      assertion_markers=(SIZE_ERROR, aggregator_lib.COHORT_ERROR))
+
+
+def participation(state) -> dict[str, int]:
+  """Per client ('client_i'), the rounds a process state's client took part
+  in (the aggregator's counts)."""
+  counts = np.asarray(state.aggregator['participation'])
+  return {f'client_{i}': int(c) for i, c in enumerate(counts)}
+
+
+def cohort_units(clients) -> Optional[set[str]]:
+  """The clients ('client_i') of a round's data, from the index in each
+  element (`client_element`); None if the data cannot be read here."""
+  try:
+    return {f'client_{int(c.map(lambda e: e["index"]).get_single_element())}'
+            for c in clients}
+  except (AttributeError, TypeError, ValueError, KeyError,
+          tf.errors.OpError):
+    return None
 
 
 def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
                        *, local_epochs: int, delta: float,
                        accountant: str = 'rdp', poisson: bool = True,
-                       mechanism_seed: Optional[int] = None
+                       mechanism_seed: Optional[int] = None,
+                       rounds: Optional[int] = None
                        ) -> templates.RoundPrivacy:
   """Each private client's example-level accounting: per round, E_i DP-SGD
-  steps of rate b_i / N_i and multiplier z_i, on the calibration's orders.
+  steps of rate b_i / N_i and multiplier z_i, on the calibration's orders;
+  each client's budget is the epsilon_i it calibrated for `rounds` rounds.
   Fixed-size shuffled batches (poisson=False) are accounted as Poisson, an
   approximation, not a bound; so is a run whose noise and batches are
   reproducible from a published `mechanism_seed`."""
@@ -182,7 +236,9 @@ def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
                   for i, c in enumerate(clients)
                   if c.noise_multiplier is not None},
       delta=delta, accountant=accountant, orders=privacy_preferences.ORDERS,
-      **ledger_terms(poisson, mechanism_seed))
+      budgets={f'client_{i}': c.epsilon for i, c in enumerate(clients)
+               if c.noise_multiplier is not None},
+      calibrated_rounds=rounds, **ledger_terms(poisson, mechanism_seed))
 
 
 def ledger_terms(poisson: bool, mechanism_seed: Optional[int]) -> dict:
@@ -274,10 +330,11 @@ def build_robust_hdp_process(
     num_examples: N_i per client (its dataset's size).
 
   Returns:
-    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes every
-    client as `client_element(x, y, index=i, batch_size=b_i,
-    noise_multiplier=z_i)`; `process.clients` holds each client's
-    calibration (`privacy_preferences.ClientPrivacy`).
+    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes any
+    subset of the clients, each as `client_element(x, y, index=i,
+    batch_size=b_i, noise_multiplier=z_i)`, and refuses a round past a
+    client's epsilon_i; `process.clients` holds each client's calibration
+    (`privacy_preferences.ClientPrivacy`).
 
   Raises:
     ValueError: One line naming the field that is out of range.
@@ -304,7 +361,9 @@ def build_robust_hdp_process(
                                  delta=config.delta,
                                  accountant=config.accountant,
                                  poisson=config.poisson,
-                                 mechanism_seed=config.mechanism_seed))
+                                 mechanism_seed=config.mechanism_seed,
+                                 rounds=config.rounds),
+      num_examples=[c.num_examples for c in clients])
   process.config = config
   process.clients = clients
   return process
@@ -448,6 +507,8 @@ class DirectRunner:
                     tf.constant(int(state['round_num'])))
     data = [d.get_single_element() if isinstance(d, tf.data.Dataset) else d
             for d in client_data]
+    if not data:
+      return tf.zeros([0, self._spec.num_parameters], tf.float32)
     if self._cohort is not None:
       return self._cohort_updates(weights, data, client_info, key)
     return tf.stack([
@@ -471,10 +532,20 @@ class DirectRunner:
         np.array([i['noise_multiplier'] for i in client_info], np.float32),
         keys)
 
-  def server_update(self, state, updates: tf.Tensor):
-    """(new state, measurements) from the stacked updates."""
+  def server_update(self, state, updates: tf.Tensor,
+                    indices: Optional[Sequence[int]] = None):
+    """(new state, measurements) from the stacked updates: of the clients
+    of rows `indices` (a partial or empty cohort), or of every client in
+    row order (None)."""
+    clients = None
+    if indices is not None:
+      rows = tf.constant(np.reshape(np.asarray(indices, np.int32), [-1, 1]))
+      n = self._aggregator.num_clients
+      updates = tf.scatter_nd(rows, updates, [n, self._spec.num_parameters])
+      clients = tf.scatter_nd(rows, tf.ones([len(indices)], tf.int32), [n])
     new_aggregator, flat, measurements = self._server(
-        tf.nest.map_structure(tf.constant, state['aggregator']), updates)
+        tf.nest.map_structure(tf.constant, state['aggregator']), updates,
+        clients)
     delta = aggregator_lib.unflatten(
         flat, [tf.TensorSpec(s, tf.float32) for s in self._spec.shapes])
     new_state = collections.OrderedDict(
@@ -486,8 +557,10 @@ class DirectRunner:
             tf.nest.map_structure(np.asarray, measurements))
 
   def next(self, state, client_data, client_info):
+    """The round of the clients of `client_data` (any subset)."""
     return self.server_update(
-        state, self.client_updates(state, client_data, client_info))
+        state, self.client_updates(state, client_data, client_info),
+        [int(info['index']) for info in client_info])
 
 
 def client_dataset(x: np.ndarray, y: np.ndarray) -> tf.data.Dataset:

@@ -57,7 +57,8 @@ server holds). So the process is built directly as a
 Privacy: user-level, each round a Poisson-subsampled Gaussian of rate q and
 multiplier z (`udp_privacy`); it holds when every round's clients are a
 Poisson cohort of rate q (`build_data_source`). Metrics hold only the
-released noise stddev.
+released noise stddev (and the empty `client_work/train` of every
+`tff.learning` process, which `tff.learning.programs.train_model` reads).
 
 `training.py`'s backend 'tff' runs this same process (`compose_udp_process`);
 its backend 'direct' runs the same maths without TFF, faster; tests check
@@ -316,6 +317,16 @@ def _client_computations(target: models.ModelSpec, types: _Types,
   return cohort_row, client_work
 
 
+def round_metrics(noise_stddev):
+  """A round's metrics: the released `noise_stddev` and, as every
+  `tff.learning` process reports and `tff.learning.programs.train_model`
+  requires, `client_work/train`, empty (no client reports an unnoised
+  training metric)."""
+  return collections.OrderedDict(
+      noise_stddev=noise_stddev,
+      client_work=collections.OrderedDict(train=collections.OrderedDict()))
+
+
 def _server_computations(net: hypernetwork.HyperNetwork, types: _Types,
                          constants: hypernetfl.RoundConstants,
                          key_in_state: bool):
@@ -350,7 +361,7 @@ def _server_computations(net: hypernetwork.HyperNetwork, types: _Types,
             state['embeddings'], users[:, tf.newaxis], new_rows))
     if key_in_state:
       new_state['noise_key'] = next_key
-    return new_state, collections.OrderedDict(noise_stddev=step.noise_stddev)
+    return new_state, round_metrics(step.noise_stddev)
 
   return generate, server_step
 
@@ -514,7 +525,8 @@ def build_udp_process(
       privacy=udp_privacy(config.sampling_rate, config.noise_multiplier,
                           clip_and_noise=config.private, delta=config.delta,
                           accountant=config.accountant,
-                          mechanism_seed=config.mechanism_seed),
+                          mechanism_seed=config.mechanism_seed
+                          ).budgeted_for(config.rounds),
       seed=config.seed, mechanism_seed=config.mechanism_seed)
   process.config = config
   process.user_weights = weights.astype(np.float32)
