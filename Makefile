@@ -73,8 +73,11 @@ bench-quick: install
 	$(PY) run_scripts/hdp_bench.py --quick --noprogress \
 	    --output_dir=results/hdp_bench_quick
 
+# Two workers, one file each at a time (pytest-xdist): the suite's files are
+# mostly one-threaded (small models, binaries' start-up), so two at once use
+# both cores; each worker ends its own TFF worker_binary (tests/conftest.py).
 test: install
-	$(PY) -m pytest tests
+	$(PY) -m pytest -n 2 --dist=loadfile tests
 
 clean-venv:
 	rm -rf $(VENV)
