@@ -22,7 +22,7 @@ have no TFF `worker_binary` child left (the notebook runs TFF in
 
 To refresh the outputs stored in the notebook (what GitHub shows):
 
-    .venv/bin/python tests/test_tutorial.py
+    PYTHONPATH=. .venv/bin/python tests/test_tutorial.py
 """
 
 import json
