@@ -89,6 +89,8 @@ _SAMPLES = flags.DEFINE_integer('samples_per_client', 100,
 _LONG_RUN_ROUNDS = flags.DEFINE_list(
     'memory_rounds', None, 'Rounds at which the small-model run reads its '
     'resident memory, the last one ending it (default 50,500; quick 50,150).')
+_SPEED_ONLY = flags.DEFINE_bool(
+    'speed_only', False, 'Only the speed table (no memory runs).')
 _OUTPUT_JSON = flags.DEFINE_string(
     'output_json', None, 'Also write every measurement to this JSON file.')
 
@@ -490,6 +492,34 @@ def _print_table(rows):
           f"{r['peak_fraction']:.2f} |")
 
 
+def memory(quick: bool, checkpoints: list[int]) -> dict:
+  """The memory measurements (module doc), printed as they end."""
+  from tff_hdp import runtime
+  femnist = femnist_memory(rounds=1 if quick else 3,
+                           max_samples=120 if quick else 400)
+  print(f"# FEMNIST-sized run ({femnist['clients']} clients x CNN personal "
+        f"models, {femnist['store_gib_on_disk']:.2f} GiB memory-mapped store, "
+        f"{femnist['cohort']} clients/round, {femnist['rounds']} rounds): "
+        f"peak resident {femnist['peak_rss_mib']:.0f} MiB (anonymous "
+        f"{femnist['rss_anon_mib']:.0f}, file-backed "
+        f"{femnist['rss_file_mib']:.0f}); after writing all "
+        f"{femnist['clients']} personal models: resident "
+        f"{femnist['all_stored_rss_mib']:.0f} MiB (anonymous "
+        f"{femnist['all_stored_rss_anon_mib']:.0f}, file-backed pages of the "
+        f"store {femnist['all_stored_rss_file_mib']:.0f})", flush=True)
+  long_runs = [long_run_memory(checkpoints, 'direct')]
+  with runtime.local_cpp_context():
+    worker = runtime.install_local_cpp_context()
+    long_runs.append(long_run_memory(checkpoints, 'tff', worker))
+  for run in long_runs:
+    print(f"# {run['backend']} backend, {run['rounds']} rounds "
+          f"({run['distinct_cohort_sizes']} cohort sizes, "
+          f"{run['distinct_group_counts']} group splits): resident MiB at "
+          + ', '.join(f'round {k}: {v}' for k, v in run['readings'].items()),
+          flush=True)
+  return {'femnist_memory': femnist, 'long_run_memory': long_runs}
+
+
 def main(argv):
   cli.check_no_arguments(argv)
   quick, rounds, checkpoints = _check_flags()
@@ -507,33 +537,10 @@ def main(argv):
   results = {'quick': quick, 'gpus': [g.name for g in gpus]}
 
   # Memory first, so that the FEMNIST-sized run's peak is its own.
-  femnist = femnist_memory(rounds=1 if quick else 3,
-                           max_samples=120 if quick else 400)
-  results['femnist_memory'] = femnist
-  print(f"# FEMNIST-sized run ({femnist['clients']} clients x CNN personal "
-        f"models, {femnist['store_gib_on_disk']:.2f} GiB memory-mapped store, "
-        f"{femnist['cohort']} clients/round, {femnist['rounds']} rounds): "
-        f"peak resident {femnist['peak_rss_mib']:.0f} MiB (anonymous "
-        f"{femnist['rss_anon_mib']:.0f}, file-backed "
-        f"{femnist['rss_file_mib']:.0f}); after writing all "
-        f"{femnist['clients']} personal models: resident "
-        f"{femnist['all_stored_rss_mib']:.0f} MiB (anonymous "
-        f"{femnist['all_stored_rss_anon_mib']:.0f}, file-backed pages of the "
-        f"store {femnist['all_stored_rss_file_mib']:.0f})", flush=True)
-
-  long_runs = []
-  long_runs.append(long_run_memory(checkpoints, 'direct'))
+  if not _SPEED_ONLY.value:
+    results.update(memory(quick, checkpoints))
   with runtime.local_cpp_context():
     worker = runtime.install_local_cpp_context()
-    long_runs.append(long_run_memory(checkpoints, 'tff', worker))
-    results['long_run_memory'] = long_runs
-    for run in long_runs:
-      print(f"# {run['backend']} backend, {run['rounds']} rounds "
-            f"({run['distinct_cohort_sizes']} cohort sizes, "
-            f"{run['distinct_group_counts']} group splits): resident MiB at "
-            + ', '.join(f'round {k}: {v}' for k, v in run['readings'].items()),
-            flush=True)
-
     fc, cnn = models.fc_model(), models.cnn_model()
     settings = [('FC NN', fc, _FC_CLIENTS.value, 10)]
     if not quick:
