@@ -247,6 +247,16 @@ class Method(abc.ABC):
     """
 
 
+def prepare_run(training, config, setting: Setting, *, seed: int,
+                mechanism_seed: Optional[int]):
+  """A system's driver experiment (`training.prepare`: FedHDP's, Robust-HDP's
+  or UDP-Alg's) of a calibrated `config` on the setting's clients, with this
+  run's public seed and mechanism seed (None: a secret key)."""
+  return training.prepare(
+      dataclasses.replace(config, seed=seed, mechanism_seed=mechanism_seed),
+      setting.data)
+
+
 # The methods calibrate to the same few epsilons (a level's, the minimum) at
 # the same q and T, and dp_accounting's RDP of q = 0.5 takes about a second
 # per epsilon on the two-core machine: each answer is computed once.

@@ -41,7 +41,6 @@ the count is still noised with z_b = 2 max_j z_j, which costs at most 3% of
 value noise, since the aggregator releases the unclipped fraction).
 """
 
-import dataclasses
 import math
 from typing import Optional
 
@@ -142,9 +141,8 @@ class FedHdpLevels(method.Method):
     from tff_hdp import templates  # pylint: disable=g-import-not-at-top
     from tff_hdp.fedhdp import evaluation  # pylint: disable=g-import-not-at-top
     from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-    config = dataclasses.replace(calibration.config, seed=seed,
-                                 mechanism_seed=mechanism_seed)
-    experiment = training.prepare(config, setting.data)
+    experiment = method.prepare_run(training, calibration.config, setting,
+                                    seed=seed, mechanism_seed=mechanism_seed)
     run = training.run_rounds(experiment)
     accuracies = evaluation.per_client_accuracy(
         experiment.spec, templates.global_weights(run.state),

@@ -38,7 +38,6 @@ A client who opts out (epsilon_i infinite) is sampled at the mean rate and
 has no guarantee.
 """
 
-import dataclasses
 import math
 from typing import Optional, Sequence
 
@@ -157,9 +156,9 @@ class IndividualSampling(method.Method):
     from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
     from tff_hdp.privacy import privacy_ledger  # pylint: disable=g-import-not-at-top
     config, rates = calibration.config
-    config = dataclasses.replace(config, seed=seed,
-                                 mechanism_seed=mechanism_seed)
-    experiment = training.prepare(config, setting.data)
+    experiment = method.prepare_run(training, config, setting, seed=seed,
+                                    mechanism_seed=mechanism_seed)
+    config = experiment.config
     accounted = [i for i, m in enumerate(calibration.clients)
                  if m is not None]
     rounds = individual_rounds(experiment, rates, accounted)

@@ -104,9 +104,8 @@ class RobustHdpRule(method.Method):
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
     from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
-    config = dataclasses.replace(calibration.config, seed=seed,
-                                 mechanism_seed=mechanism_seed)
-    experiment = training.prepare(config, setting.data)
+    experiment = method.prepare_run(training, calibration.config, setting,
+                                    seed=seed, mechanism_seed=mechanism_seed)
     run = training.run_rounds(experiment)
     accuracy = float(np.nanmean(training.local_accuracies(
         experiment.spec, run.state['global_weights'], setting.data)))

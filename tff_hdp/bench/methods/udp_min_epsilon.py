@@ -28,7 +28,6 @@ largest user's dataset, so that every w_u = |D_u| / w_hat <= 1 and the
 estimator weighs users by their data, as paper 004 does.
 """
 
-import dataclasses
 import math
 from typing import Optional
 
@@ -73,9 +72,8 @@ class UdpAtMinimumEpsilon(method.Method):
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
     from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
-    config = dataclasses.replace(calibration.config, seed=seed,
-                                 mechanism_seed=mechanism_seed)
-    experiment = training.prepare(config, setting.data)
+    experiment = method.prepare_run(training, calibration.config, setting,
+                                    seed=seed, mechanism_seed=mechanism_seed)
     run = training.run_rounds(experiment)
     record = training.results_record(experiment, run, 0.0)
     spent = run.ledger.get_epsilon(training.LEDGER_NAME, setting.delta,
