@@ -242,13 +242,7 @@ def test_fedhdp_round_past_the_calibrated_rounds_is_refused(tff_runtime):
       local_epochs=1, batch_size=4, rounds=1, seed=1, mechanism_seed=1)
   process = tff_hdp.fedhdp.build_fedhdp_process(
       MODEL, config, privacy_levels=(0, 0, 0, 0, 0))
-  source = tff_hdp.fedhdp.build_data_source(
-      process, user_code.client_data(SIZES, 'c'), mechanism_seed=1)
-  iterator = source.iterator()
-  state = process.next(process.initialize(), iterator.select()).state
-  with pytest.raises(ValueError, match='round 2 refused: .* calibrated for '
-                     '1 rounds'):
-    process.next(state, iterator.select())
+  _assert_second_round_refused(process, tff_hdp.fedhdp)
 
 
 def test_udp_round_past_the_calibrated_rounds_is_refused(tff_runtime):
@@ -257,7 +251,12 @@ def test_udp_round_past_the_calibrated_rounds_is_refused(tff_runtime):
                                  mechanism_seed=1)
   process = tff_hdp.udp.build_udp_process(MODEL, config,
                                           num_examples=SIZES)
-  source = tff_hdp.udp.build_data_source(
+  _assert_second_round_refused(process, tff_hdp.udp)
+
+
+def _assert_second_round_refused(process, system):
+  """A process calibrated for 1 round runs one and refuses the second."""
+  source = system.build_data_source(
       process, user_code.client_data(SIZES, 'c'), mechanism_seed=1)
   iterator = source.iterator()
   state = process.next(process.initialize(), iterator.select()).state
