@@ -94,6 +94,12 @@ _RPCA_METHOD = flags.DEFINE_enum(
     "'ialm' (growing mu: the same solution in far fewer iterations).")
 _PFA_RANK = flags.DEFINE_integer('pfa_rank', _DEFAULT.pfa_rank,
                                  'PFA: projection rank k.')
+_CLIP_ONLY = flags.DEFINE_bool(
+    'clip_only', False,
+    'A measurement, not a private run: clients clip as DP-SGD does and add '
+    'no noise; the rules weigh as calibrated (not robust_hdp, non_private). '
+    'Beside the noisy run, it separates what clipping and the weights cost '
+    'from what the noise costs.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', _DEFAULT.eval_every,
                                    'Evaluate every k rounds.')
 RUN = cli.define_run_flags(
@@ -161,7 +167,8 @@ def build_configs():
         rpca_method=_RPCA_METHOD.value, pfa_rank=_PFA_RANK.value,
         eval_every=_EVAL_EVERY.value, backend=RUN.backend.value,
         tff_workers=tuple(RUN.tff_workers.value), seed=RUN.seed.value,
-        mechanism_seed=RUN.mechanism_seed.value)
+        mechanism_seed=RUN.mechanism_seed.value,
+        clip_only=_CLIP_ONLY.value)
     try:
       config.validate()
     except ValueError as e:

@@ -16,6 +16,7 @@
 import numpy as np
 import pytest
 
+from tff_hdp import templates
 from tff_hdp.data import federated_data
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import config as config_lib
@@ -166,3 +167,43 @@ def test_bad_config_is_refused(data):
                            batch_sizes=(4,) * 3), data)
   with pytest.raises(ValueError, match='accountant must be one of rdp, pld'):
     training.train(_config('weiavg', 'direct', accountant='prv'), data)
+
+
+def test_clip_only_removes_exactly_the_noise(data):
+  # One DP-SGD step a round (b_i = N_i, so q_i = 1): the same key draws the
+  # same batch with and without noise, so the two global models differ by
+  # the aggregate's noise alone, -eta sum_i w_i N(0, c^2 z_i^2 I) / b_i,
+  # whose per-coordinate variance is computed here from the clients' z_i.
+  kw = dict(batch_sizes=(24, 26, 28, 30), rounds=1)
+  models = {}
+  for clip_only in (False, True):
+    experiment = training.prepare(
+        _config('oracle', 'direct', clip_only=clip_only, **kw), data)
+    run = training.run_rounds(experiment)
+    models[clip_only] = np.concatenate(
+        [np.ravel(w) for w in templates.global_weights(run.state)])
+    weights = np.array(run.history[0]['weights'])
+    record = training.results_record(experiment, run, 0.0)
+  # The rule weighs as the calibrated run does.
+  z = np.array([c.noise_multiplier for c in experiment.clients])
+  expected = aggregation_rules.fixed_weights(
+      'oracle', epsilons=[1.0, 2.0, 4.0, 8.0], num_examples=[24, 26, 28, 30],
+      variances=(z / np.array([24, 26, 28, 30]))**2)
+  np.testing.assert_allclose(weights, expected, rtol=1e-6)
+  variance = 0.1**2 * np.sum(
+      (weights * 3.0 * z / np.array([24, 26, 28, 30]))**2)
+  difference = models[False] - models[True]
+  # Over p = 2,003 coordinates the sample variance's standard error is 3%:
+  # 15% is over 4 of them.
+  assert np.var(difference) == pytest.approx(variance, rel=0.15)
+  assert abs(np.mean(difference)) < 4 * np.sqrt(variance / len(difference))
+  assert record['privacy']['is_bound'] is False
+  assert 'clip only: no noise was added' in (
+      record['privacy']['not_bound_because'])
+
+
+def test_clip_only_refuses_rules_without_fixed_weights():
+  for rule in ('robust_hdp', 'non_private'):
+    with pytest.raises(ValueError, match=rf'^clip_only needs a rule with '
+                       rf'fixed weights .*, got {rule}: '):
+      _config(rule, 'direct', clip_only=True).validate()

@@ -95,6 +95,14 @@ class RobustHdpConfig:
       noise come from a secret key drawn at the start of the run
       (`tff_hdp.privacy.mechanism_key`). An integer makes them reproducible
       from it; the run's epsilons are then not a guarantee for its outputs.
+    clip_only: A measurement, not a private run: every client clips as
+      DP-SGD does and adds no noise, and the rule weighs the clients as the
+      calibrated run would (epsilon_i, N_i, the Oracle's sigma_i^2 of the
+      calibrated z_i). Beside the noisy run it separates what clipping and
+      the weights cost from what the noise costs. Its epsilons are the
+      calibrated mechanism's, which it did not run: not a bound. Not with
+      robust_hdp (RPCA would estimate noise that is not there; the Oracle's
+      weights are its target) nor non_private (which does not clip).
   """
   algorithm: str
   epsilons: tuple[Optional[float], ...]
@@ -118,6 +126,7 @@ class RobustHdpConfig:
   tff_workers: tuple[str, ...] = ()
   seed: int = 0
   mechanism_seed: Optional[int] = None
+  clip_only: bool = False
 
   def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""
@@ -126,6 +135,14 @@ class RobustHdpConfig:
       raise ValueError(f'algorithm must be one of '
                        f'{", ".join(RULES)}, got '
                        f'{self.algorithm!r}')
+    if self.clip_only and self.algorithm in ('robust_hdp', 'non_private'):
+      raise ValueError(f'clip_only needs a rule with fixed weights '
+                       f'(weiavg, pfa, dpfedavg, min_epsilon, oracle), got '
+                       f'{self.algorithm}: '
+                       + ('RPCA would estimate noise that is not there; the '
+                          "oracle rule's weights are its target"
+                          if self.algorithm == 'robust_hdp' else
+                          'non_private does not clip'))
     if len(self.epsilons) != len(self.batch_sizes) or not self.epsilons:
       raise ValueError('epsilons and batch_sizes must have one entry per '
                        f'client, got {len(self.epsilons)} and '

@@ -241,14 +241,19 @@ def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
       calibrated_rounds=rounds, **ledger_terms(poisson, mechanism_seed))
 
 
-def ledger_terms(poisson: bool, mechanism_seed: Optional[int]) -> dict:
+def ledger_terms(poisson: bool, mechanism_seed: Optional[int],
+                 clip_only: bool = False) -> dict:
   """`is_bound` and `not_bound_because` of a run's epsilons
   (`mechanism_key.ledger_terms`): fixed-size batches are only approximated
-  by the Poisson accounting, and a published mechanism seed regenerates the
-  noise."""
-  return mechanism_key.ledger_terms(
-      mechanism_seed, None if poisson else
-      'fixed-size shuffled batches, accounted as Poisson (an approximation)')
+  by the Poisson accounting, a published mechanism seed regenerates the
+  noise, and a clip-only run (`RobustHdpConfig.clip_only`) adds none."""
+  caveats = [c for c, applies in (
+      ('clip only: no noise was added; the epsilons are those of the '
+       'calibrated mechanism, which this run did not run', clip_only),
+      ('fixed-size shuffled batches, accounted as Poisson (an '
+       'approximation)', not poisson)) if applies]
+  return mechanism_key.ledger_terms(mechanism_seed,
+                                    '; '.join(caveats) or None)
 
 
 def client_privacy(config: config_lib.RobustHdpConfig, num_examples

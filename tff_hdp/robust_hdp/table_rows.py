@@ -42,8 +42,10 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   m = record['metrics']
   achieved = [c['achieved_epsilon'] for c in record['clients']
               if c['achieved_epsilon'] is not None]
+  if record['config'].get('clip_only'):
+    achieved = []  # No noise: the calibrated epsilons were not spent.
   return [
-      config_lib.ALGORITHM_NAMES[algorithm],
+      name(record['config']),
       f"{m['accuracy']:.2f}({m['accuracy_std']:.2f})",
       '-' if m['noise_power'] is None else f"{m['noise_power']:.4g}",
       KNOWS[algorithm],
@@ -51,11 +53,19 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   ]
 
 
+def name(config: Mapping[str, Any]) -> str:
+  """A run's name in the table: its rule's, marked when clip only (no
+  noise; `RobustHdpConfig.clip_only`)."""
+  return (config_lib.ALGORITHM_NAMES[config['algorithm']] +
+          (' (clip only)' if config.get('clip_only') else ''))
+
+
 def claim_line(records: Sequence[Mapping[str, Any]]) -> str:
-  """Whether paper 003's claim holds in these runs (`claims.robust_hdp`)."""
+  """Whether paper 003's claim holds in these runs (`claims.robust_hdp`;
+  clip-only runs are not private, so not compared)."""
   return claims.robust_hdp(
-      {config_lib.ALGORITHM_NAMES[r['config']['algorithm']]:
-       r['metrics']['accuracy'] for r in records}) + claims.mechanism_caveat(records)
+      {name(r['config']): r['metrics']['accuracy'] for r in records
+       if not r['config'].get('clip_only')}) + claims.mechanism_caveat(records)
 
 
 def table(records: Sequence[Mapping[str, Any]]) -> str:

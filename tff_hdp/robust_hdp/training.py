@@ -157,9 +157,12 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
                         process_lib.dp_sgd_settings(config))
   client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
                  if config.backend == 'tff' else list(data.train))
+  # A clip-only run's clients add no noise; its rule still weighs by the
+  # calibrated z_i (`variances`, the aggregator).
   info = [
       dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
-           noise_multiplier=np.float32(c.noise_multiplier or 0.0))
+           noise_multiplier=np.float32(
+               0.0 if config.clip_only else c.noise_multiplier or 0.0))
       for i, c in enumerate(clients)
   ]
   rounds = RobustHdpRounds(
@@ -169,7 +172,8 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
           accountant=config.accountant, poisson=config.poisson,
           mechanism_seed=config.mechanism_seed),
       learning_rate=config.learning_rate,
-      computable=config.algorithm not in ('pfa', 'non_private'))
+      computable=(config.algorithm not in ('pfa', 'non_private') and
+                  not config.clip_only))
   return Experiment(config, data, spec, clients, variances, runner, rounds)
 
 
@@ -185,7 +189,8 @@ def run_rounds(experiment: Experiment, *,
       experiment.rounds, config, total_rounds=config.rounds,
       eval_every=config.eval_every,
       ledger=privacy_ledger.PrivacyLedger(
-          **process_lib.ledger_terms(config.poisson, config.mechanism_seed)),
+          **process_lib.ledger_terms(config.poisson, config.mechanism_seed,
+                                     config.clip_only)),
       observers=observers, options=options)
 
 
