@@ -43,7 +43,6 @@ import os
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-import importlib.util
 import json
 import sys
 
@@ -84,6 +83,10 @@ _OUTPUT = flags.DEFINE_string('output_dir', 'results/hdp_bench',
 _MECHANISM_SEED = cli.define_mechanism_seed_flag()
 _ACCOUNTANT = cli.define_accountant_flag('every calibration and ledger')
 _PROGRESS = flags.DEFINE_bool('progress', True, 'Print each run as it ends.')
+_JOBS = flags.DEFINE_integer(
+    'jobs', None, 'Runs at once, each in a worker process with its share of '
+    'the cores (default: one per core); 1 runs them one after another in '
+    'this process. The runs are the same either way.')
 
 
 def _integers(values, name):
@@ -95,12 +98,10 @@ def _integers(values, name):
 
 
 def _load_extra_methods(paths):
+  from tff_hdp.bench import registry  # pylint: disable=g-import-not-at-top
   for path in paths:
     cli.check(os.path.isfile(path), f'--extra_methods: no such file {path}')
-    spec = importlib.util.spec_from_file_location(
-        f'hdp_bench_extra_{len(sys.modules)}', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    registry.load_file(path)
 
 
 def _distributions(num_clients):
@@ -134,6 +135,8 @@ def main(argv):
   seeds = _integers(_SEEDS.value or (['0'] if _QUICK.value else
                                      ['0', '1', '2']), 'seeds')
   cli.check(bool(seeds), '--seeds needs at least one seed')
+  cli.check(_JOBS.value is None or _JOBS.value >= 1,
+            f'--jobs must be >= 1, got {_JOBS.value}')
   _load_extra_methods(_EXTRA.value)
   from tff_hdp.bench import registry  # pylint: disable=g-import-not-at-top
   try:
@@ -182,10 +185,14 @@ def main(argv):
       print(f'{result.method} {result.preferences} seed {result.seed}: '
             f'{accuracy} ({result.seconds:.0f} s)', flush=True)
 
+  from tff_hdp.bench import parallel  # pylint: disable=g-import-not-at-top
+  jobs = _JOBS.value or parallel.available_cores()
   with runtime.local_cpp_context():
     results = benchmark.run(setting, distributions, methods, seeds,
                             mechanism_seed=_MECHANISM_SEED.value, done=done,
-                            on_result=save)
+                            on_result=save, jobs=jobs,
+                            method_files=[os.path.abspath(p)
+                                          for p in _EXTRA.value])
   by_name = {m.name: m for m in methods}
   boards = leaderboard.leaderboards(results, by_name)
   names = [p.name for p in distributions]

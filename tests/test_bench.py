@@ -110,6 +110,15 @@ class _Impostor(MajorityLabel):
   """Another class under a registered name."""
 
 
+def test_jobs_refuse_a_method_no_worker_can_find(setting):
+  # The toy method of this file is registered here only: a worker process
+  # would not find it. Refused before any worker starts.
+  with pytest.raises(ValueError, match=r"^method 'toy_majority' was "
+                     r'registered by tests.test_bench, which the worker '):
+    benchmark.run(setting, [PREFERENCES], bench.get(['toy_majority']),
+                  seeds=[0], jobs=2)
+
+
 @pytest.mark.parametrize('name', ['robust_hdp', 'min_epsilon', 'oracle',
                                   'fedhdp', 'hdp_fedavg', 'dp_fedavg_min',
                                   'udp_min'])
@@ -231,7 +240,8 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
   result = _bench(['--dataset=digits', '--model=fc', '--rounds=2',
                    f'--preferences_csv={tmp_path / "strict.csv"},'
                    f'{tmp_path / "mixed.csv"}', '--seeds=0',
-                   '--methods=dpfedavg,non_private,toy_majority',
+                   '--methods=dpfedavg,non_private,toy_majority', '--jobs=2',
+                   '--mechanism_seed=0',
                    f'--extra_methods={tmp_path / "toy_method.py"}'], out)
   assert result.returncode == 0, result.stderr[-3000:]
   text = (out / 'leaderboard.md').read_text()
@@ -252,6 +262,16 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
                  for s, a in zip(run['spent'], run['asked']))
   assert (out / 'leaderboard.png').stat().st_size > 10_000
   assert (out / 'runs.jsonl').read_text().count('\n') == 6
+  # A run in one of the two worker processes (one thread each) is the run
+  # of this process, to float round-off of the threads' reductions.
+  setting = bench.Setting(data=datasets.load_robust_hdp_data(
+      'digits', num_clients=20), rounds=2, model='fc')
+  [here] = benchmark.run(
+      setting, [preferences_lib.from_csv(str(tmp_path / 'mixed.csv'), 20)],
+      bench.get(['non_private']), seeds=[0], mechanism_seed=0)
+  [there] = [r for r in record['runs']
+             if (r['method'], r['preferences']) == ('non_private', 'mixed')]
+  assert there['accuracy'] == pytest.approx(here.accuracy, abs=1e-4)
 
 
 @pytest.mark.parametrize('args,message', [

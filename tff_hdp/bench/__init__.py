@@ -21,7 +21,8 @@ three systems).
   `registered`.
 - `methods/`: the package's methods, one file each.
 - `preferences`: paper 003's Dist1-Dist9, or a CSV of yours.
-- `benchmark`: runs them all; `leaderboard`: ranks, Markdown, JSON, picture.
+- `benchmark`: runs them all (`parallel`: on several worker processes at
+  once); `leaderboard`: ranks, Markdown, JSON, picture.
 
 The binary is `run_scripts/hdp_bench.py` (`make bench`); docs/bench.md says
 how to add a method.
@@ -34,6 +35,6 @@ _PUBLIC = {
                              'Guarantee', 'Method', 'OPT_OUT', 'Outcome',
                              'Preferences', 'SAMPLE_LEVEL', 'Setting',
                              'USER_LEVEL_PERSONALIZED'),
-    'tff_hdp.bench.registry': ('get', 'register', 'registered'),
+    'tff_hdp.bench.registry': ('get', 'load_file', 'register', 'registered'),
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

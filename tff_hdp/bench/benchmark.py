@@ -21,8 +21,9 @@ the preferences (`Method.calibrate`); the benchmark checks with its own
 accountant that every client's calibrated mechanism spends at most its
 epsilon_i over the setting's rounds (a method that promises more is a bug:
 it stops the benchmark; a reference without a guarantee is not checked),
-then runs it once per seed and records the
-accuracy and the epsilon each client's ledger spent. A method that refuses
+then runs it once per seed (with `jobs` > 1, several runs at once, each in
+a worker process: `parallel`) and records the accuracy and the epsilon each
+client's ledger spent. A method that refuses
 a distribution (`Method.refuses`) is recorded as such. Runs already in
 `done` (a resumed benchmark) are skipped.
 
@@ -32,6 +33,8 @@ mechanism_seed + s, reproducible, and its epsilon is not a guarantee for its
 outputs (the leaderboard's caption says so).
 """
 
+import os
+import sys
 import time
 from typing import Callable, Iterable, Optional, Sequence
 
@@ -67,12 +70,29 @@ def check_calibration(m: method_lib.Method, setting: method_lib.Setting,
   return planned
 
 
+def _check_workers_find(methods: Sequence[method_lib.Method],
+                        method_files: Sequence[str]) -> None:
+  """Raises ValueError naming a method that a worker process could not
+  find: one neither of the package nor registered by `method_files`."""
+  files = {os.path.abspath(f) for f in method_files}
+  for m in methods:
+    module = type(m).__module__
+    path = getattr(sys.modules.get(module), '__file__', None)
+    if not (module.startswith('tff_hdp.') or
+            (path is not None and os.path.abspath(path) in files)):
+      raise ValueError(
+          f'method {m.name!r} was registered by {module}, which the worker '
+          'processes of jobs > 1 do not import: give its file in '
+          'method_files (--extra_methods), or run with jobs=1')
+
+
 def run(setting: method_lib.Setting,
         distributions: Sequence[method_lib.Preferences],
         methods: Sequence[method_lib.Method], seeds: Sequence[int], *,
         mechanism_seed: Optional[int] = None,
         done: Iterable[leaderboard.RunResult] = (),
-        on_result: Optional[Callable[[leaderboard.RunResult], None]] = None
+        on_result: Optional[Callable[[leaderboard.RunResult], None]] = None,
+        jobs: int = 1, method_files: Sequence[str] = ()
         ) -> list[leaderboard.RunResult]:
   """Every method on every distribution, once per seed (module doc).
 
@@ -83,16 +103,34 @@ def run(setting: method_lib.Setting,
     seeds: The public seeds.
     mechanism_seed: None (secret keys) or the base of reproducible ones.
     done: Results of an earlier, interrupted benchmark: skipped.
-    on_result: Called with each new result (e.g. to save it).
+    on_result: Called with each new result (e.g. to save it), as it ends.
+    jobs: Runs at once, each in a worker process of its share of the cores
+      (`parallel`); 1 runs them one after another in this process. Each
+      run is the same either way; only the order results come in (and each
+      run's wall time, on fewer threads) differs.
+    method_files: The files that register methods from outside the package
+      (imported by each worker when jobs > 1).
 
   Returns:
     `done`'s results and the new ones.
   """
+  if jobs < 1:
+    raise ValueError(f'jobs must be >= 1, got {jobs}')
+  if jobs > 1:
+    _check_workers_find(methods, method_files)
   # The methods train on TensorFlow and TFF: retire TFF's default context,
   # whose worker_binary can outlive Python (tff_hdp.runtime), before any does.
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top,unused-import
   results = list(done)
   finished = {(r.method, r.preferences, r.seed) for r in results}
+  by_name = {m.name: m for m in methods}
+
+  def record(result):
+    results.append(result)
+    if on_result is not None:
+      on_result(result)
+
+  tasks = []  # (method name, calibration, seed, mechanism seed), and more.
   for preferences in distributions:
     if preferences.num_clients != setting.num_clients:
       raise ValueError(f'preferences {preferences.name!r} give '
@@ -105,30 +143,40 @@ def run(setting: method_lib.Setting,
         continue
       reason = m.refuses(preferences)
       if reason is not None:
-        new = [leaderboard.RunResult(m.name, preferences.name, s, None,
-                                     refused=reason) for s in todo]
-      else:
-        start = time.perf_counter()
-        calibration = m.calibrate(setting, preferences)
-        calibration_share = (time.perf_counter() - start) / len(todo)
-        planned = (method_lib.planned_epsilons(calibration, setting.delta,
-                                               setting.accountant)
-                   if m.guarantee.kind == 'none' else  # A reference.
-                   check_calibration(m, setting, preferences, calibration))
-        new = []
         for s in todo:
-          start = time.perf_counter()
-          outcome = m.run(setting, calibration, seed=s,
-                          mechanism_seed=None if mechanism_seed is None else
-                          mechanism_seed + s)
-          new.append(leaderboard.RunResult(
-              m.name, preferences.name, s, float(outcome.accuracy),
-              spent=tuple(float(e) for e in outcome.epsilons),
-              asked=tuple(float(e) for e in preferences.epsilons),
-              planned=tuple(float(e) for e in planned),
-              seconds=time.perf_counter() - start + calibration_share))
-      for result in new:
-        results.append(result)
-        if on_result is not None:
-          on_result(result)
+          record(leaderboard.RunResult(m.name, preferences.name, s, None,
+                                       refused=reason))
+        continue
+      start = time.perf_counter()
+      calibration = m.calibrate(setting, preferences)
+      calibration_share = (time.perf_counter() - start) / len(todo)
+      planned = (method_lib.planned_epsilons(calibration, setting.delta,
+                                             setting.accountant)
+                 if m.guarantee.kind == 'none' else  # A reference.
+                 check_calibration(m, setting, preferences, calibration))
+      tasks += [((m.name, calibration, s,
+                  None if mechanism_seed is None else mechanism_seed + s),
+                 (preferences, planned, calibration_share)) for s in todo]
+
+  def result(task, about, outcome, seconds):
+    (name, _, seed, _), (preferences, planned, calibration_share) = task, about
+    return leaderboard.RunResult(
+        name, preferences.name, seed, float(outcome.accuracy),
+        spent=tuple(float(e) for e in outcome.epsilons),
+        asked=tuple(float(e) for e in preferences.epsilons),
+        planned=tuple(float(e) for e in planned),
+        seconds=seconds + calibration_share)
+
+  if jobs == 1:
+    for task, about in tasks:
+      name, calibration, seed, mechanism = task
+      start = time.perf_counter()
+      outcome = by_name[name].run(setting, calibration, seed=seed,
+                                  mechanism_seed=mechanism)
+      record(result(task, about, outcome, time.perf_counter() - start))
+  else:
+    from tff_hdp.bench import parallel  # pylint: disable=g-import-not-at-top
+    for index, outcome, seconds in parallel.run_all(
+        setting, [t for t, _ in tasks], jobs, method_files):
+      record(result(*tasks[index], outcome, seconds))
   return results

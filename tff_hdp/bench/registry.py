@@ -21,6 +21,9 @@ A method of yours is one file that calls `register` when imported (the
 binary's --extra_methods imports it). TensorFlow-free.
 """
 
+import importlib.util
+import os
+import sys
 from typing import Union
 
 from tff_hdp.bench import method as method_lib
@@ -51,6 +54,21 @@ def register(method: Union[method_lib.Method, type]):
                      f'registered ({type(known[instance.name]).__name__})')
   _REGISTERED[instance.name] = instance
   return method
+
+
+def load_file(path: str) -> None:
+  """Imports the Python file `path`, whose import registers its methods.
+
+  Raises:
+    FileNotFoundError: If there is no such file.
+  """
+  if not os.path.isfile(path):
+    raise FileNotFoundError(f'no such file {path}')
+  spec = importlib.util.spec_from_file_location(
+      f'hdp_bench_extra_{len(sys.modules)}', path)
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[spec.name] = module  # Where its classes say they are from.
+  spec.loader.exec_module(module)
 
 
 def unregister(name: str) -> None:

@@ -1,0 +1,206 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""HDP-Bench's runs on several processes at once (`benchmark.run(jobs=k)`).
+
+The benchmark's runs are independent and mostly one-threaded (small models,
+small batches), so on a machine of c cores k processes of c/k threads each
+finish the benchmark sooner than one process of c threads. Each worker is a
+fresh Python running this module: it imports TensorFlow once, receives the
+setting once, then runs one (method, preferences, seed) after another, each
+exactly as `Method.run` runs it in the benchmark's own process; the parent
+hands out the runs as workers free up and records each result as it comes.
+
+Not `multiprocessing`: its start methods that are safe beside TensorFlow's
+threads (spawn, forkserver) re-import the caller's `__main__` in every child
+(see `tff_hdp.robust_hdp.privacy_preferences`). A worker finds a method by
+name among the package's and those of `method_files` (the binary's
+--extra_methods), which it imports itself; a method registered in the
+parent's process only cannot run here, and the parent says so.
+
+Protocol: pickles on the worker's stdin and on a copy of its stdout (the
+worker's own stdout goes to its stderr, so that nothing a method prints
+corrupts a result). TensorFlow-free in the parent.
+"""
+
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from typing import Iterator, Optional, Sequence
+
+
+def available_cores() -> int:
+  """The cores this process may run on."""
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # Not Linux.
+    return os.cpu_count() or 1
+
+
+class WorkerError(RuntimeError):
+  """A run failed in a worker: the message names the run and the error."""
+
+
+class _Worker:
+  """One worker process (this module's `main`) that we started and end."""
+
+  def __init__(self, setting, method_files: Sequence[str], threads: int):
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (package_root, os.environ.get('PYTHONPATH')) if p))
+    env.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+    self._process = subprocess.Popen(
+        [sys.executable, '-m', 'tff_hdp.bench.parallel'],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    self._send((setting, tuple(method_files), threads))
+
+  def _send(self, obj):
+    pickle.dump(obj, self._process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+    self._process.stdin.flush()
+
+  def run(self, task):
+    """(outcome, seconds) of `task` = (method name, calibration, seed,
+    mechanism seed), or WorkerError."""
+    self._send(task)
+    try:
+      ok, value = pickle.load(self._process.stdout)
+    except EOFError:
+      raise WorkerError(f'{task[0]} seed {task[2]}: the worker ended '
+                        f'(exit status {self._process.wait()})') from None
+    if not ok:
+      raise WorkerError(f'{task[0]} seed {task[2]}: {value}')
+    return value
+
+  def close(self, kill: bool = False):
+    """Ends the worker: at the end of its input it returns (or, `kill`,
+    at once)."""
+    try:
+      if kill:
+        self._process.kill()
+      self._process.stdin.close()
+      self._process.wait(timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+      self._process.kill()
+      self._process.wait()
+
+
+def run_all(setting, tasks: Sequence, jobs: int,
+            method_files: Sequence[str] = (),
+            threads: Optional[int] = None) -> Iterator:
+  """Yields (index, outcome, seconds) for each of `tasks` as workers finish
+  them, on `jobs` workers of `threads` threads each (default: the cores
+  shared among the jobs). A failed run raises WorkerError once the other
+  workers have stopped.
+
+  Args:
+    setting: The benchmark's `Setting` (sent to each worker once).
+    tasks: (method name, calibration, seed, mechanism seed) each.
+    jobs: Workers, >= 1.
+    method_files: Files that register methods outside the package.
+    threads: TensorFlow threads of each worker.
+  """
+  threads = threads or max(1, available_cores() // jobs)
+  todo = queue.Queue()
+  for index, task in enumerate(tasks):
+    todo.put((index, task))
+  done = queue.Queue()
+
+  def serve(worker_box):
+    try:
+      worker_box.append(_Worker(setting, method_files, threads))
+      while True:
+        try:
+          index, task = todo.get_nowait()
+        except queue.Empty:
+          return
+        done.put((index, worker_box[0].run(task), None))
+    except Exception as e:  # pylint: disable=broad-except
+      while True:  # No other run starts: drain what is left.
+        try:
+          todo.get_nowait()
+        except queue.Empty:
+          break
+      done.put((None, None, e))
+
+  boxes = [[] for _ in range(min(jobs, len(tasks)))]
+  servers = [threading.Thread(target=serve, args=(b,), daemon=True)
+             for b in boxes]
+  for server in servers:
+    server.start()
+  failure = None
+  try:
+    for _ in range(len(tasks)):
+      index, result, error = done.get()
+      if error is not None:
+        failure = error
+        break
+      outcome, seconds = result
+      yield index, outcome, seconds
+  finally:
+    for server in servers:
+      if failure is None:
+        server.join()
+    for box in boxes:
+      for worker in box:
+        worker.close(kill=failure is not None)
+  if failure is not None:
+    raise failure
+
+
+def main() -> None:
+  """A worker: the setting, then runs until its input ends."""
+  results = os.fdopen(os.dup(1), 'wb')
+  os.dup2(2, 1)  # What methods print goes to stderr.
+  sys.stdout = sys.stderr
+  inputs = sys.stdin.buffer
+  setting, method_files, threads = pickle.load(inputs)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  tf.config.threading.set_intra_op_parallelism_threads(threads)
+  tf.config.threading.set_inter_op_parallelism_threads(threads)
+  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+  from tff_hdp.bench import registry  # pylint: disable=g-import-not-at-top
+  for path in method_files:
+    registry.load_file(path)
+  known = registry.registered()
+  with runtime.local_cpp_context():
+    while True:
+      try:
+        name, calibration, seed, mechanism_seed = pickle.load(inputs)
+      except EOFError:
+        return
+      try:
+        if name not in known:
+          raise LookupError(
+              f'method {name!r} is not registered in a worker: register it '
+              'in a file of its own and give the file (method_files, '
+              '--extra_methods) to run it with jobs > 1')
+        start = time.perf_counter()
+        outcome = known[name].run(setting, calibration, seed=seed,
+                                  mechanism_seed=mechanism_seed)
+        reply = (True, (outcome, time.perf_counter() - start))
+      except Exception as e:  # pylint: disable=broad-except
+        last = traceback.format_exception_only(type(e), e)[-1].strip()
+        traceback.print_exc()
+        reply = (False, last)
+      pickle.dump(reply, results, protocol=pickle.HIGHEST_PROTOCOL)
+      results.flush()
+
+
+if __name__ == '__main__':
+  main()
