@@ -39,8 +39,11 @@ Paper 004 (UDP-Alg), from pFedHN's code:
 
 The softmax of Table 6 is folded into the loss (logits are returned).
 Initialisation follows Keras' defaults: Glorot-uniform kernels, zero biases.
+`metric_sums` and `metrics_from_sums` give a loss and an accuracy the way
+TFF does, summed over clients before dividing.
 """
 
+import collections
 import dataclasses
 import math
 from typing import Callable, Optional, Sequence
@@ -482,3 +485,37 @@ def accuracy(spec: ModelSpec, weights: Sequence[tf.Tensor], x: np.ndarray,
   return float(
       tf.reduce_mean(tf.cast(tf.equal(predictions, tf.cast(y, tf.int32)),
                              tf.float32)))
+
+
+def metric_sums(spec: ModelSpec, weights: Sequence[tf.Tensor], x: tf.Tensor,
+                y: tf.Tensor) -> collections.OrderedDict:
+  """The sums behind a loss and an accuracy, as TFF sums metrics before it
+  divides: OrderedDict(loss=the summed cross-entropy, correct=how many
+  `weights` classify right, num_examples) of the examples `x`, `y`."""
+  logits = spec.apply(weights, x)
+  labels = tf.cast(y, tf.int32)
+  return collections.OrderedDict(
+      loss=tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=labels, logits=logits)),
+      correct=tf.reduce_sum(tf.cast(tf.equal(
+          tf.argmax(logits, axis=-1, output_type=tf.int32), labels),
+                                    tf.float32)),
+      num_examples=tf.size(labels))
+
+
+def no_metric_sums() -> collections.OrderedDict:
+  """`metric_sums` of no example."""
+  return collections.OrderedDict(loss=tf.constant(0.0),
+                                 correct=tf.constant(0.0),
+                                 num_examples=tf.constant(0))
+
+
+def metrics_from_sums(sums) -> collections.OrderedDict:
+  """OrderedDict(loss, accuracy, num_examples) from summed `metric_sums`:
+  the mean loss and the fraction right over every example summed (0 when
+  there was none)."""
+  n = tf.cast(sums['num_examples'], tf.float32)
+  return collections.OrderedDict(
+      loss=tf.math.divide_no_nan(sums['loss'], n),
+      accuracy=tf.math.divide_no_nan(sums['correct'], n),
+      num_examples=sums['num_examples'])

@@ -124,7 +124,8 @@ def build_apply_delta_finalizer(
 def build_round_client_work(
     model_type: tff.Type, data_type: tff.Type, message: tff.Computation,
     work: tff.Computation, *, keyed: bool = False,
-    mechanism_seed: Optional[int] = None
+    mechanism_seed: Optional[int] = None,
+    report: Optional[tff.Computation] = None
 ) -> tff.learning.templates.ClientWorkProcess:
   """TFF client work whose state is the round number (and a key).
 
@@ -135,8 +136,12 @@ def build_round_client_work(
   `key` the clients' mechanism key (`mechanism_key.key_tensor` of
   `mechanism_seed`: fresh at `initialize` unless a seed is given), which
   `message` derives the round's keys from.
-  Measurements: an empty 'train' (no client reports an unnoised training
-  metric; `tff.learning.programs.train_model` looks for the key).
+  Measurements: 'train' (`tff.learning.programs.train_model` looks for the
+  key). With `report`, a computation (weights, client) -> the client's
+  `models.metric_sums` (`models.no_metric_sums` for a client whose metrics
+  are not released), 'train' is OrderedDict(loss, accuracy, num_examples)
+  of the sums over the cohort (`models.metrics_from_sums`, as TFF sums then
+  divides); without, it is empty.
   """
 
   @tff.tensorflow.computation
@@ -160,17 +165,28 @@ def build_round_client_work(
   def init_fn():
     return tff.federated_eval(initial_state, tff.SERVER)
 
+  if report is not None:
+    @tff.tensorflow.computation(report.type_signature.result)
+    def finalize_metrics(sums):
+      return models.metrics_from_sums(sums)
+
   @tff.federated_computation(init_fn.type_signature.result,
                              tff.FederatedType(model_type, tff.CLIENTS),
                              tff.FederatedType(data_type, tff.CLIENTS))
   def next_fn(state, weights, clients):
     broadcast = tff.federated_broadcast(tff.federated_map(message, state))
+    if report is None:
+      measurements = tff.federated_value(
+          collections.OrderedDict(train=collections.OrderedDict()),
+          tff.SERVER)
+    else:
+      measurements = tff.federated_zip(collections.OrderedDict(
+          train=tff.federated_map(finalize_metrics, tff.federated_sum(
+              tff.federated_map(report, (weights, clients))))))
     return tff.templates.MeasuredProcessOutput(
         state=tff.federated_map(advance, state),
         result=tff.federated_map(work, (weights, clients, broadcast)),
-        measurements=tff.federated_value(
-            collections.OrderedDict(train=collections.OrderedDict()),
-            tff.SERVER))
+        measurements=measurements)
 
   return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
 

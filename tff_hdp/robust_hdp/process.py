@@ -104,7 +104,8 @@ def build_client_work(spec: models.ModelSpec, *,
                       settings: dp_sgd.DpSgdSettings, private: bool = True,
                       mechanism_seed: Optional[int] = None,
                       key_in_state: Optional[bool] = None,
-                      num_examples: Optional[Sequence[int]] = None
+                      num_examples: Optional[Sequence[int]] = None,
+                      report_clients: Sequence[int] = ()
                       ) -> tff.learning.templates.ClientWorkProcess:
   """Each client's DP-SGD round as TFF client work: the update is Delta_i,
   its weight the client's row index; the state is the round number and,
@@ -114,7 +115,12 @@ def build_client_work(spec: models.ModelSpec, *,
   secret; the drivers keep their run's secret key in the state. With
   `num_examples` (the declared N_i, row i's), a client whose data holds
   another number of examples fails the round (`checked_size`): its
-  sampling rate b_i / N_i, so its epsilon, was calibrated for N_i."""
+  sampling rate b_i / N_i, so its epsilon, was calibrated for N_i.
+
+  Measurements: 'train', the loss and accuracy of the round's global model
+  on the training examples of the cohort's clients of `report_clients` (the
+  non-private ones; a private client's are left out, as its DP-SGD does not
+  cover them), summed then divided; empty when no client may report."""
   dp_sgd.check_settings(settings)
   model_type = templates.model_weights_type(spec)
   data_type = client_data_type(spec)
@@ -145,9 +151,20 @@ def build_client_work(spec: models.ModelSpec, *,
     return tff.learning.templates.ClientResult(update=delta,
                                                update_weight=info['index'])
 
+  @tff.tensorflow.computation(model_type, data_type)
+  def report(weights, client):
+    info = client.get_single_element()
+    reporting = tf.constant(list(report_clients), tf.int32)
+    return tf.cond(
+        tf.reduce_any(tf.equal(info['index'], reporting)),
+        lambda: models.metric_sums(spec, weights.trainable, info['x'],
+                                   info['y']),
+        models.no_metric_sums)
+
   return templates.build_round_client_work(
       model_type, data_type, message, work, keyed=key_in_state,
-      mechanism_seed=mechanism_seed)
+      mechanism_seed=mechanism_seed,
+      report=report if report_clients else None)
 
 
 # The first words of the message of a client whose data is not its declared
@@ -175,11 +192,12 @@ def compose_robust_hdp_process(
     mechanism_seed: Optional[int] = None,
     key_in_state: Optional[bool] = None,
     privacy: Optional[templates.RoundPrivacy] = None,
-    num_examples: Optional[Sequence[int]] = None
+    num_examples: Optional[Sequence[int]] = None,
+    report_clients: Sequence[int] = ()
 ) -> templates.PrivateLearningProcess:
   """The learning process of one rule (what the driver's TFF backend and
-  `build_robust_hdp_process` both run; `mechanism_seed`, `key_in_state` and
-  `num_examples` as `build_client_work`'s). Each client is charged for the
+  `build_robust_hdp_process` both run; `mechanism_seed`, `key_in_state`,
+  `num_examples` and `report_clients` as `build_client_work`'s). Each client is charged for the
   rounds it takes part in (the aggregator's `participation` counts)."""
   if not isinstance(aggregator, aggregator_lib.NoiseAwareAggregationFactory):
     raise TypeError('aggregator must be a tff_hdp.robust_hdp.aggregator.'
@@ -190,7 +208,8 @@ def compose_robust_hdp_process(
       build_client_work(spec, settings=settings, private=private,
                         mechanism_seed=mechanism_seed,
                         key_in_state=key_in_state,
-                        num_examples=num_examples),
+                        num_examples=num_examples,
+                        report_clients=report_clients),
       aggregator,
       privacy or templates.RoundPrivacy('example-level', {}, delta=1e-5),
       participation=participation, cohort_units=cohort_units,
@@ -208,7 +227,8 @@ def cohort_units(clients) -> Optional[set[str]]:
   """The clients ('client_i') of a round's data, from the index in each
   element (`client_element`); None if the data cannot be read here."""
   try:
-    return {f'client_{int(c.map(lambda e: e["index"]).get_single_element())}'
+    # Not `c.map`: a map traces its function for every dataset it makes.
+    return {f'client_{int(c.get_single_element()["index"])}'
             for c in clients}
   except (AttributeError, TypeError, ValueError, KeyError,
           tf.errors.OpError):
@@ -368,7 +388,9 @@ def build_robust_hdp_process(
                                  poisson=config.poisson,
                                  mechanism_seed=config.mechanism_seed,
                                  rounds=config.rounds),
-      num_examples=[c.num_examples for c in clients])
+      num_examples=[c.num_examples for c in clients],
+      report_clients=[i for i, c in enumerate(clients)
+                      if c.noise_multiplier is None])
   process.config = config
   process.clients = clients
   return process
