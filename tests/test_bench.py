@@ -280,6 +280,7 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
     (['--preferences_csv=NEGATIVE'], 'row 3: epsilon must be > 0'),
     (['--preferences_csv=SHORT'], '2 rows of preferences for 20 clients'),
     (['--rounds=0'], '--rounds must be >= 1'),
+    (['--jobs=0'], '--jobs must be >= 1, got 0'),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
                                                       message):
