@@ -84,8 +84,8 @@ def client_element(x: np.ndarray, y: np.ndarray, *, group: int,
                    client_id: int, batch_size: int) -> tf.data.Dataset:
   """One client as the learning process takes it (`client_data_type`).
 
-  Zipped, not mapped: a `map` traces its function for every element made,
-  which took 16 ms a client (most of a data source's `select`).
+  Zipped, not mapped: a `map` traces its function anew for every dataset
+  it makes, 16 ms a client (most of a data source's `select`).
   """
   batches = lambda a: tf.data.Dataset.from_tensor_slices(a).batch(batch_size)
   constant = lambda v: tf.data.Dataset.from_tensors(np.int32(v)).repeat()

@@ -197,8 +197,9 @@ def compose_robust_hdp_process(
 ) -> templates.PrivateLearningProcess:
   """The learning process of one rule (what the driver's TFF backend and
   `build_robust_hdp_process` both run; `mechanism_seed`, `key_in_state`,
-  `num_examples` and `report_clients` as `build_client_work`'s). Each client is charged for the
-  rounds it takes part in (the aggregator's `participation` counts)."""
+  `num_examples` and `report_clients` as `build_client_work`'s). Each client
+  is charged for the rounds it takes part in (the aggregator's
+  `participation` counts)."""
   if not isinstance(aggregator, aggregator_lib.NoiseAwareAggregationFactory):
     raise TypeError('aggregator must be a tff_hdp.robust_hdp.aggregator.'
                     'NoiseAwareAggregationFactory, got '
