@@ -131,11 +131,7 @@ def run_all(setting, tasks: Sequence, jobs: int,
           return
         done.put((index, worker_box[0].run(task), None))
     except Exception as e:  # pylint: disable=broad-except
-      while True:  # No other run starts: drain what is left.
-        try:
-          todo.get_nowait()
-        except queue.Empty:
-          break
+      _drain(todo)
       done.put((None, None, e))
 
   boxes = [[] for _ in range(min(jobs, len(tasks)))]
@@ -144,6 +140,7 @@ def run_all(setting, tasks: Sequence, jobs: int,
   for server in servers:
     server.start()
   failure = None
+  finished = False
   try:
     for _ in range(len(tasks)):
       index, result, error = done.get()
@@ -152,15 +149,30 @@ def run_all(setting, tasks: Sequence, jobs: int,
         break
       outcome, seconds = result
       yield index, outcome, seconds
+    finished = True
   finally:
+    # A failed run, or a caller that stopped reading (an exception in its
+    # on_result, an interrupt), ends the workers now, not after the runs left.
+    stop = not finished
+    if stop:
+      _drain(todo)
     for server in servers:
-      if failure is None:
+      if not stop:
         server.join()
     for box in boxes:
       for worker in box:
-        worker.close(kill=failure is not None)
+        worker.close(kill=stop)
   if failure is not None:
     raise failure
+
+
+def _drain(todo: queue.Queue) -> None:
+  """Empties `todo`: no other run starts."""
+  while True:
+    try:
+      todo.get_nowait()
+    except queue.Empty:
+      return
 
 
 def main() -> None:
