@@ -40,6 +40,10 @@ Figure 2's numbers are also printed and written to `figure2.md` beside the
 figures' folder (mean +- std per rule and distribution, and whether Robust-HDP
 is at least every private baseline and within 2 points of the Oracle).
 
+Every run draws its mechanism's key (noise, batches) in secret;
+`--reproducible` gives each run `--mechanism_seed=<its --seed>` instead, so
+the sweep can be regenerated cell for cell, and the claim lines then say
+that epsilon is not a guarantee for those outputs (`make demo` does this).
 A run whose `results.json` exists is skipped; an interrupted one resumes from
 its checkpoint. `--parallel=k` runs k at a time. Flags after `--` go to every
 run (e.g. `-- --rounds=30 --model=fc`). The figures are PNGs in
@@ -84,6 +88,13 @@ _CLIENT_COUNTS = flags.DEFINE_list('client_counts', ['20', '40', '60'],
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results',
                                    'Root of the results tree.')
 _PARALLEL = flags.DEFINE_integer('parallel', 1, 'Runs at a time.')
+_REPRODUCIBLE = flags.DEFINE_bool(
+    'reproducible', False,
+    'Give each run --mechanism_seed=<its --seed>, so that its noise and '
+    'sampling can be regenerated from the published seed (what make demo '
+    'does to reproduce the README cell for cell): epsilon is then the '
+    'mechanism\'s, not a guarantee, and the claim lines say so. Default: '
+    'every run draws a secret key.')
 _LIST = flags.DEFINE_bool('list', False, 'Print the runs and stop.')
 _PLOT_ONLY = flags.DEFINE_bool('plot_only', False,
                                'Draw the figures from finished runs only.')
@@ -98,9 +109,12 @@ class Run(NamedTuple):
   def name(self) -> str:
     return f'{self.distribution}_n{self.num_clients}_seed{self.seed}'
 
-  def run_flags(self) -> list[str]:
+  def run_flags(self, reproducible: bool = False) -> list[str]:
+    """The run's flags; with `reproducible`, its mechanism's seed is its
+    public seed (distinct runs, distinct noise)."""
     return [f'--privacy_distribution={self.distribution}',
-            f'--num_clients={self.num_clients}', f'--seed={self.seed}']
+            f'--num_clients={self.num_clients}', f'--seed={self.seed}'] + (
+                [f'--mechanism_seed={self.seed}'] if reproducible else [])
 
 
 def runs_for(figures: Sequence[int], distributions: Sequence[str],
@@ -121,8 +135,9 @@ def runs_for(figures: Sequence[int], distributions: Sequence[str],
 def run_one(run: Run, output_dir: str, extra: Sequence[str]) -> int:
   """One run to completion (resuming if interrupted); returns its rc."""
   command = [sys.executable, RUN_ROBUST_HDP, '--algorithm=all',
-             *run.run_flags(), f'--dataset={_DATASET.value}',
-             f'--output_dir={output_dir}', '--noprogress']
+             *run.run_flags(_REPRODUCIBLE.value),
+             f'--dataset={_DATASET.value}', f'--output_dir={output_dir}',
+             '--noprogress']
   if _DATA_DIR.value:
     command.append(f'--data_dir={_DATA_DIR.value}')
   return cli.run_logged(command + list(extra), output_dir)
@@ -174,7 +189,8 @@ def figure2_table(runs, distributions, seeds) -> str:
   """Figure 2 as a Markdown table (mean +- std over the seeds found, per
   rule and distribution; a cell over fewer seeds than its column says how
   many), then each distribution's claim line (`tff_hdp.claims.robust_hdp`
-  on the means); rules not run are left out."""
+  on the means, with `claims.mechanism_caveat` when a run's mechanism seed
+  was published); rules not run are left out."""
   data = figure2_data(runs, distributions, seeds)
   found = {d: [s for s in seeds if Run(d, 20, s) in runs]
            for d in distributions}
@@ -195,8 +211,10 @@ def figure2_table(runs, distributions, seeds) -> str:
   for i, d in enumerate(distributions):
     means = {config_lib.ALGORITHM_NAMES[a]: data[a][0][i] for a in rules
              if not np.isnan(data[a][0][i])}
+    records = [r for s in found[d] for r in runs[Run(d, 20, s)].values()]
     if means:
-      lines.append(f'- {d}: {claims.robust_hdp(means)}')
+      lines.append(f'- {d}: {claims.robust_hdp(means)}'
+                   f'{claims.mechanism_caveat(records)}')
   return '\n'.join(lines)
 
 
@@ -307,6 +325,19 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
   return written
 
 
+def _check_same_mechanism(run: Run, output_dir: str) -> None:
+  """Refuses to reuse a finished run whose mechanism key was not the kind
+  asked for (secret, or this run's published seed with --reproducible), so
+  that a table never mixes reproducible and secret runs unseen."""
+  with open(os.path.join(output_dir, 'results.json')) as f:
+    found = json.load(f)['runs'][0]['config'].get('mechanism_seed')
+  wanted = run.seed if _REPRODUCIBLE.value else None
+  cli.check(found == wanted,
+            f'{output_dir} holds a run with mechanism_seed={found}, this '
+            f'sweep asks for {wanted} (--reproducible: its --seed; else a '
+            'secret key): use another --results_dir')
+
+
 def _integers(values, flag):
   try:
     return [int(v) for v in values]
@@ -331,12 +362,16 @@ def main(argv):
             'authors\' distributions)')
   cli.check(_PARALLEL.value >= 1,
             f'--parallel must be >= 1, got {_PARALLEL.value}')
+  cli.check(not (_REPRODUCIBLE.value and any(
+      a.startswith('--mechanism_seed') for a in extra)),
+            '--reproducible sets each run\'s --mechanism_seed to its --seed; '
+            'do not also pass --mechanism_seed after --')
   runs = runs_for(figures, _DISTRIBUTIONS.value, seeds, counts)
   sweep_dir = os.path.join(_RESULTS_DIR.value, 'sweep_robust_hdp',
                            _DATASET.value)
   if _LIST.value:
     for run in runs:
-      print(f'{run.name}\t{" ".join(run.run_flags())}')
+      print(f'{run.name}\t{" ".join(run.run_flags(_REPRODUCIBLE.value))}')
     return
   failed = []
   if not _PLOT_ONLY.value:
@@ -344,6 +379,7 @@ def main(argv):
     for run in runs:
       output_dir = os.path.join(sweep_dir, run.name)
       if os.path.isfile(os.path.join(output_dir, 'results.json')):
+        _check_same_mechanism(run, output_dir)
         print(f'skip {run.name}: results exist', flush=True)
       else:
         todo.append((run, output_dir))

@@ -157,6 +157,30 @@ def test_list_names_the_runs():
       '--seed=0']
 
 
+def test_reproducible_gives_each_run_its_seed_as_mechanism_seed():
+  result = _run(['--figures=2', '--distributions=dist1', '--seeds=0,1',
+                 '--reproducible', '--list'], timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert [line.split('\t')[1].split()[-1]
+          for line in result.stdout.splitlines()] == [
+              '--mechanism_seed=0', '--mechanism_seed=1']
+
+
+def test_figure2_claim_says_when_a_mechanism_seed_was_published():
+  runs = {Run('dist1', 20, s): {
+      a: _record(a, 'dist1', s, acc) for a, acc in
+      [('robust_hdp', 60.0), ('weiavg', 50.0)]} for s in (0, 1)}
+  assert 'NOT a guarantee' not in sweep.figure2_table(runs, ['dist1'], [0, 1])
+  for s in (0, 1):
+    for record in runs[Run('dist1', 20, s)].values():
+      record['config']['mechanism_seed'] = s
+  assert sweep.figure2_table(runs, ['dist1'], [0, 1]).splitlines()[-1] == (
+      '- dist1: Robust-HDP >= every private baseline run (WeiAvg): yes '
+      '(60.00 vs 50.00, WeiAvg); epsilon is the mechanism\'s, NOT a '
+      'guarantee for these outputs: their noise and sampling can be '
+      'regenerated from the published mechanism_seed=0,1')
+
+
 def test_sweeps_a_real_run_then_skips_it(tmp_path):
   args = ['--figures=4', '--dataset=digits', f'--results_dir={tmp_path}',
           '--', '--model=fc', '--rounds=2', '--backend=direct',
@@ -174,6 +198,11 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
   second = _run(args)
   assert second.returncode == 0, second.stderr
   assert 'skip dist8_n20_seed0: results exist' in second.stdout
+  # A secret-key run is not reused as a reproducible one (or back).
+  third = _run(args[:3] + ['--reproducible'] + args[3:])
+  binaries.assert_usage_error(
+      third, f'{run_dir} holds a run with mechanism_seed=None, this sweep '
+      'asks for 0')
 
 
 @pytest.mark.parametrize('args,message', [
@@ -183,8 +212,10 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
     (['--client_counts=30'], '--client_counts: [30]; allowed: 20, 40, 60'),
     (['--seeds='], '--seeds needs at least one seed'),
     (['--parallel=0'], '--parallel must be >= 1'),
+    (['--reproducible', '--', '--mechanism_seed=3'],
+     '--reproducible sets each run\'s --mechanism_seed'),
 ])
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, args, message):
-  result = _run(args + [f'--results_dir={tmp_path / "r"}'], timeout=120)
+  result = _run([f'--results_dir={tmp_path / "r"}'] + args, timeout=120)
   binaries.assert_usage_error(result, message)
   assert not (tmp_path / 'r').exists()
