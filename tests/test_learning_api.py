@@ -99,6 +99,26 @@ def test_keras_model_trains_as_the_package_model(tff_runtime, system):
     assert not np.allclose(x, w0)  # Two rounds moved the model.
 
 
+def test_keras_model_is_traced_in_place_in_a_graph():
+  # In a graph (a TFF computation) the Keras body's ops are the graph's own,
+  # not a function call, which TFF's runtime pays for client by client;
+  # eagerly it is the wrapped function; both give the same logits.
+  weights = PACKAGE.init(0)
+  spec = models.as_model_spec(_keras_functional(weights))
+  x = np.random.default_rng(0).random((3,) + PACKAGE.input_shape, np.float32)
+  graph = tf.Graph()
+  with graph.as_default():
+    logits = spec.forward([tf.constant(w) for w in weights], tf.constant(x),
+                          False, None)
+    calls = [op.type for op in graph.get_operations() if 'Call' in op.type]
+    with tf.compat.v1.Session() as session:
+      in_graph = session.run(logits)
+  assert not calls
+  eager = spec.forward([tf.constant(w) for w in weights], tf.constant(x),
+                       False, None)
+  np.testing.assert_allclose(in_graph, eager.numpy(), rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
 def test_client_data_is_the_package_data(tff_runtime, system):
   del tff_runtime

@@ -446,10 +446,15 @@ def _graph_function(model, shapes, input_shape, training: bool):
   anywhere: eagerly, in a tf.function, in `tf.vectorized_map`.
 
   A Keras model made functional by TFF refuses to run unless the outermost
-  context is a graph (it checks under `tf.init_scope`), which the package's
-  tf.functions, called eagerly, are not. So it is traced once into a
-  `tf.Graph` and the graph imported into a `wrap_function`, TensorFlow's way
-  to make a graph's subgraph a function (its gradients are the ops' own).
+  context is a graph (it checks under `tf.init_scope`). Where it is (TFF's
+  tensorflow computations: the learning processes' client work), the
+  Keras body is traced in place. Elsewhere (the package's tf.functions
+  called eagerly) it is traced once into a `tf.Graph` whose import is
+  wrapped by `wrap_function`, TensorFlow's way to make a graph's subgraph a
+  function (its gradients are the ops' own). Not the wrapped function
+  everywhere: inside a TFF computation it is a function call in every
+  client's work, which TFF's runtime pays for client by client (a quarter
+  of a round of the FC NN's API path; docs/performance.md).
   """
   # The traced body, not a call of TFF's tf.function: a function call inside
   # the graph would stop `tf.vectorized_map` (UDP-Alg's users, DP-SGD's
@@ -470,9 +475,16 @@ def _graph_function(model, shapes, input_shape, training: bool):
     return tf.compat.v1.import_graph_def(
         graph_def, input_map=inputs, return_elements=['logits:0'])[0]
 
-  return tf.compat.v1.wrap_function(
+  wrapped = tf.compat.v1.wrap_function(
       imported, [tf.TensorSpec(s, tf.float32) for s in shapes] +
       [tf.TensorSpec((None,) + input_shape, tf.float32)])
+
+  def call(*args):
+    if not tf.compat.v1.executing_eagerly_outside_functions():
+      return predict((list(args[:-1]), []), args[-1], training)
+    return wrapped(*args)
+
+  return call
 
 
 def accuracy(spec: ModelSpec, weights: Sequence[tf.Tensor], x: np.ndarray,
