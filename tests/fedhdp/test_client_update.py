@@ -18,6 +18,7 @@ import pytest
 import tensorflow as tf
 
 from tff_hdp.fedhdp import client_update
+from tff_hdp.fedhdp import process
 from tff_hdp import models
 
 
@@ -77,6 +78,38 @@ def test_sgd_steps_match_hand_computation(setup):
   # Ditto off: the personal model comes back unchanged.
   for p, p0 in zip(out.personal_weights, personal):
     np.testing.assert_array_equal(p, p0)
+
+
+def test_learning_process_elements_train_as_x_y_batches(setup):
+  # The process's client elements (mappings carrying x, y, group, id) give
+  # the update of plain (x, y) batches; `_split` reads the group and id
+  # with neither a map nor a reduce (functions TFF's runtime instantiates
+  # for every client), and 0, 0 for a client without batches.
+  spec, theta0, personal, x, y = setup
+  element = process.client_element(x, y, group=2, client_id=9, batch_size=4)
+  data, info = process._split(element)
+  out = client_update.client_update(
+      spec, theta0, personal, data, local_epochs=2, learning_rate=0.3,
+      personal_learning_rate=0.2, ditto_lambda=0.1, train_personal=True,
+      seed=tf.constant([0, 0]))
+  plain = _run(spec, theta0, personal, x, y, batch=4, epochs=2, lam=0.1,
+               ditto=True)
+  for a, b in zip(out.delta + out.personal_weights,
+                  plain.delta + plain.personal_weights):
+    np.testing.assert_array_equal(a, b)
+  assert (int(info['group']), int(info['client_id'])) == (2, 9)
+  graph = tf.Graph()
+  with graph.as_default():
+    _, info = process._split(process.client_element(
+        x, y, group=2, client_id=9, batch_size=4))
+    ops = {op.type for op in graph.get_operations()}
+    with tf.compat.v1.Session() as session:
+      assert session.run(info) == {'group': 2, 'client_id': 9}
+  assert not ops & {'MapDataset', 'ReduceDataset', 'ParallelMapDataset'}
+  empty = process.client_element(x[:0], y[:0], group=2, client_id=9,
+                                 batch_size=4)
+  _, info = process._split(empty)
+  assert (int(info['group']), int(info['client_id'])) == (0, 0)
 
 
 def test_ditto_step_matches_hand_computation(setup):

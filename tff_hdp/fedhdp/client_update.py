@@ -64,7 +64,9 @@ def client_update(spec: models.ModelSpec,
     spec: The model.
     global_weights: theta^t.
     personal_weights: theta_j (theta^t for a client with no personal model).
-    dataset: The client's batches (x, y); it is iterated `local_epochs` times.
+    dataset: The client's batches, (x, y) or mappings with keys 'x' and 'y'
+      (the learning process's client elements, `process.client_element`);
+      it is iterated `local_epochs` times.
     local_epochs: E.
     learning_rate: eta.
     personal_learning_rate: eta_p.
@@ -100,7 +102,8 @@ def _client_update(spec, global_weights, personal_weights, dataset,
   num_examples = tf.constant(0, tf.int32)
   loss_sum = tf.constant(0.0, tf.float32)
   step = tf.constant(0, tf.int32)
-  for x, y in dataset.repeat(local_epochs):
+  for batch in dataset.repeat(local_epochs):
+    x, y = (batch['x'], batch['y']) if isinstance(batch, dict) else batch
     batch_seed = tf.random.experimental.stateless_fold_in(seed, step)
     loss = tf.constant(0.0, tf.float32)
     if train_global:

@@ -85,7 +85,9 @@ def client_element(x: np.ndarray, y: np.ndarray, *, group: int,
   """One client as the learning process takes it (`client_data_type`).
 
   Zipped, not mapped: a `map` traces its function anew for every dataset
-  it makes, 16 ms a client (most of a data source's `select`).
+  it makes, 16 ms a client (most of a data source's `select`). A client
+  without examples has no batch to carry its group, and is read as group 0
+  (its update is zero): leave it out, as `build_data_source` does.
   """
   batches = lambda a: tf.data.Dataset.from_tensor_slices(a).batch(batch_size)
   constant = lambda v: tf.data.Dataset.from_tensors(np.int32(v)).repeat()
@@ -95,12 +97,22 @@ def client_element(x: np.ndarray, y: np.ndarray, *, group: int,
 
 
 def _split(client: tf.data.Dataset):
-  """(batches (x, y), info) of a `client_element`."""
-  info = client.reduce(
-      collections.OrderedDict(group=np.int32(0), client_id=np.int32(0)),
-      lambda _, e: collections.OrderedDict(group=e['group'],
-                                           client_id=e['client_id']))
-  return client.map(lambda e: (e['x'], e['y'])), info
+  """(batches, info) of a `client_element`: the batches as they are (their
+  elements carry x and y beside the info, which `client_update` and
+  `models.metric_sums` read) and the group and id of the first (0 and 0
+  for a client without batches).
+
+  Neither a `reduce` nor a `map`: TFF's runtime instantiates their
+  functions for every client, which cost more than the FC NN's training
+  (docs/performance.md).
+  """
+  empty = tf.nest.map_structure(
+      lambda s: tf.zeros([0 if d is None else d for d in s.shape], s.dtype),
+      client.element_spec)
+  first = client.take(1).concatenate(
+      tf.data.Dataset.from_tensors(empty)).take(1).get_single_element()
+  return client, collections.OrderedDict(group=first['group'],
+                                         client_id=first['client_id'])
 
 
 RoundParts = collections.namedtuple(
@@ -256,7 +268,7 @@ def build_client_work(spec: models.ModelSpec, settings: ClientSettings
         tf.reduce_any(tf.equal(info['group'], groups)),
         lambda: data.reduce(models.no_metric_sums(), lambda sums, batch: (
             tf.nest.map_structure(tf.add, sums, models.metric_sums(
-                spec, weights.trainable, *batch)))),
+                spec, weights.trainable, batch['x'], batch['y'])))),
         models.no_metric_sums)
 
   return templates.build_round_client_work(
@@ -552,9 +564,10 @@ def build_data_source(process: templates.PrivateLearningProcess,
     # As the driver: a group never queried (FedHDP at r = 0) is never sent
     # the model, so its clients neither train nor enter the clip count.
     for c in cohort:
-      if process.client_groups[c] in excluded:
-        continue
       x, y = data.train[c]
+      # A client without examples adds nothing to any sum: left out.
+      if process.client_groups[c] in excluded or not len(y):
+        continue
       order = rng.permutation(len(y))
       clients.append(client_element(
           x[order], y[order], group=process.client_groups[c], client_id=c,
