@@ -107,7 +107,7 @@ NOISE_MULTIPLIER = 1.0  # z_eff of the DP-FedAvg rounds timed here.
 LEARNING_RATE = 0.05
 FEMNIST_CLIENTS = 3400
 FEMNIST_RATE = 0.03
-TARGETS = {'speedup': 10.0, 'peak_fraction': 0.6, 'tff_vs_stock': 1.3,
+TARGETS = {'speedup': 10.0, 'peak_fraction': 0.6, 'tff_vs_stock': 1.1,
            'api_vs_stock': 1.2}
 
 
