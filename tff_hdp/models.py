@@ -453,8 +453,8 @@ def _graph_function(model, shapes, input_shape, training: bool):
   wrapped by `wrap_function`, TensorFlow's way to make a graph's subgraph a
   function (its gradients are the ops' own). Not the wrapped function
   everywhere: inside a TFF computation it is a function call in every
-  client's work, which TFF's runtime pays for client by client (a quarter
-  of a round of the FC NN's API path; docs/performance.md).
+  client's work, which TFF's runtime pays for client by client
+  (docs/performance.md).
   """
   # The traced body, not a call of TFF's tf.function: a function call inside
   # the graph would stop `tf.vectorized_map` (UDP-Alg's users, DP-SGD's

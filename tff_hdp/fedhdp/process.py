@@ -103,8 +103,7 @@ def _split(client: tf.data.Dataset):
   for a client without batches).
 
   Neither a `reduce` nor a `map`: TFF's runtime instantiates their
-  functions for every client, which cost more than the FC NN's training
-  (docs/performance.md).
+  functions for every client (what that cost: docs/performance.md).
   """
   empty = tf.nest.map_structure(
       lambda s: tf.zeros([0 if d is None else d for d in s.shape], s.dtype),
