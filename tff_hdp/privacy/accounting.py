@@ -13,98 +13,34 @@
 # limitations under the License.
 """epsilon of a subsampled Gaussian mechanism composed T times, and its inverse.
 
-One idea: the (epsilon, delta) of T rounds of one subsampled Gaussian
-mechanism, Poisson-sampled or a fixed cohort drawn without replacement, by RDP
-or PLD (`compute_epsilon`), and the smallest noise multiplier that meets a
-target epsilon (`noise_multiplier_for_epsilon`). The round's `dp_accounting`
-event and its neighbouring relation (`round_event`, `relation_of`) live here
-too, so that the run's record (`privacy_ledger.PrivacyLedger`) composes
-exactly the events these functions do.
+`compute_epsilon` gives the (epsilon, delta) of T rounds of one subsampled
+Gaussian mechanism (rate q, noise multiplier z relative to one unit's
+sensitivity: a FedHDP client, a Robust-HDP example, a UDP-Alg user);
+`noise_multiplier_for_epsilon` the smallest z that meets a target epsilon;
+`round_event` and `relation_of` the round's `dp_accounting` event and
+neighbouring relation, which `privacy_ledger.PrivacyLedger` composes.
+TensorFlow-free: `dp_accounting`, scipy and the standard library only.
 
-This module is TensorFlow-free: it imports only `dp_accounting`, scipy and
-the standard library, so that reports and resumed runs do not pay for
-TensorFlow.
-
-Who uses it
------------
-All three systems, each for the Gaussian mechanism it releases; the
-accountant only sees a sampling rate q and a noise multiplier z relative to
-one unit's sensitivity:
-
-- FedHDP (paper 001): a private group's round, client-level, at the group's
-  effective noise multiplier z_eff (its update noise and adaptive clipping's
-  clip-count noise together, `tff_hdp.fedhdp.clip_noise`); Poisson-sampled
-  clients or a fixed cohort.
-- Robust-HDP (paper 003): each client's DP-SGD steps, example-level, with
-  Poisson batches at q = b_i / N_i, calibrated from the client's epsilon_i
-  (`tff_hdp.robust_hdp.privacy_preferences`, on its own RDP orders).
-- UDP-Alg (paper 004): one user-level round, Poisson-sampled users.
-
-Accounting
-----------
-Each unit (a client, an example, a user) takes part in a round independently
-with probability q, so one round is the Poisson-subsampled Gaussian
-mechanism. Its RDP at order alpha is bounded by (Mironov, Talwar, Zhang 2019,
-"Renyi Differential Privacy of the Sampled Gaussian Mechanism",
-arXiv:1908.10530, Sec. 3)
+RDP, the default (the papers use it): one Poisson-subsampled round has, at
+order alpha (Mironov, Talwar, Zhang 2019, arXiv:1908.10530, Sec. 3),
 
   eps_RDP(alpha) = log(A_alpha) / (alpha - 1),
-  A_alpha = E_{x ~ N(0, z^2)}[((1 - q) + q exp((2x - 1) / (2 z^2)))^alpha],
+  A_alpha = E_{x ~ N(0, z^2)}[((1 - q) + q exp((2x - 1) / (2 z^2)))^alpha];
 
-and T rounds compose additively: T * eps_RDP(alpha) (Mironov 2017, "Renyi
-Differential Privacy", arXiv:1702.07476, Prop. 1). `dp_accounting`'s
-`RdpAccountant` evaluates this on its default grid of orders and converts to
-(eps, delta)-DP with the improved conversion of Balle, Barthe, Gaboardi, Hsu,
-Sato 2020 ("Hypothesis Testing Interpretations and Renyi DP",
-arXiv:1905.09982, Prop. 12; also Canonne, Kamath, Steinke 2020, eq. 20):
+T rounds add up (Mironov 2017, arXiv:1702.07476, Prop. 1), and the
+conversion of Balle et al. 2020 (arXiv:1905.09982, Prop. 12) gives
 
   eps = min_alpha  T eps_RDP(alpha) + log(1 - 1/alpha)
                    - (log(delta) + log(alpha)) / (alpha - 1).
 
-`accountant='pld'` composes the same events with `dp_accounting`'s
-privacy-loss-distribution accountant instead (`PLDAccountant`, pessimistic
-discretisation of the privacy loss, refined with the composition's length in
-`tff_hdp.privacy.pld`; Koskela, Jalko, Honkela 2020; Doroshenko, Ghazi,
-Kamath, Kumar, Manurangsi 2022, "Connect the Dots"). It gives the tightest
-(epsilon, delta) of the composed mechanism, up to its discretisation (which
-errs on the side of a larger epsilon), and so at most the RDP bound; the
-papers use RDP, which stays the default.
-
-`conversion='classic'` converts with the original bound of Mironov 2017
-(Prop. 3), eps = min_alpha T eps_RDP(alpha) - log(delta) / (alpha - 1), which
-is looser (larger eps for the same noise, so more noise for the same eps).
-Older Opacus releases used it, and paper 003's Table 2 follows from it:
-Robust-HDP calibrates with it, on Opacus's orders, to reproduce those
-numbers (`tff_hdp.robust_hdp.privacy_preferences`); never the default.
-
-How the participants are drawn fixes the event and the neighbouring relation:
-
-- *Poisson sampling* (each client, or example, independently with probability
-  q): `PoissonSampledDpEvent(q, GaussianDpEvent(z))` under add-or-remove-one
-  neighbours. FedHDP's and UDP-Alg's runs (one client), Robust-HDP's DP-SGD
-  (one example).
-- *A fixed cohort* of n out of N drawn without replacement (`population=N`,
-  n = q N): under add-or-remove neighbours such a cohort is not a subsampling
-  of the neighbouring dataset, so it is accounted under replace-one
-  neighbours (N public), with `SampledWithoutReplacementDpEvent(N, n, .)` and
-  dp_accounting's RDP of it (Wang, Balle, Kasiviswanathan 2019, "Subsampled
-  Renyi Differential Privacy and Analytical Moments Accountant", Thm. 27 of
-  arXiv:1808.00087). Replacing one client moves a clipped sum by up to 2S,
-  not S (and FedHDP's centred clip count by 1, not 1/2): every sensitivity
-  doubles, so the Gaussian's multiplier under replace-one is z / 2 for the
-  same noise (FedHDP's z_eff / 2). PLD has no such event in
-  dp_accounting 0.4.3: a fixed cohort is accounted by RDP only.
-
-An epsilon under replace-one is not comparable to one under add/remove (for
-the same noise it is roughly twice as large, more at small q): every report
-names the relation (`privacy_ledger.PrivacyLedger.relation`).
-
-Pitfall: DP events read from TFF aggregator state carry np.float32 noise
-multipliers, and `dp_accounting` 0.4.3's RDP accountant silently keeps only the
-first Gaussian of a `ComposedDpEvent` whose values are not Python floats
-(underestimating epsilon). This module takes plain numbers and converts them
-with `float()`; give it the noise multiplier (FedHDP: z_eff) rather than
-TFF's events.
+`conversion='classic'` is Mironov 2017's looser Prop. 3 (paper 003's Table
+2 follows from it); `accountant='pld'` composes the same events by
+privacy-loss distributions (`tff_hdp.privacy.pld`), never above RDP. Poisson
+sampling is accounted under add-or-remove-one neighbours; a fixed cohort of
+n = q N (`population=N`; RDP only) under replace-one, where every
+sensitivity doubles, so the multiplier is z / 2 (Wang, Balle and
+Kasiviswanathan 2019, Thm. 27). Take plain numbers (FedHDP: z_eff), not
+TFF's float32 DP events. The details: docs/privacy.md, "The accountant".
 """
 
 import functools

@@ -13,47 +13,34 @@
 # limitations under the License.
 """Empirical privacy estimates from audit statistics (shared; numpy/scipy).
 
-The one-shot estimate of Andrew, Kairouz, Oh, Oprea, McMahan and Suriyakumar
-("One-shot Empirical Privacy Estimation for Federated Learning", ICLR 2024,
-arXiv:2302.03098): a statistic (e.g. the largest cosine over rounds between
-the global update and a canary's direction) is collected for inserted canaries
-and for never-inserted random directions; each sample is fitted by a Gaussian,
-and the estimate is the epsilon at which N(mu_1, s_1^2) and N(mu_0, s_0^2)
-are (epsilon, delta)-indistinguishable, in both directions.
+- The one-shot estimate of Andrew, Kairouz, Oh, Oprea, McMahan and
+  Suriyakumar ("One-shot Empirical Privacy Estimation for Federated
+  Learning", ICLR 2024, arXiv:2302.03098): a statistic (e.g. `canaries`'
+  largest cosine) is collected for inserted canaries and for never-inserted
+  random directions; each sample is fitted by a Gaussian, and the estimate
+  is the epsilon at which N(mu_1, s_1^2) and N(mu_0, s_0^2) are (epsilon,
+  delta)-indistinguishable, both ways. log p(x) - log q(x) is quadratic in
+  x, so R_eps = {x : log p(x) - log q(x) > epsilon} is at most two intervals
+  and delta_{P||Q}(epsilon) = P(R_eps) - e^epsilon Q(R_eps), from normal CDFs
+  (equal variances: the Gaussian mechanism, Balle and Wang 2018).
+- The rigorous lower bound of Steinke, Nasr and Jagielski ("Privacy Auditing
+  with One (1) Training Run", NeurIPS 2023, arXiv:2305.08846): m canaries,
+  each included with probability 1/2; the auditor guesses "in" for the k_+
+  highest statistics, "out" for the k_- lowest, and abstains on the rest;
+  under (epsilon, delta)-DP its correct guesses are at most as likely to be
+  many as randomized response's, up to a delta term (Theorem 3.3, Algorithm
+  3: `one_run_p_value`); the bound is the largest epsilon that a test at the
+  confidence level rejects.
+- The likelihood-ratio statistic (Nasr, Hayes, Steinke, Balle, Tramer,
+  Jagielski, Carlini and Terzis, "Tight Auditing of Differentially Private
+  Machine Learning", USENIX Security 2023): observing the noised release
+  every round, a canary's projections x_t = <release_t, c_k> are a q-mixture
+  of N(s_t, sigma_t^2) and N(0, sigma_t^2) if it is inserted, N(0,
+  sigma_t^2) if not; with s_t, sigma_t public, the Neyman-Pearson test of
+  one canary thresholds sum_t log(1 - q + q exp((s_t x_t - s_t^2 / 2) /
+  sigma_t^2)) (`likelihood_ratio_statistic`).
 
-For two Gaussians the hockey-stick divergence has a closed form:
-log p(x) - log q(x) is a quadratic in x, so the set where it exceeds epsilon
-is at most two intervals, and
-
-  delta_{P||Q}(epsilon) = P(R_eps) - e^epsilon Q(R_eps),
-  R_eps = {x : log p(x) - log q(x) > epsilon},
-
-computed here with normal CDFs. With equal variances it is the Gaussian
-mechanism of sensitivity/noise ratio |mu_1 - mu_0| / s (Balle and Wang 2018).
-
-The rigorous lower bound of Steinke, Nasr and Jagielski ("Privacy Auditing
-with One (1) Training Run", NeurIPS 2023, arXiv:2305.08846): m canaries are
-each included with probability 1/2, the auditor guesses "in" for the k_+
-highest statistics and "out" for the k_- lowest and abstains on the rest; if
-the run is (epsilon, delta)-DP with respect to each canary, the number v of
-correct guesses out of r = k_+ + k_- is at most as likely to be large as
-for randomized response, up to a delta term (their Theorem 3.3 and
-Algorithm 3 give the p-value computed by `one_run_p_value`). The lower bound
-is the largest epsilon that a confidence-level test rejects.
-
-The likelihood-ratio statistic (Nasr, Hayes, Steinke, Balle, Tramer,
-Jagielski, Carlini and Terzis, "Tight Auditing of Differentially Private
-Machine Learning", USENIX Security 2023): when the auditor observes a
-mechanism's noised release every round, a canary's projections
-x_t = <release_t, c_k> are, if it is inserted, a mixture (rate q) of
-N(s_t, sigma_t^2) and N(0, sigma_t^2), and N(0, sigma_t^2) if it is not;
-with s_t and sigma_t known from the mechanism's public parameters, the
-Neyman-Pearson optimal test of one canary thresholds
-sum_t log(1 - q + q exp((s_t x_t - s_t^2 / 2) / sigma_t^2))
-(`likelihood_ratio_statistic`).
-
-The canaries that produce these statistics: `tff_hdp.privacy.canaries`
-(shared) and, for FedHDP, `tff_hdp.fedhdp.audit`.
+The canaries: `canaries`; one run's audit: `canary_audit` (docs/privacy.md).
 """
 
 import math

@@ -25,24 +25,19 @@ One set serves both audits of `auditing`: each canary is inserted into the
 run with probability 1/2 (Steinke et al.'s one-run audit needs exactly this
 randomisation), and the never-inserted ones are the random directions that
 Andrew et al. compare the inserted ones with (a never-inserted canary is a
-fresh random direction that the run never saw).
+fresh random direction that the run never saw). Inserted canaries are
+sampled each round independently with probability q (Poisson sampling: the
+accountant's assumption, exactly).
 
-Within a group the directions are exactly orthogonal when the group's m x d
-frame fits in `ORTHOGONAL_BYTES` (and m <= d): a uniformly random
+Within a group the directions are exactly orthonormal when the group's
+m x d frame fits in `ORTHOGONAL_BYTES` (and m <= d): a uniformly random
 orthonormal frame, the QR factor of an m x d Gaussian matrix, each c_k still
-uniform on the sphere. This matters when m is not small against d: a
-release carries every sampled canary of the group, and with independent
-directions canary k's projections pick up sum_j <c_j, c_k> over the sampled
-j, the same pairs round after round, a persistent per-canary offset that
-adds about m_in T q^2 / (d z^2) to the relative variance of its sum over T
-rounds (0.1 at FedHDP's digits audit: m_in = 500, T = 100, q = 0.2,
-d = 3,760, z = 2.3; 0.4 with the noise halved), measured as 12-23% lower
-estimates than with orthonormal directions. Larger frames (UDP-Alg's 4 million
-hypernetwork parameters) are drawn index by index, independent, from
-(seed, canary index), and regenerated when needed; at that d the offset is
-negligible (m_in T q^2 / (d z^2) < 1e-3).
-Inserted canaries are sampled each round independently with probability q
-(Poisson sampling: the accountant's assumption, exactly).
+uniform on the sphere. Independent directions would give each canary's
+projections a persistent offset sum_j <c_j, c_k> over the other sampled
+canaries, which lowers the estimates when m is not small against d (how
+much: docs/privacy.md, "Canaries"). Larger frames (UDP-Alg's hypernetwork)
+are drawn index by index, independent, from (seed, canary index), and
+regenerated when needed; at that d the offset is negligible.
 """
 
 from typing import Optional, Sequence

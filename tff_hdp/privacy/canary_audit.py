@@ -19,7 +19,7 @@ each audited group (`canaries.CanarySet`, inserted with probability 1/2,
 Poisson-sampled at rate q), what the auditor observes, and the report per
 group: the accounted epsilon (RDP and PLD) beside Andrew et al.'s estimate
 and Steinke et al.'s lower bound (`auditing`). How a sampled canary enters
-the mechanism is the system's business.
+the mechanism is the system's business (docs/privacy.md, the audit).
 
 Two observers (`OBSERVERS`):
 - 'release' (the default): the adversary of the guarantee itself. It sees
@@ -30,9 +30,8 @@ Two observers (`OBSERVERS`):
   is o_t = sum of the sampled canaries' unit directions + N(0, z^2 I), z the
   group's *claimed* noise multiplier. A canary's projections x_t = <o_t, c_k>
   are then a q-mixture of N(1, z^2) and N(0, z^2) if it is inserted, N(0, z^2)
-  if not (the group's other canaries add nothing when their directions are
-  orthonormal, `canaries`, and about 1/sqrt(d) each otherwise), which is
-  exactly the model of the likelihood-ratio statistic (`statistic='lr'`).
+  if not (the other canaries add nothing when orthonormal, `canaries`, about
+  1/sqrt(d) each otherwise): the LR statistic's model (`statistic='lr'`).
 - 'global': Andrew et al.'s observer of the released global model (all
   iterates): the cosines between each round's update and c_k, reduced by
   their max or sum. It is weaker by construction (the update mixes every

@@ -13,64 +13,31 @@
 # limitations under the License.
 """Privacy-loss-distribution (PLD) accounting with a refined discretisation.
 
-This module is TensorFlow-free: it imports only `dp_accounting`, scipy and
-the standard library.
-
-Why refine
-----------
-`dp_accounting.pld.PLDAccountant` discretises the privacy loss of every event
-on a grid of spacing `value_discretization_interval` (Delta) with the
-pessimistic "connect the dots" construction (Doroshenko, Ghazi, Kamath, Kumar,
-Manurangsi 2022, "Connect the Dots: Tighter Discrete Approximations of Privacy
-Loss Distributions"), so the epsilon it reports is an upper bound, and the
-Poisson-subsampled Gaussian composed T times is `self_compose`d on that grid.
-Each step of the composition carries the discretisation error, and with
-dp_accounting 0.4.3 we measured (Poisson-subsampled Gaussian, add-or-remove)
-
-  epsilon(Delta) - epsilon  ~=  c T Delta^2,       relative error
-                            ~=  Delta^2 / (12 sigma_1^2)  (T large),
-
-where sigma_1^2 is the variance of one step's privacy loss (about
-q^2 (exp(1 / z^2) - 1) for a small sampling rate q). This is what one
-expects if discretising adds about Delta^2 / 6 of variance per step: the
-composed loss is close to Gaussian with variance T sigma_1^2, and epsilon
-grows with that variance. A fixed Delta is
-therefore fine for short compositions and too coarse for long ones at small
-epsilon: Robust-HDP's full-MNIST client (q = 16/2400, z = 4.751, T = 30,000,
-delta = 1e-4) gets 0.7947 at Delta = 1e-3 against a tight 0.7601 (+4.6%), and
-0.7604 at Delta = 1e-4.
-
-The rule
---------
-`epsilon` starts from
+`dp_accounting.pld.PLDAccountant` discretises every event's privacy loss on
+a grid of spacing Delta (`value_discretization_interval`) by the pessimistic
+"connect the dots" construction (Doroshenko, Ghazi, Kamath, Kumar and
+Manurangsi 2022, "Connect the Dots: Tighter Discrete Approximations of
+Privacy Loss Distributions"), so the epsilon it reports is an upper bound.
+Composing T steps on that grid carries the discretisation error of each:
+epsilon(Delta) - epsilon grows like c T Delta^2 (relative error about
+Delta^2 / (12 sigma_1^2) for large T, sigma_1^2 the variance of one step's
+privacy loss), so a fixed Delta is fine for short compositions and too
+coarse for long ones at small epsilon. `epsilon` therefore starts from
 
   Delta_0 = min(1e-3, 0.05 / sqrt(T_total))                              (1)
 
 (T_total: the number of compositions, counting `SelfComposedDpEvent`s), and
 halves Delta until epsilon moves by less than `relative_tolerance` (0.1%),
-returning the value at the finest Delta. Why (1): for a composed mechanism
-near the Gaussian regime, epsilon ~= a_delta sqrt(T) sigma_1 with
-a_delta ~= 3.5-4 at the deltas we use, so the relative error at Delta is about
-a_delta^2 T Delta^2 / (12 epsilon^2) ~= 1.3 T Delta^2 / epsilon^2; at (1) it
-is ~3e-3 / epsilon^2: epsilons >= ~2 stop after one halving, epsilons near 1
-after two, and a small epsilon, whose privacy loss is narrow and cheap to
-compose (0.2 s for q = 0.002, z = 20, T = 60,000, epsilon = 0.073, seven
-intervals), after a few more. The cost of one evaluation grows like
-(width of the composed loss) / Delta, so a start finer than (1) would make the
-wide (large-epsilon) distributions, the only expensive ones, needlessly slow
-(q = 1/2400, z = 0.5, T = 60,000, epsilon = 4.76: 0.7 s at Delta = 2e-4,
-2.8 s at 5e-5). The cap 1e-3 (the package's former fixed interval) applies up
-to T = 2,500, where 1e-3 is already accurate to < 1e-4 relative at the
-papers' short-run settings (e.g. q = 0.05, z = 1.5, T = 500); smaller
-epsilons are left to the halving. Since the error is quadratic in Delta,
-halving cuts it by ~4, so when the last halving moved epsilon by less than
-0.1% the returned value is within ~0.03% of the limit (measured: +0.024% at
-the full-MNIST client, 0.76024 against a tight 0.76006; see
-tests/privacy/test_pld.py for the independent FFT reference).
+returning the value at the finest Delta. The error being quadratic in
+Delta, each halving cuts it by about 4, so the value returned is within
+about 0.03% of the limit. `noise_multiplier_for_epsilon` solves for z at the
+interval this refinement settles on near the root, so a calibrated z and
+the epsilon reported for it agree.
 
-`noise_multiplier_for_epsilon` solves for z at the interval this refinement
-settles on near the root, so a calibrated z and the epsilon reported for it
-agree.
+TensorFlow-free: `dp_accounting`, scipy and the standard library only. Why
+(1), and what was measured: docs/privacy.md, "PLD's refined
+discretisation"; tests/privacy/test_pld.py checks the result against an
+independent privacy-loss distribution composed by FFT.
 """
 
 import math

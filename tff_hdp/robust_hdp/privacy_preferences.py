@@ -47,7 +47,7 @@ REFERENCE_CSV = (resources.files('tff_hdp.robust_hdp') / 'reference' /
 # RDP orders of the DP-SGD accounting: dp_accounting's default grid with the
 # fractional orders every 0.5 instead of every 0.1 (1.5, 2, ..., 10.5, then
 # 11 ... 63, 128, 256, 512, 1024). The fractional orders dominate the cost
-# (about 4 ms each per evaluation), and a client's calibration evaluates
+# (docs/performance.md, "Accounting"), and a client's calibration evaluates
 # epsilon some 20 times; epsilon over a subset of the orders is never smaller,
 # so the noise calibrated on it is never too small (tests check it is within
 # 2% of the default grid's).

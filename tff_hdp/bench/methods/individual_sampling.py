@@ -50,7 +50,7 @@ from tff_hdp.robust_hdp import privacy_preferences
 
 # The calibration's RDP orders: fewer fractional orders than dp_accounting's
 # grid, so each epsilon is never smaller (the rates never too large) and it
-# runs several times faster (`privacy_preferences.ORDERS`).
+# runs faster (`privacy_preferences.ORDERS`; docs/performance.md).
 ORDERS = privacy_preferences.ORDERS
 _GRID = np.geomspace(1e-4, 1.0, 13)  # Rates at which epsilon(q) is sampled.
 
