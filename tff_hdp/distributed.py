@@ -15,42 +15,32 @@
 
 Each worker is the `worker_binary` shipped in the TFF wheel
 (`runtime.worker_binary_path()`), started on any machine the driver can
-reach,
+reach (`worker_binary --port=8000`; it listens on every interface,
+unauthenticated: trusted networks only). The driver talks to each through
+an asynchronous context (`tff.framework.AsyncExecutionContext` over a
+`tff.framework.RemoteExecutor`), combined by
+`tff.backends.native.create_mergeable_comp_execution_context`, which runs a
+`tff.framework.MergeableCompForm` in subrounds: TFF cuts the cohort (every
+CLIENTS-placed argument) into one contiguous slice per worker, each worker
+runs `up_to_merge` on its slice, `merge` folds the partial results in the
+order the workers finish, and `after_merge` runs once on the merged value.
+A system's round is one such form (`tff_hdp/{fedhdp,robust_hdp,udp}/
+distributed.py`); this module holds what they share:
 
-    <site-packages>/tensorflow_federated/data/worker_binary --port=8000
-
-(it listens on every interface, unauthenticated: trusted networks only). The
-driver talks to each through an asynchronous context
-(`tff.framework.AsyncExecutionContext` over a `tff.framework.RemoteExecutor`),
-combined by `tff.backends.native.create_mergeable_comp_execution_context`.
-That context runs a `tff.framework.MergeableCompForm` in *subrounds*: TFF cuts
-the cohort (every CLIENTS-placed argument) into one contiguous slice per
-worker, each worker runs `up_to_merge` on its slice, the partial results are
-folded with `merge` (in the order the workers finish), and `after_merge` runs
-once on the merged value. A system's round is one such form (see
-`tff_hdp/{fedhdp,robust_hdp,udp}/distributed.py`); this module holds what
-they share:
-
-- connecting: `parse_workers` and `check_workers` (from
-  `worker_addresses`, which binaries use before loading TensorFlow),
-  `create_mergeable_context`, and `start_local_workers` for tests and
-  benchmarks;
-- per-client outputs through the merge: `stack_computations` builds a stack
-  of (cohort position, value) rows that each worker grows client by client
-  (`gather_stack`, or `gather_stacks` when a client holds several rows) and
-  `merge` concatenates, and `in_cohort_order` (NumPy) or
-  `sorted_by_position` (TensorFlow, inside `after_merge`) put the rows back in
-  cohort order, whatever order the workers finished in;
-- slicing: TFF gives each worker a contiguous slice of the CLIENTS values;
-  a system whose clients are cheaper batched passes one value per worker,
-  a `cut` of its cohort;
+- connecting: `parse_workers` and `check_workers` (from `worker_addresses`,
+  which binaries use before loading TensorFlow), `create_mergeable_context`,
+  and `start_local_workers` for tests and benchmarks;
+- per-client outputs through the merge: `stack_computations` (rows of
+  (cohort position, value) that `gather_stack` grows client by client,
+  `gather_stacks` when a client holds several rows, and `merge`
+  concatenates), put back in cohort order by
+  `in_cohort_order` (NumPy) or `sorted_by_position` (inside `after_merge`);
+- slicing: a system whose clients are cheaper batched passes one CLIENTS
+  value per worker, a `cut` of its cohort;
 - failure: a worker that is unreachable, or dies or restarts mid-round, ends
-  the call with a one-line `WorkerLostError` naming it. TFF's own policy is to
-  retry the subround until the worker answers again, which hangs a run whose
-  worker is gone; a driver instead stops before it saves anything of the
-  round, so its last checkpoint is intact, and the same command resumes from
-  it once the worker is back (tests/test_distributed.py,
-  tests/*/test_distributed.py).
+  the call with a one-line `WorkerLostError` naming it, where TFF would
+  retry the subround forever; the driver saves nothing of that round, so
+  the same command resumes from its last checkpoint (docs/distributed.md).
 """
 
 import collections

@@ -16,59 +16,31 @@
 DP-SGD (Robust-HDP's clients) clips each example's gradient; UDP-Alg clips
 each user's hypernetwork gradient, a per-example gradient with the users as
 the examples (`recorded_gradients`, `tff_hdp.udp.hypernetwork`).
+`batch_gradients` records the batched forward once and takes one of two
+paths per model, when the graph is traced:
 
-Two paths; `batch_gradients` takes one per model, when the graph is traced:
+1. Factored (`BatchGradients`), when the recorded layers (`tff_hdp.layers`)
+   cover every weight exactly once, as in every model of `tff_hdp.models`.
+   One backward pass gives every layer's output gradients dz, and each
+   example's weight gradient comes from its own rows (Goodfellow 2015;
+   Rochette, Manoel and Tramel 2019 for convolutions): dense z = a W + b,
+   G_j = a_j (x) dz_j with norm ||a_j|| ||dz_j|| (the "ghost norm"), never
+   formed; convolution, G_j = P_j^T dz_j (P_j its input patches), its norm
+   by the ghost form or from G_j formed, per layer (`conv_form`);
+   GroupNorm's scale-shift, sums over positions of a_j * dz_j and dz_j.
+   DP-SGD's clipped, weighted sum sum_j s_j G_j then needs no second
+   backward pass (the book-keeping of Bu et al. 2023).
+2. Materialised (`MaterializedGradients`), for any other model:
+   `tf.vectorized_map` over the examples of a `GradientTape` of each
+   example's loss; correct for any forward, but slower.
 
-1. Factored (`BatchGradients`), for a model whose forward uses every weight
-   in exactly one recorded layer (`tff_hdp.layers`): every model of
-   `tff_hdp.models`. The batched forward is recorded layer by layer, one
-   backward pass gives every layer's output gradients dz, and each
-   example's weight gradient comes from its own rows.
-2. Materialised (`MaterializedGradients`), for any other model (e.g. a
-   forward of plain `tf` ops, or one adapted from a Keras model):
-   `tf.vectorized_map` over the examples of a `GradientTape` of that
-   example's loss. It repeats the forward and backward pass per example in
-   vectorised form and runs each convolution's filter gradient
-   (`Conv2DBackpropFilter`) as a `while_loop` over the examples: correct for
-   any forward, but slower (benchmarks/benchmark_per_example.py times
-   both).
-
-`batch_gradients` records the batched forward once and takes path 1 if the
-recorded layers cover every weight exactly once, else path 2. A forward
-that also uses a weight outside the recorded layers, besides its own layer,
-is not detected (its gradient would miss that use): the package's models
-never do.
-
-Path 1 (Goodfellow, 2015, "Efficient per-example gradient computations";
-Rochette, Manoel and Tramel, 2019, for convolutions):
-
-- dense z = a W + b: G_j = a_j (x) dz_j, whose norm is ||a_j|| ||dz_j||
-  ("ghost norm", Goodfellow, 2015; Li et al., 2021; Bu et al., 2022),
-  never formed (the form of TF Privacy's `fast_gradient_clipping` registry
-  for Keras' Dense);
-- convolution: G_j = P_j^T dz_j with P_j its input patches [T, K]; per
-  layer (`conv_form`), its norm by the ghost form <P_j P_j^T, dz_j dz_j^T>
-  when T (K + C) < K C (ResNet-18's late layers), else from G_j formed:
-  one grouped filter gradient with the examples as the groups (GROUPED),
-  the taps stacked for a one-channel input (STACKED), or tap by tap (TAPS);
-- GroupNorm's scale-shift: sums over positions of a_j * dz_j and dz_j.
-
-DP-SGD then needs only the clipped, weighted sum sum_j s_j G_j (the
-"book-keeping" of Bu et al., 2023: no second backward pass): for a
-convolution whose G_j the norms formed, their contraction with s, one
-matmul; for every other layer its ordinary batched weight gradient of the
-rescaled s_j dz_j, one matmul or one `Conv2DBackpropFilter`; for a bias,
-s times the per-example sums the norms formed.
-
-The layers may also be grouped (`layers.grouped_dense`,
-`layers.grouped_conv2d`: G models at once, each on its own rows): the same
-kernels then run on the G B rows, and the sums are per group
-(`BatchGradients`), as a cohort of DP-SGD clients needs
-(`tff_hdp.robust_hdp.cohort`).
-
-tests/test_per_example.py checks both paths, every form and the grouped
-layers against TF's gradient of each example's loss alone, on every model,
-padding, stride and batch size used, and the two paths against each other.
+A forward that also uses a weight outside the recorded layers, besides its
+own layer, is not detected (its gradient would miss that use): the
+package's models never do. Grouped layers (`layers.grouped_dense`,
+`layers.grouped_conv2d`: G models at once, as a cohort of DP-SGD clients
+needs) run the same kernels with sums per group. The forms and their cost:
+docs/performance.md, "Per-example gradients"; tests/test_per_example.py
+checks every path and form against TF's gradient of each example's loss.
 """
 
 import dataclasses
