@@ -17,42 +17,29 @@ What is audited: the client-level guarantee of each privacy group i, as the
 accountant states it: group i's releases over the run are (epsilon_i,
 delta)-DP with respect to adding or removing one client of group i.
 `train_audited(config, data, FedHdpAudit(...))` adds `canaries_per_group`
-canary clients (`tff_hdp.privacy.canaries`) to every group. A canary of
-group i is, to the server, an ordinary client of group i: each round it is
-sampled with probability q, its update is its direction scaled to
-`CANARY_NORM_FACTOR` x S^t (beyond the clip norm, so the group's query clips
-it to S^t c_k), it is counted in N_i^t and its clip-count record is b = 0.
-Canaries have no data and no personal model, so the real clients' metrics
-(global and Ditto accuracies, per client and averaged) are computed over the
-real clients only; the global model they are measured on does carry the
-canaries' updates, as in Andrew et al.
+canary clients (`tff_hdp.privacy.canaries`) to every group. To the server a
+canary of group i is an ordinary client of group i: sampled each round with
+probability q, its update its direction scaled to `CANARY_NORM_FACTOR` x S^t
+(so the group's query clips it to S^t c_k), counted in N_i^t, its clip-count
+record b = 0. Canaries have no data and no personal model: the real
+clients' metrics are over the real clients only, on a global model that
+does carry the canaries' updates, as in Andrew et al.
 
-What the auditor observes (`tff_hdp.privacy.canary_audit`):
-- `observe='release'` (default): every round, group i's own release, its
-  noised sum (the average times the public count N_i^t), before the groups
-  are combined with their ratios, minus the trained clients' clipped
-  updates, which DP's adversary may know (under FedHDP the opt-outs have no
-  protection at all, so an adversary can know and remove them). This is the
-  observer group i's guarantee must survive; at the default r = 0.01 the
-  global model would hide group i under the opt-outs' updates, this observer
-  does not. The LR statistic reads it with group i's claimed value noise z_i
-  (not z_eff: the clip-count channel, the rest of z_eff, is one scalar that
-  all canaries share, so no canary can be told apart by it).
-- `observe='global'`: the global model after each round (Andrew et al.'s
-  all-iterates observer), the cosine statistics max and sum.
-
-After training, per group: Andrew et al.'s one-shot estimate and Steinke et
-al.'s lower bound at 95% confidence (`tff_hdp.privacy.auditing`), beside
-the RDP and PLD accountants' epsilons.
-
-The positive control `planted_noise_scale` multiplies the value noise z_i of
-the named groups by f in the mechanism only; the accountant and the LR
-statistic keep the configured z. It exists to check that the audit can see a
-bug, and only `run_scripts/audit_fedhdp.py` accepts it.
-
-Only the direct backend takes canaries (`round_with_canaries` composes its
-`client_work` and `aggregate`); TFF's runtime would need them as clients
-with data.
+The auditor (`tff_hdp.privacy.canary_audit`) observes, with
+`observe='release'` (default), group i's own noised sum every round (the
+average times the public N_i^t), before the groups are combined, minus the
+trained clients' clipped updates, which DP's adversary may know (FedHDP's
+opt-outs are not protected at all); the LR statistic reads it at group i's
+claimed value noise z_i, not z_eff (the clip count, the rest of z_eff, is
+one scalar that all canaries share). `observe='global'` is the global model
+after each round (Andrew et al.'s all-iterates observer, cosine statistics
+max and sum). Per group: Andrew et al.'s estimate and Steinke et al.'s
+lower bound at 95% beside the RDP and PLD epsilons. `planted_noise_scale`
+multiplies the named groups' z_i in the mechanism only (a positive control
+that only `run_scripts/audit_fedhdp.py` accepts). Only the direct backend
+takes canaries (`round_with_canaries` composes its `client_work` and
+`aggregate`); TFF's runtime would need them as clients with data. What the
+observers see and the measured results: docs/privacy.md, "Privacy audit".
 """
 
 import collections

@@ -24,32 +24,23 @@ x[k], training, seeds[k])` computes, with the same operations batched over
 the client axis:
 
 - FC NN: each dense layer is one batched matmul [K, B, d] @ [K, d, h]
-  (`_fc_forward` of `models`, with a client axis). Its input layer's weight
-  gradient x^T dz (what TF's matmul gradient computes) reads a transposed
-  copy of the inputs made once per round by `prepare`: on CPU a batched
-  matmul with a transposed operand is markedly slower.
+  (`_fc_forward` of `models`, with a client axis); its input layer's weight
+  gradient reads a transposed copy of the inputs that `prepare` makes.
 - CNN: each convolution is ONE grouped convolution whose groups are the
-  clients (clients' channels side by side, [B, H, W, K*C] conv
-  [k, k, C, K*O]), so a cohort costs one conv kernel launch per layer;
-  max-pooling acts per channel and is unchanged. Its gradient needs oneDNN
-  (CPU) or cuDNN (GPU): TensorFlow's own CPU kernels refuse grouped
-  convolution gradients, and TensorFlow turns oneDNN on by default only on
-  CPUs with AVX-512 VNNI or newer (`tff_hdp` asks for it everywhere, see
-  `tff_hdp/__init__.py`). Where the gradient is missing all the same
-  (`grouped_conv_has_gradient`), each convolution is instead one batched
+  clients ([B, H, W, K*C] conv [k, k, C, K*O]); max-pooling acts per
+  channel and is unchanged. Its gradient needs oneDNN (CPU; `tff_hdp/
+  __init__.py` asks for it) or cuDNN (GPU); where it is missing all the
+  same (`grouped_conv_has_gradient`), each convolution is one batched
   matmul over the clients' image patches (`im2col_conv2d`): the same
-  numbers up to float32 round-off, about 1.4x slower than the grouped form
-  with oneDNN on a 2-core AVX2 CPU (benchmarks/profile_fedhdp.py times both;
-  it and time_presets_fedhdp.py print which form runs). Dropout multiplies by
-  per-client masks drawn by `models`' own dropout with the client's seed,
-  so client k's masks are bit-identical to those of `ModelSpec.forward`
-  with seeds[k] (stateless Philox draws of a [b, ...] tensor are the first
-  b rows of the [B, ...] draw, so a client's smaller last batch sees the
-  same mask rows).
+  numbers up to float32 round-off, slower.
+- Dropout multiplies by per-client masks drawn by `models`' own dropout with
+  the client's seed, so client k's masks are bit-identical to those of
+  `ModelSpec.forward` with seeds[k], a smaller last batch's included.
 
 `masked_loss` is `models.loss_fn` per client over the real examples of a
 padded batch. Any other `ModelSpec` falls back to mapping its own `forward`
-over the clients (correct, not fast).
+over the clients (correct, not fast). Why these forms, and what they cost:
+docs/performance.md, "How the direct backend runs a cohort".
 """
 
 import functools

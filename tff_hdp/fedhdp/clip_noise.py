@@ -13,8 +13,6 @@
 # limitations under the License.
 """FedHDP's adaptive clipping: the noise split of one private group's round.
 
-One idea: how the effective noise multiplier z_eff that FedHDP accounts is
-split into the noise of the two queries a private group's round releases.
 FedHDP (paper 001, Algorithm 2) adapts the clip norm S^t as TFF's
 `DifferentiallyPrivateFactory.gaussian_adaptive` does: in every round each
 private group i releases its noised update average,
@@ -36,22 +34,13 @@ multiplier
 
   z_eff = (z^-2 + (2 z_b)^-2)^(-1/2).                                     (1)
 
-This is how `tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive`
-splits a requested z_eff into (z, z_b) (`split_noise_multiplier`), with
-z_b = 0.05 * clients_per_round by default; paper 001's Table 7 lists z_eff.
-The shared accountant (`tff_hdp.privacy.accounting`) then accounts each
-round as one subsampled Gaussian with multiplier z_eff.
-
-Only FedHDP uses it (`config.resolve_noise`, `hdp_factory`): Robust-HDP's
-DP-SGD and UDP-Alg's round clip to a fixed norm and release one Gaussian
-query, whose multiplier the accountant takes as it is.
-
-Pitfall: DP events read from TFF aggregator state carry np.float32 noise
-multipliers, and `dp_accounting` 0.4.3's RDP accountant silently keeps only the
-first Gaussian of a `ComposedDpEvent` whose values are not Python floats
-(underestimating epsilon). Give the accountant z_eff rather than TFF's events.
-
-This module is TensorFlow-free.
+`split_noise_multiplier` splits a requested z_eff into (z, z_b) as TFF does,
+with z_b = 0.05 * clients_per_round by default; paper 001's Table 7 lists
+z_eff, and the shared accountant (`tff_hdp.privacy.accounting`) accounts each
+round as one subsampled Gaussian at z_eff: give it z_eff, not TFF's float32
+DP events (docs/privacy.md, "The accountant"). Only FedHDP uses it
+(`config.resolve_noise`, `hdp_factory`): Robust-HDP's DP-SGD and UDP-Alg's
+round clip to a fixed norm and release one Gaussian. TensorFlow-free.
 """
 
 import math

@@ -20,48 +20,25 @@ Robust-HDP's and UDP-Alg's 'direct' backends are beside their 'tff'): the
 K sampled clients' models are stacked on a leading axis and every local step
 of every client is one batched step (`batched_models`: one batched matmul or
 one grouped convolution per layer for the cohort), inside one `tf.function`
-per round. On the 2-core CPUs it was developed on, an FC NN round of 100
-clients is about 5-9x faster than on TFF's simulation runtime, which trains
-the clients one by one (benchmarks/benchmark_fedhdp.py); FEMNIST's CNN only about
-1.1x (see docs/performance.md); when TensorFlow sees a GPU, the same code runs
-there.
+per round; when TensorFlow sees a GPU, the same code runs there.
 
-Client work (Algorithm 2's ClientUpdate, as `client_update`):
+Client work (Algorithm 2's ClientUpdate, as `client_update`), for E epochs
+over batches of `batch_size` in the order the driver gave:
 
     theta_k   <- theta_k   - eta   grad f_k(theta_k; B)
     theta_k,p <- theta_k,p - eta_p (grad f_k(theta_k,p; B)
                                     + lambda_k (theta_k,p - theta^t))
 
-for E epochs over batches of `batch_size` in the order the driver gave
-(`dataset.batch(B).repeat(E)`: the last, smaller batch of an epoch stays
-small). Clients hold different numbers of examples, hence of steps: their
-data is padded to [S_max, K, B, ...] with a count of real rows per batch, the
-loss of a batch is the mean over its real examples, and clients are sorted by
-step count so that the clients still training at step t are a prefix of the
-cohort; a finished client's weights are set aside untouched. On a CPU the
-clients of a step form two independent halves, which run on two cores at
-once (batched small matmuls use one core well, two less so). Learning rates
-decay as in `process`; dropout seeds are derived as there (per round,
-client id and step; Ditto's personal step folds in 7), so dropout masks are
-bit-identical. A cohort whose batched step would exceed a memory budget
-(FEMNIST's CNN with 100 clients) trains in consecutive parts.
-
 Aggregation is the aggregator's own maths (`group_aggregation`, TF Privacy's
-queries), applied as `hdp_factory.HeterogeneousDPFactory` applies it:
-each client's update clipped by each group's query and masked to its group,
-summed, then noised group means with stateless draws from the SAME keys
-(`stateless_split(noise_key, l + 2)`: group i's noise from key i, the clip
-count's from key l, the next state's key is key l + 1), combined with
-w_i = r_i N_i^t / sum_k r_k N_k^t, and the clip norm updated. Hence, from the
-same state and inputs, both backends give the same global model, clip norm,
-personal models and measurements up to float32 round-off
-(tests/fedhdp/test_direct_backend.py checks 1e-5 after several rounds;
-~1e-7 is typical).
-
-Shapes: every `tf.function` here has an input signature with unknown cohort
-size and step count, so it is traced once (and shared by backends with the
-same model, batch size and Ditto setting); a long run whose cohort and group
-sizes change every round neither retraces nor grows.
+queries), applied as `hdp_factory.HeterogeneousDPFactory` applies it, with
+stateless draws from the SAME keys (`stateless_split(noise_key, l + 2)`:
+group i's noise from key i, the clip count's from key l, the next state's
+key is key l + 1). From the same state and inputs both backends give the
+same global model, clip norm, personal models and measurements up to
+float32 round-off (tests/fedhdp/test_direct_backend.py checks 1e-5 after
+several rounds). How unequal clients, dropout, memory and tracing are
+handled, and what it saves against TFF's runtime: docs/performance.md,
+"How the direct backend runs a cohort" and "Speed".
 """
 
 import collections

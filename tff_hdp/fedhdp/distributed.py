@@ -26,32 +26,20 @@ the round's one aggregation:
   and stack the clients' personal models theta_j with their cohort positions.
 - merge: add the partial (T_i, N_i, B); concatenate the stacks.
 - after_merge: hands the merged totals to the caller.
-- then, in the calling process (the server), never on a worker: the server
-  update of `hdp_factory` on the merged totals (`group_aggregation.
-  server_aggregate`), i.e.
+- then, in the calling process (the server), never on a worker:
+  `group_aggregation.server_aggregate` on the merged totals, i.e.
       Delta_i = (T_i + N(0, (z_i S^t)^2 I)) / n_i,  Delta^t = sum_i w_i Delta_i,
   the clip update, theta^{t+1} = theta^t + Delta^t.
 
-The noise key stays at the server: TFF's mergeable context sends every SERVER
-value of a form's argument to the workers and runs `merge` and `after_merge`
-on one of them, so the form's state is theta^t, the round and S^t only, and
-the noise is drawn after it. The sums differ from one machine's only by float
-summation order, and the noise is the same draw from the same key, so a
-distributed round equals the single-machine `tff_backend.TffBackend` round
-(same state in, same state, personal models and noise out). A worker sees its
-clients' unnoised clipped updates and partial sums, so the workers must be
-as trusted as the server with the clients' data (they run inside its trust
-boundary; this is a simulation runtime, not secure aggregation), but they
-cannot regenerate the noise.
-
-The personal models leave the workers inside the merged value (a SERVER-placed
-stack tagged with each client's cohort position) rather than as CLIENTS-placed
-results: a CLIENTS-placed result of a `MergeableCompForm` can only come from
-`after_merge`, which would have to re-run client training. The driver gets
-them back in its original client order.
-
-Cost: `after_merge` receives the original argument of one slice (TFF's
-`MergeableCompForm` contract), so that slice's datasets travel twice.
+The form's SERVER values, which TFF sends to the workers, are theta^t, the
+round and S^t only: the noise key stays at the server, and the noise is the
+same draw from the same key as on one machine. The sums differ only by float
+summation order, so a distributed round equals `tff_backend.TffBackend`'s
+(same state in, same state, personal models and noise out). A worker sees
+its clients' unnoised clipped updates and partial sums, so the workers must
+be as trusted as the server with the clients' data (a simulation runtime,
+not secure aggregation). Why the personal models travel inside the merged
+value, and what the form costs: docs/distributed.md.
 """
 
 import collections

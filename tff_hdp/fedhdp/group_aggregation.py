@@ -22,40 +22,25 @@ clip norm moves by Andrew et al. (2019)'s geometric quantile update
 
     S^{t+1} = S^t exp(-eta_b ((1/n) sum_j b_j + N(0, z_b^2 / n^2) - kappa)).
 
-Two choices of denominators (`expected_counts`):
-
-- *Fixed* (the default of the package's runs): n_i = E[N_i^t] = q N_i, the
-  expected number of group i's clients in a round, and n = sum_i q N_i, as
-  McMahan et al. (2018) and TFF's DP aggregators do. Nothing a private group
-  releases then depends on who took part beyond their clipped contributions,
-  which is what Poisson-sampled accounting assumes. A non-private group (no
-  guarantee claimed) still divides its own mean by its realised count.
-- *Realised* (`expected_counts=None`, paper 001's Algorithm 2 as printed):
-  n_i = N_i^t and n = N^t, the counts of this round's cohort. With a fixed
-  cohort these are public (they do not depend on any client's data), and
-  the run is accounted for sampling without replacement under replace-one
-  neighbours (`tff_hdp.privacy.accounting`). With Poisson sampling they reveal
-  who took part, and no bound covers the release.
+Two choices of denominators (`expected_counts`): *fixed* (the package's
+default, as McMahan et al. 2018 and TFF's DP aggregators), n_i = q N_i and
+n = sum_i q N_i, so a private group's release depends on who took part only
+through their clipped contributions, as Poisson accounting assumes (a
+non-private group still divides by its realised count); or *realised*
+(`expected_counts=None`, Algorithm 2 as printed), n_i = N_i^t and n = N^t:
+public for a fixed cohort (accounted under replace-one neighbours,
+`tff_hdp.privacy.accounting`), revealing who took part under Poisson
+sampling, where no bound covers the release.
 
 The mechanisms are TF Privacy's DP queries: a private group is a
-`GaussianSumQuery(l2_norm_clip=S^t, stddev=z_i S^t)`, the non-private group of
-FedHDP is the same query with stddev 0 (clipped, not noised) and the
-Non-Private baseline's group is a `NoPrivacySumQuery` (a null mechanism). The
-clip update is TF Privacy's `QuantileEstimatorQuery`.
-
-One deliberate departure from calling `get_noised_result` as is: TF Privacy
-draws its Gaussian noise from TensorFlow's stateful RNG, seeded by TensorFlow
-at random, so neither a resumed run nor a reproduction could repeat it. We
-take the calibration (stddev) from the query's global state and draw the same
-Gaussian with `tf.random.stateless_normal` from a key kept in the server state
-(`noise_key`): secret, from the operating system, unless the run was given a
-`mechanism_seed` (`tff_hdp.privacy.mechanism_key`).
-
-The measurements are published, so they hold only what the mechanism
-released: the clip norm, the noised unclipped fraction and the combination
-weights (fixed by the expected counts). No realised count: under Poisson
-sampling a group's count moves by one with a client's participation, which
-no accountant covers.
+`GaussianSumQuery(l2_norm_clip=S^t, stddev=z_i S^t)`, FedHDP's non-private
+group the same query with stddev 0 (clipped, not noised), the Non-Private
+baseline's group a `NoPrivacySumQuery` (a null mechanism); the clip update
+is TF Privacy's `QuantileEstimatorQuery`. The Gaussian is drawn at the
+query's stddev by `tf.random.stateless_normal` from the state's `noise_key`
+(secret unless a `mechanism_seed` is given), not TF's stateful RNG, so a
+resumed run repeats it. The measurements hold only what the mechanism
+released, never a realised count (why, and the threat model: docs/privacy.md).
 """
 
 import collections

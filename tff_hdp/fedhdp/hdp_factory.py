@@ -14,38 +14,33 @@
 """Heterogeneous-DP aggregation of paper 001 as a `tff.aggregators` factory.
 
 `HeterogeneousDPFactory` aggregates client updates group by group, each with
-its own privacy mechanism (TF Privacy queries, see `group_aggregation`), then
-combines the group averages with the ratios r_i and adapts one clip norm S^t
-shared by all groups (Algorithm 2):
+its own mechanism (TF Privacy queries, `group_aggregation`), combines the
+group averages with the ratios r_i and adapts one shared clip norm S^t:
 
     Delta_i = (1/n_i) sum_{j in C_i^t} Clip(Delta_j, S^t)
               + N(0, (z_i S^t / n_i)^2 I)
     Delta^t = sum_i w_i Delta_i,   w_i = r_i n_i / sum_k r_k n_k
     S^{t+1} = S^t exp(-eta_b ((1/n) sum_j b_j + N(0, z_b^2/n^2) - kappa))
 
-with fixed denominators n_i = q N_i, n = sum_i q N_i when `expected_counts`
-is given (what the package's runs use), else the realised N_i^t and N^t
-(paper 001's Algorithm 2; see `group_aggregation`).
+with n_i = q N_i, n = sum_i q N_i when `expected_counts` is given (the
+package's runs), else Algorithm 2's realised N_i^t, N^t (`group_aggregation`).
 
 It is a `WeightedAggregationFactory` whose per-client *weight* carries the
-client's privacy-group index g(j) in {0, ..., l-1}: TFF gives one
-CLIENTS-placed value per client next to each update, and groups of different
+client's privacy-group index g(j) in {0, ..., l-1}: groups of different
 sizes cannot be separate CLIENTS arguments of one call ("conflicting
 cardinalities"), so every client submits its update masked into its group's
-slot. Inside `tff.learning` it is a `model_update_aggregator` of
-`tff.learning.templates.compose_learning_process`; the client work must then
-emit each client's group index as its update weight (TFF 0.87's stock client
+slot. Inside `tff.learning.templates.compose_learning_process` the client
+work must emit that index as its update weight (TFF 0.87's stock client
 works emit 1.0 or the example count, which `create` refuses;
 tests/fedhdp/test_hdp_factory.py shows the composition).
 
 Privacy: each private group's sum has L2 sensitivity S^t (add/remove one
-client) and gets Gaussian noise of stddev z_i S^t; the clip count of all
-sampled clients has sensitivity 1/2 per client (TF Privacy centres it) and
-noise stddev z_b. A private group's accountant therefore uses the effective
-noise multiplier z_eff = (z_i^-2 + (2 z_b)^-2)^-1/2 (see `clip_noise`). With
-fixed denominators that is the whole release of a Poisson-sampled round; with
-realised ones the counts must be public, which holds for a fixed cohort
-(accounted under replace-one neighbours, where both sensitivities double).
+client) and noise stddev z_i S^t; the clip count has sensitivity 1/2 per
+client (TF Privacy centres it) and noise stddev z_b, so a private group's
+accountant uses z_eff = (z_i^-2 + (2 z_b)^-2)^-1/2 (`clip_noise`): with
+fixed denominators the whole release of a Poisson-sampled round. With
+realised ones the counts must be public: a fixed cohort, accounted under
+replace-one neighbours, where both sensitivities double (docs/privacy.md).
 """
 
 import collections
