@@ -14,11 +14,10 @@
 """The canary-gradient audit of Robust-HDP's clients (paper 003, Theorem 1).
 
 What is audited: client i's sample-level guarantee, (epsilon_i, delta)-DP of
-everything it sends with respect to adding or removing one of its examples.
-The server is untrusted, so the guarantee must hold whatever models it sends;
-it is DP-SGD's: every step's noised gradient sum is released (the updates are
-post-processing of them), E x E_i Poisson-subsampled Gaussian steps at
-q_i = b_i / N_i with noise c z_i.
+everything it sends with respect to adding or removing one of its examples,
+whatever models the untrusted server sends. It is DP-SGD's: every step's
+noised gradient sum is released (the updates are post-processing of them),
+E x E_i Poisson-subsampled Gaussian steps at q_i = b_i / N_i, noise c z_i.
 
 How (white-box gradient canaries, Nasr et al. 2023): client i gets m canary
 *gradients*, each a fixed random unit direction c_k of the model's space at
@@ -29,20 +28,19 @@ gradients before the clip (`audited_gradient`: the mechanism's own parts,
 `dp_sgd.batch_clipped_sum` and `noised_sum`), so it is clipped, summed and
 noised with them, and the step divides by b_i as always. The observer sees
 every step's noised sum and knows the batch's own examples (the
-neighbouring-dataset adversary), so what it reads is the
-release minus their clipped gradients, in units of c: the sampled canaries
-plus N(0, z_i^2 I). The report is `tff_hdp.privacy.canary_audit`'s, one row
-per audited client: the RDP and PLD epsilons of its run, the LR statistic's
-estimate and Steinke et al.'s lower bound.
+neighbouring-dataset adversary), so it reads the release minus their
+clipped gradients, in units of c: the sampled canaries plus N(0, z_i^2 I).
+The report (`tff_hdp.privacy.canary_audit`, docs/privacy.md) has one row per
+audited client: its RDP and PLD epsilons, the LR statistic's estimate and
+Steinke et al.'s lower bound.
 
 Because the server is the adversary, the audit runs each audited client
-alone: every round starts from the client's own last model, which is one
-model sequence the server could have sent (the guarantee covers all). The
-batches and the noise keys are the run's (`process.client_step`'s keys).
-
-`planted_noise_scale` multiplies z_i in the mechanism only (the accountant
-and the statistic keep the calibrated z_i): the audit's positive control,
-refused by every binary but `run_scripts/audit_robust_hdp.py`.
+alone, every round from the client's own last model: one model sequence the
+server could have sent (the guarantee covers all). The batches and the noise
+keys are the run's (`process.client_step`'s). `planted_noise_scale`
+multiplies z_i in the mechanism only (the accountant and the statistic keep
+the calibrated z_i): the audit's positive control, refused by every binary
+but `run_scripts/audit_robust_hdp.py`.
 """
 
 import dataclasses

@@ -28,11 +28,10 @@ k_i as there (`dp_sgd.poisson_key`, `shuffle_key`, `noise_key`,
   Clients are sorted by E_i, longest first, so those still training are a
   prefix and a finished client drops out. Each client's batch (b_i, and
   Poisson's sampling, vary) is cut into groups of `rows_per_group` rows,
-  the last padded, and each group carries its client's weights, so the
-  model for G groups at once (`layers.grouped_dense`,
-  `layers.grouped_conv2d`: batched matmuls, grouped convolutions) runs the
-  step; padding is at most a group per client, not the step's largest
-  batch. One recorded forward and backward pass (`tff_hdp.per_example`)
+  the last padded, each group with its client's weights, and the model for
+  G groups at once (`layers.grouped_dense`, `layers.grouped_conv2d`:
+  batched matmuls, grouped convolutions) runs the step; padding is at most
+  a group per client, not the step's largest batch. One recorded forward and backward pass (`tff_hdp.per_example`)
   gives every row's norm and each group's clipped sum; padded rows have
   zero loss and zero weight. The clients still training step as
   `parallel_parts` independent parts (one per CPU core). For 'fc' and
@@ -40,9 +39,8 @@ k_i as there (`dp_sgd.poisson_key`, `shuffle_key`, `noise_key`,
 - IN_TURN: `dp_sgd.client_update` of each client in turn, inside the same
   computation: any model.
 
-`default_form` picks one per device (its docstring says why).
-tests/robust_hdp/test_cohort.py checks both against `dp_sgd.client_update`
-client by client.
+`default_form` picks one per device (why: its docstring, docs/performance.md);
+tests/robust_hdp/test_cohort.py checks both forms client by client.
 """
 
 import functools

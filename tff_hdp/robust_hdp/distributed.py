@@ -30,20 +30,15 @@ round as a `tff.framework.MergeableCompForm`:
 
 Nothing is summed before the server step, so the rows the server sees are
 bit for bit one machine's, and the round equals `process.TffRunner`'s
-(tests/robust_hdp/test_distributed.py).
-
-Keys: each client's DP-SGD key of the round is derived from the run's secret
-mechanism key, as on one machine (`process.client_key`), and reaches its
-client as that client's own (CLIENTS-placed) value. Neither the run's key
-nor the round's goes into the form, whose SERVER values TFF sends to every
-worker: a worker learns the keys of the clients it runs and no other. In a
-deployment each client would draw its own key and the server hold none.
-
-Trust: as in paper 003 the server is untrusted and each client noises its
-own update, so a worker running clients holds their data and their local
-DP-SGD (it plays those clients' devices), and what leaves it is what the
-server may see anyway: the noised updates. A worker must be trusted by the
-clients it runs, not by the others.
+(tests/robust_hdp/test_distributed.py). Each client's DP-SGD key of the
+round is derived from the run's secret mechanism key as on one machine
+(`process.client_key`) and reaches it as its own CLIENTS value; no key is a
+SERVER value of the form, which TFF sends to every worker, so a worker
+learns only the keys of the clients it runs. Trust: as in paper 003 the
+server is untrusted and each client noises its own update, so a worker
+plays its clients' devices (their data, their local DP-SGD), and what
+leaves it is what the server may see anyway; it must be trusted by the
+clients it runs, not by the others (docs/distributed.md).
 """
 
 import collections

@@ -23,31 +23,24 @@ Privacy's `GaussianSumQuery(l2_norm_clip=c, stddev=c z_i)`: the records are
 clipped to its bound by its `preprocess_record` formula, applied to the whole
 batch at once (`clip_factors`), the noise stddev is read from its global
 state, and the sum is normalised by b_i as `NormalizedQuery` does. As in
-`tff_hdp.fedhdp.group_aggregation`, the Gaussian itself is drawn with
+`tff_hdp.fedhdp.group_aggregation`, the Gaussian is drawn with
 `tf.random.stateless_normal` from a key (the query's own draw uses TF's
 stateful generator, which cannot be seeded reproducibly inside TFF), so a
-seed reproduces a run bit for bit on every execution path.
+seed reproduces a run bit for bit on every execution path. Per-example norms
+and the clipped sum come from one batched pass (`tff_hdp.per_example`).
 
-Batches (the accounting assumes Poisson sampling):
-- `poisson=True` (default, as the authors' Opacus code): every example joins a
-  step's batch independently with probability q_i = b_i / N_i; the batch size
-  varies and the sum is still divided by b_i (the expected size), which is
-  what the subsampled-Gaussian accounting covers.
-- `poisson=False`: each epoch is a fresh shuffle cut into ceil(N_i / b_i)
-  batches of b_i (the last one shorter). Common in practice; its privacy is
-  only approximated by the Poisson accounting (documented in docs/privacy.md).
-
-Per-example gradients come from one batched forward and backward pass
-(`tff_hdp.per_example`): each example's norm, then the clipped sum as each
-layer's batched weight gradient of the rescaled output gradients, so that
-no example's full gradient is formed where a cheaper form exists.
+Batches: `poisson=True` (default, as the authors' Opacus code): every example
+joins a step's batch independently with probability q_i = b_i / N_i, and the
+sum is still divided by b_i (the expected size), which is what the
+subsampled-Gaussian accounting covers. `poisson=False`: each epoch is a
+fresh shuffle cut into ceil(N_i / b_i) batches of b_i (the last one
+shorter), whose privacy the Poisson accounting only approximates
+(docs/privacy.md).
 
 With `noise_multiplier=None` the client is non-private: plain minibatch SGD
-on shuffled batches of b_i (mean gradient of the batch, no clipping, no
-noise), the utility ceiling of paper 003's comparisons.
-
-`tff_hdp.robust_hdp.cohort` runs this round for a whole cohort in one
-computation, from the same keys.
+on shuffled batches of b_i (mean gradient, no clipping, no noise), the
+utility ceiling of paper 003's comparisons. `tff_hdp.robust_hdp.cohort` runs
+this round for a whole cohort in one computation, from the same keys.
 """
 
 import math

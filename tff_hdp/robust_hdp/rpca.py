@@ -15,55 +15,30 @@
 
 Principal component pursuit (Candes, Li, Ma and Wright, "Robust Principal
 Component Analysis?", J. ACM 2011) splits M = L + S, L low-rank and S sparse,
-by minimising ||L||_* + lambda ||S||_1 subject to L + S = M. Their Algorithm 1
-(alternating directions on the augmented Lagrangian) iterates
+by minimising ||L||_* + lambda ||S||_1 subject to L + S = M, with lambda =
+1 / sqrt(max(p, n)). `method='admm'` (the default, as in the authors' code)
+is their Algorithm 1, alternating directions on the augmented Lagrangian
+with mu = p n / (4 ||M||_1), ||M||_1 the sum of |M_ij|:
 
   L <- SVT_{1/mu}(M - S + Y/mu)          singular-value thresholding
   S <- shrink_{lambda/mu}(M - L + Y/mu)  element-wise soft thresholding
   Y <- Y + mu (M - L - S)
 
-with lambda = 1 / sqrt(max(p, n)) and mu = p n / (4 ||M||_1), ||M||_1 the sum
-of |M_ij|, until ||M - L - S||_F <= tol ||M||_F. (Paper 003's authors' copy
-computes mu with the matrix 1-norm, the largest column sum, a known slip of
-the library they copied; we follow Candes et al.) This is `method='admm'`,
-the default, as in the authors' code.
-
-With a fixed mu it converges slowly: on Robust-HDP's update matrices
-(p ~ 29,000, n = 20) it reaches its iteration bound before its tolerance.
-`method='ialm'` is the inexact augmented Lagrange multiplier method of Lin,
-Chen and Ma ("The Augmented Lagrange Multiplier Method for Exact Recovery of
-Corrupted Low-Rank Matrices", 2010, Algorithm 5), which solves the same
-problem with a growing mu:
-
-  Y = M / max(||M||_2, ||M||_max / lambda),  mu = 1.25 / ||M||_2
-  S <- shrink_{lambda/mu}(M - L + Y/mu)
-  L <- SVT_{1/mu}(M - S + Y/mu)
-  Y <- Y + mu (M - L - S),  mu <- min(rho mu, 1e7 mu_0)
-
-and stops at the same tolerance. We take rho = 1.05, not the paper's 1.5:
-the residual test only checks L + S = M, and with mu growing fast the
-iterates freeze before they are optimal. On planted and on noisy update
-matrices, rho = 1.5 stopped after ~25 iterations with the low-rank part off
-by up to 0.9 and sigma^_i^2 off by up to 5%; rho = 1.05 reaches ADMM's
-objective to 1e-7 relative and its sigma^_i^2 to 0.1%, in ~100 iterations
-where ADMM takes 720 (tests/robust_hdp/test_rpca.py checks both).
+until ||M - L - S||_F <= tol ||M||_F. `method='ialm'` is the inexact
+augmented Lagrange multiplier method of Lin, Chen and Ma (2010, Algorithm
+5): the same problem and tolerance with a growing mu (Y = M / max(||M||_2,
+||M||_max / lambda), mu_0 = 1.25 / ||M||_2, the S step first, then
+mu <- min(rho mu, 1e7 mu_0)), with rho = 1.05, not the paper's 1.5.
 
 Robust-HDP (paper 003, Algorithm 1, lines 7-10) runs it on the p x n matrix
 M = [Delta_1 | ... | Delta_n] of the clients' updates and estimates client
-i's noise variance by sigma^_i^2 = ||S_{:,i}||^2 / p. For large models
-(Section 3.5) it runs on blocks of p' rows and averages the blocks' estimates.
-
-The iteration is TensorFlow, one graph loop per precision, so it runs inside
-the server's TFF computation; `robust_pca` is the same function for numpy
-callers. It makes the iterates above in few passes over the p x n matrices
-(`_admm_phase`, `_ialm_phase`): SVT goes through the n x n Gram matrix, Y
-is carried as a function of the iterates instead of a running sum, and S and
-Y are formed only at the end. It runs in float32 while float32's round-off
-cannot move the answer (`FLOAT32_TOL`), then in float64 to the tolerance.
-Every round starts cold: on Robust-HDP's updates S is the round's fresh noise
-and L, small against it, is fitted to it, so the previous round's L does not
-change the iterates (the first S step drops it) and its Y and mu shorten them
-only by moving sigma^_i^2 further than the tolerance does.
+i's noise variance by sigma^_i^2 = ||S_{:,i}||^2 / p; for large models
+(Section 3.5) it runs on blocks of p' rows and averages their estimates.
+The iteration is TensorFlow, one graph loop per precision (float32 while
+its round-off cannot move the answer, `FLOAT32_TOL`, then float64), so it
+runs inside the server's TFF computation; `robust_pca` is the same function
+for numpy callers. Why rho = 1.05, how the iterates are computed and why
+every round starts cold: docs/robust_hdp.md, "Robust PCA".
 """
 
 import dataclasses
@@ -426,19 +401,38 @@ def noise_variances(updates: tf.Tensor,
   averaged (paper 003, Section 3.5). `method` is PCP's solver (module doc).
   TensorFlow; returns float64 [n].
   """
+  return split_norms(updates, block_rows=block_rows, tol=tol,
+                     max_iterations=max_iterations, method=method)[1]
+
+
+def split_norms(updates: tf.Tensor,
+                *,
+                block_rows: Optional[int] = None,
+                tol: float = DEFAULT_TOL,
+                max_iterations: int = DEFAULT_MAX_ITERATIONS,
+                method: str = 'admm') -> tuple[tf.Tensor, tf.Tensor]:
+  """(||L_{:,i}||, sigma^_i^2) for each column of the [p, n] `updates`.
+
+  M = L + S by PCP; sigma^_i^2 as `noise_variances`. With `block_rows`, a
+  column of L is its blocks' columns: their squared norms add up.
+  TensorFlow; returns two float64 [n].
+  """
   updates = tf.cast(updates, tf.float64)
 
   def estimate(block):
-    _, sparse, _ = principal_component_pursuit(
+    low, sparse, _ = principal_component_pursuit(
         block, tol=tol, max_iterations=max_iterations, method=method)
     rows = tf.cast(tf.shape(block)[0], tf.float64)
-    return tf.reduce_sum(tf.square(sparse), axis=0) / rows
+    return (tf.reduce_sum(tf.square(low), axis=0),
+            tf.reduce_sum(tf.square(sparse), axis=0) / rows)
 
   p = updates.shape[0]
   if block_rows is None or p is None or block_rows >= p:
-    return estimate(updates)
+    low2, variances = estimate(updates)
+    return tf.sqrt(low2), variances
   if block_rows < 1:
     raise ValueError(f'block_rows must be >= 1, got {block_rows}')
   starts = range(0, p, block_rows)
-  return tf.add_n([estimate(updates[s:s + block_rows]) for s in starts]) / len(
-      starts)
+  blocks = [estimate(updates[s:s + block_rows]) for s in starts]
+  return (tf.sqrt(tf.add_n([low2 for low2, _ in blocks])),
+          tf.add_n([v for _, v in blocks]) / len(starts))
