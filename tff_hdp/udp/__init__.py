@@ -28,29 +28,17 @@ ICML 2021).
 - `table_rows`: the comparison table of a run's results and its claim line.
 - `paper_tables`: the paper's quoted numbers beside ours.
 
-Threat model and what the guarantee covers (precise where the paper is not):
-
-- *Trusted server, user-level.* The server holds phi and every embedding
-  v_u. Adding or removing one user (all its data) changes the noised
-  estimator of grad phi by at most max_u(w_u) S / (q W) (Lemma 3.1), and the
-  noise has stddev z times that, so each round is a Poisson-subsampled
-  Gaussian mechanism of rate q and multiplier z, composed over T rounds by
-  the project's RDP accountant (`tff_hdp.privacy.accounting`; delta 1e-5 by
-  default). **phi** (every iterate) is (epsilon, delta) user-level DP.
-- *The embeddings are not covered by the noise.* v_u is updated from user
-  u's own unnoised Delta_u, so v_u, and theta_u = h(phi, v_u), also depend on
-  user u's own data. What holds is the joint ("billboard") guarantee: the
-  collection of all *other* users' embeddings and models, together with phi,
-  is (epsilon, delta)-DP with respect to user u. Released to anyone but user
-  u, theta_u is not private with respect to user u. The paper calls all of
-  it DP by post-processing; it is not.
-- *Sign.* The paper writes Delta = theta^K - theta and phi <- phi -
-  lambda grad, which would ascend the users' losses; we use pFedHN's
-  Delta = theta - theta^K, so phi and v descend.
-- *Weights.* max_u(w_u) and W = sum_u w_u are computed over all users from
-  their data sizes and treated as public constants of the run (as in McMahan
-  et al. 2018's fixed-denominator estimator).
-
+Threat model (trusted server, user-level): adding or removing one user (all
+its data) moves the noised estimator of grad phi by at most
+max_u(w_u) S / (q W) (Lemma 3.1; max_u(w_u) and W = sum_u w_u are public
+constants of the run, from all users' data sizes, as in McMahan et al.
+2018), and the noise has stddev z times that: T Poisson-subsampled Gaussian
+rounds, composed by `tff_hdp.privacy.accounting` (delta 1e-5 by default),
+so **phi** (every iterate) is (epsilon, delta) user-level DP. The embeddings
+move with their user's unnoised update: only phi with every *other* user's
+embedding and model is DP with respect to user u ("billboard"), not all of
+it by post-processing as the paper says. The sign of Delta is pFedHN's
+(`hypernetfl`). Precisely: docs/privacy.md, "UDP-Alg (paper 004)".
 Public API (docs/api.md): `UdpConfig`, `build_udp_process`,
 `build_data_source`.
 """

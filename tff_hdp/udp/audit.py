@@ -21,16 +21,15 @@ like any user. A sampled canary's record in the estimator is its clipped,
 weighted hypernetwork gradient chosen as the worst case of Lemma 3.1: a fixed
 direction c_k of phi's space at norm S with weight max_u w_u, so it adds
 max_w S c_k to sum_u w_u Clip(g_u, S) before the noise. Canaries have no
-data, no embedding and no model, so the real users' metrics are theirs
-alone; W (the estimator's denominator) stays the real users' (a public
-constant of the run).
+data, embedding or model: the real users' metrics are theirs alone, and W
+(the estimator's denominator) stays the real users', a public constant.
 
 The audited run composes the driver's experiment (`training.prepare`,
-`training.run_rounds`, `training.results_record`) with its own direct
-round (`AuditedRound`): the users' weighted clipped sum
-(`hypernetfl.users_step`), plus the sampled canaries' records, released and
-stepped as in every run (`hypernetfl.phi_step`; `audited_phi_step`).
-The observed release is that minus the users' sum (`known_residual`).
+`training.run_rounds`, `training.results_record`) with its own direct round
+(`AuditedRound`): the users' weighted clipped sum (`hypernetfl.users_step`),
+plus the sampled canaries' records, released and stepped as in every run
+(`hypernetfl.phi_step`; `audited_phi_step`). The observed release is that
+minus the users' sum (`known_residual`).
 
 What the auditor observes (`tff_hdp.privacy.canary_audit`):
 `observe='release'` (default) is the noised estimator itself, every round:
@@ -38,8 +37,8 @@ its sum sum_u w_u Clip(g_u, S) + records + N(0, (z max_w S)^2 I) minus the
 real users' weighted clipped gradients (which DP's adversary may know),
 divided by max_w S; the LR statistic reads it with the claimed z.
 `observe='global'` is phi's round step, read by the cosine statistics. The
-report is `canary_audit`'s: the RDP and PLD epsilons, Andrew et al.'s
-estimate and Steinke et al.'s lower bound. A planted fault
+report is `canary_audit`'s (docs/privacy.md): the RDP and PLD epsilons,
+Andrew et al.'s estimate and Steinke et al.'s lower bound. A planted fault
 (`planted_noise_scale`) multiplies the mechanism's z, not the accountant's
 nor the statistic's.
 """

@@ -13,9 +13,8 @@
 # limitations under the License.
 """UDP-Alg rounds spread over several TFF worker processes (paper 004).
 
-The runtime (workers, the mergeable context, stacks of per-client outputs,
-failure) is `tff_hdp.distributed`; this module is the round of
-`process.compose_udp_process`'s round as a `tff.framework.MergeableCompForm`:
+The runtime is `tff_hdp.distributed`; this module is the round of
+`process.compose_udp_process` as a `tff.framework.MergeableCompForm`:
 
 - up_to_merge (per worker, on its part of the sampled users, one CLIENTS
   value: `distributed.cut` of the cohort, as many parts as workers, with
@@ -30,29 +29,18 @@ failure) is `tff_hdp.distributed`; this module is the round of
 - then, in the calling process (the server), never on a worker:
   `hypernetfl.phi_step`: the Gaussian noise N(0, (z max_w S)^2 I) added
   once to the merged sum, from the stateless key the server keeps (split as
-  the process splits it), the division by q W and phi's step. TFF's
-  mergeable context sends every SERVER value of a form's argument to every
-  worker and runs `merge` and `after_merge` on one of them, so the form's
-  server value is phi alone: no worker can regenerate the noise. The new
-  embeddings come back with their user ids and the driver writes them into
-  its table (the whole table is large at paper scale: CelebA, 9,343 users x
-  2,336 dimensions, 87 MB).
+  the process splits it), the division by q W and phi's step. The form's
+  only SERVER value is phi, so no worker can regenerate the noise. The new
+  embeddings come back with their user ids into the driver's table.
 
 The round equals one machine's up to float summation order (the sum over
 users is regrouped by worker, and each part's models are generated in their
 own batch), and the noise draw is the same (tests/udp/test_distributed.py).
-A part is one CLIENTS value rather than one value per user so that its users
-share the hypernetwork's matmuls, as on one machine: one user at a time, a
-round of `make demo`'s UDP-Alg took 2.3x one machine's on one worker
-(this module as of commit f7eebdc, timed by `benchmark_distributed.py`),
-each user's generation and VJP reading all of phi for one matrix-vector
-product.
-
-Trust: UDP-Alg's server is trusted; a worker sees its users' data and their
-unnoised clipped gradients and partial sums, so it must be as trusted as
-the server (inside its trust boundary; a simulation runtime, not secure
-aggregation). What the guarantee covers is unchanged: the released phi
-after the noise.
+A part is one CLIENTS value rather than one per user so that its users share
+the hypernetwork's matmuls, as on one machine (one per user, measured:
+docs/performance.md, "Beyond one machine"). Trust: a worker sees its users'
+data and unnoised clipped gradients, so it must be as trusted as UDP-Alg's
+trusted server; the guarantee covers the released phi, after the noise.
 """
 
 import collections

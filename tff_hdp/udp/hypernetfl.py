@@ -26,27 +26,21 @@ For the users U_t sampled this round (Poisson, rate q):
 The round is three parts with fixed outputs, composed by `round_step`:
 the users' weighted clipped sum and new embeddings (`users_step`), the
 Gaussian release of the sum (`gaussian_release`), and its post-processing,
-the division by q W and phi's step (`normalize`, `phi_step`). The run's
-constants travel together (`RoundConstants`).
-
-Sign: the paper writes Delta = theta^K - theta and phi <- phi - lambda grad,
-which would move phi against the users' progress; we follow pFedHN's code
-(Delta = theta - theta^K), so phi and v descend on the users' losses.
+the division by q W and phi's step (`normalize`, `phi_step`); the run's
+constants travel together (`RoundConstants`). The paper's sign (Delta =
+theta^K - theta, phi <- phi - lambda grad) would move phi against the users'
+progress; with pFedHN's code's, phi and v descend on the users' losses.
 
 The estimator is TF Privacy's `NormalizedQuery(GaussianSumQuery(max_w S,
 z max_w S), denominator=q W)`: its records w_u Clip(g_u, S) have norm at most
-max_w S (Lemma 3.1), so its noise after normalisation has stddev
-z max_w S / (q W), eq. (4). As in FedHDP (`group_aggregation`), the Gaussian
-is drawn with `tf.random.stateless_normal` from a key in the server state
-with the query's calibrated stddev: secret unless the run was given a
-`mechanism_seed` (`tff_hdp.privacy.mechanism_key`), and exact on resume.
-
-`max_w` is the largest w_u over *all* users (the sensitivity must hold for
-any user that could be added), a public constant of the run.
-
-Noiseless (the paper's baseline): the same estimator without clipping or
-noise. pFedHN: one user per step, g = (d theta_u / d phi)^T Delta_u, no
-weighting (`denominator` 1, `max_weight` 1), as its code does.
+max_w S (Lemma 3.1; max_w is the largest w_u over *all* users, a public
+constant, since the bound must hold for any user that could be added), so
+its noise after normalisation has stddev z max_w S / (q W), eq. (4). As in
+FedHDP (`group_aggregation`), the Gaussian is drawn with the query's stddev
+by `tf.random.stateless_normal` from a key in the server state: secret unless
+the run was given a `mechanism_seed`, and exact on resume. Noiseless (the
+paper's baseline): the same estimator without clipping or noise. pFedHN: one
+user per step, g_u unclipped, unweighted (`denominator` 1, `max_weight` 1).
 """
 
 import dataclasses
@@ -168,9 +162,9 @@ def local_deltas(target: models.ModelSpec, thetas: Sequence[tf.Tensor],
     xb = tf.gather(x, indices[k], batch_dims=1)
     yb = tf.gather(y, indices[k], batch_dims=1)
     # One vectorized_map over the users. An im2col form (patches times each
-    # user's kernel, batched) ran 2x slower at CIFAR-10 scale on the 2-core
-    # CPU (22.7 against 11.3 s per round, benchmark_udp.py), and a batched
-    # einsum FC NN no faster on the digits.
+    # user's kernel, batched) ran slower at CIFAR-10 scale (docs/udp.md,
+    # "What is not here"), and a batched einsum FC NN no faster on the
+    # digits.
     grads = tf.vectorized_map(batch_loss_gradient,
                               (weights, xb, yb, mask[k]))
     return k + 1, [w - learning_rate * g for w, g in zip(weights, grads)]

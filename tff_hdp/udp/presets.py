@@ -76,9 +76,10 @@ PRESETS: Mapping[str, Preset] = {
     # lambda S bounds phi's step and lambda = 1 (not 0.1) lets 100 rounds
     # train; z = 1.55 gives epsilon = 7.89 at delta = 1e-5. The target is the
     # FC NN of paper 001's Table 6, not paper 004's LeNet: a LeNet round
-    # costs 5x here (TF runs each user's convolutions with their own
-    # filters as a loop), and at epsilon = 8 it reached 63.6% against the
-    # FC NN's 72.4% in 100 rounds (--target=lenet runs it).
+    # costs several times as much here (TF runs each user's convolutions
+    # with their own filters as a loop; docs/udp.md), and at epsilon = 8 it
+    # reached 63.6% against the FC NN's 72.4% in 100 rounds (--target=lenet
+    # runs it).
     'mnist5k': Preset(target='fc', num_users=200, rounds=100,
                       sampling_rate=0.2, clip=0.1, noise_multiplier=1.55,
                       local_steps=10, batch_size=16, local_learning_rate=0.05,
