@@ -29,23 +29,16 @@ and client j of group g forms its personal model with Ditto (eq. (76)),
 
   theta_j(lambda) = (phi_hat_j + lambda theta) / (1 + lambda).
 
-Two-level FedHDP is the case l = 2 with groups (non-private, private) and
-ratios (1, r); see `server_aggregation` and `personalization`.
-
-Own privacy noise. The global model theta contains the client's own update
-psi_j = phi_hat_j + l_j. Eq. (44)/(77) of the paper replaces psi_j by
-phi_hat_j, i.e. assumes the client removes its own noise w_g l_j from theta
-(it knows l_j) before the Ditto step; under that assumption the lambda_j* of
-Lemma 3 / Theorem 8 is exactly Bayes optimal. Algorithm 1 as written leaves
-l_j in theta, which adds (u w_g)^2 N_g gamma_g^2 to the client's risk
-(u = lambda / (1 + lambda)) and moves its optimal lambda slightly. Functions
-here take `own_noise_in_global` (default True, Algorithm 1 as written); pass
-False for the paper's assumption.
-
-All risks are per coordinate: E||theta_j - phi_j||^2 / d (the Bayes risk of
-(Local Bayes obj.) without its factor 1/2). They do not depend on phi: every
-estimator here has weights summing to 1, which is why the paper's flat prior
-on phi (Lemma 1) can be used.
+Two-level FedHDP is l = 2 with groups (non-private, private) and ratios
+(1, r); see `server_aggregation` and `personalization`. Own privacy noise:
+theta contains the client's own psi_j = phi_hat_j + l_j. Eq. (44)/(77)
+assumes the client removes w_g l_j from theta before the Ditto step (then
+the lambda_j* of Lemma 3 / Theorem 8 is exactly Bayes optimal); Algorithm 1
+as written leaves it in, which adds (u w_g)^2 N_g gamma_g^2 to the client's
+risk (u = lambda / (1 + lambda)). Functions here take `own_noise_in_global`
+(default True, Algorithm 1 as written; False for the paper's assumption).
+All risks are per coordinate, E||theta_j - phi_j||^2 / d, and do not depend
+on phi (docs/fedhdp.md, "Theory: the models").
 """
 
 from typing import Sequence

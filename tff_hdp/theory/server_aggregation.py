@@ -17,36 +17,28 @@ Paper 001 (Aldaghri, Mahdavifar, Beirami, "Federated Learning with
 Heterogeneous Differential Privacy"), Section 3.1.2, Appendix A.2 (Lemma 2) and
 Appendix B (Lemmas 6 and 7).
 
-Setting (Appendix A.1, "opt-out of privacy"). N clients; N_np = rho_np N of
-them opted out of privacy and N_p = (1 - rho_np) N are private. Client j holds
-the least-squares estimate phi_hat_j = phi_j + e_j of its coefficient vector
-phi_j = phi + p_j, with p_j ~ N(0, tau^2 I_d) (data heterogeneity) and
-e_j ~ N(0, alpha^2 I_d), alpha^2 = beta^2 / n_s (observation noise). It sends
+Setting (Appendix A.1, "opt-out of privacy"): N clients, N_np = rho_np N of
+them opted out of privacy and N_p = (1 - rho_np) N private. Client j holds
+the least-squares estimate phi_hat_j = phi_j + e_j of phi_j = phi + p_j,
+p_j ~ N(0, tau^2 I_d), e_j ~ N(0, alpha^2 I_d), alpha^2 = beta^2 / n_s, and
+sends
 
   psi_j = phi_hat_j + l_j,   l_j ~ N(0, N_p gamma^2 I_d) if j is private,
                              l_j = 0                     otherwise,      (11)
 
-so that the average of the private group carries privacy noise of variance
-gamma^2 per coordinate. Around phi, psi_j has covariance sigma_c^2 I_d
-(non-private) or (sigma_c^2 + N_p gamma^2) I_d (private), where
-sigma_c^2 = alpha^2 + tau^2.
+of covariance sigma_c^2 I_d (non-private) or (sigma_c^2 + N_p gamma^2) I_d
+(private) around phi, sigma_c^2 = alpha^2 + tau^2. FedHDP (Algorithm 1)
+weighs a private update r times a non-private one,
 
-FedHDP (Algorithm 1) weighs a private update r times a non-private one,
+  theta = (sum_{np} psi_i + r sum_{p} psi_i) / (N_np + r N_p),
 
-  theta = (sum_{np} psi_i + r sum_{p} psi_i) / (N_np + r N_p).
-
-Every function here returns the *per-coordinate* variance of theta - phi
-(the error covariance is this number times I_d). They broadcast over numpy
-arrays. N_p may be fractional in the closed forms (the paper writes
-N_p = (1 - rho_np) N); the simulators need whole numbers of clients.
-
-The three algorithms of Section 3.1.1:
-  * FedHDP: the weighted average above; r = r* is Bayes optimal (Lemma 6).
-  * HDP-FedAvg: the same updates (11), plain average: r = 1.
-  * DP-FedAvg: every client, private or not, adds the private clients' noise
-    N(0, N_p gamma^2 I_d) and the server averages. This is the reading under
-    which eqs. (80) and (81) hold; it gives sigma_s^2 = (sigma_c^2 +
-    N_p gamma^2) / N.
+and r = r* is Bayes optimal (Lemma 6); HDP-FedAvg is r = 1; DP-FedAvg has
+every client add the private clients' noise, so sigma_s^2 = (sigma_c^2 +
+N_p gamma^2) / N (eqs. (80), (81)). Every function returns the
+*per-coordinate* variance of theta - phi (the error covariance is this
+number times I_d) and broadcasts over numpy arrays; N_p may be fractional
+in the closed forms. The setting in words: docs/fedhdp.md, "Theory: the
+models".
 """
 
 import numpy as np

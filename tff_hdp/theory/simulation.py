@@ -17,10 +17,7 @@ Paper 001, Algorithm 1 (federated linear regression, dimension d) and
 Algorithm 3 (federated point estimation, d = 1), generalised to l privacy
 levels (Appendix A.6). One trial draws, for N clients in l groups:
 
-  phi ~ N(0, I_d)                 the server's vector (any law would do: every
-                                  estimator is equivariant, so the errors do
-                                  not depend on phi; the paper's flat prior is
-                                  not a distribution one can sample);
+  phi ~ N(0, I_d)                 (any law would do: docs/fedhdp.md)
   phi_j = phi + p_j,              p_j ~ N(0, tau^2 I_d)               (7)
   x_j = F_j phi_j + v_j,          v_j ~ N(0, beta^2 I_{n_s}),
                                   beta^2 = alpha^2 n_s                (6)
@@ -35,19 +32,14 @@ and runs one round of FedHDP with eta = 1 and eta_p = 1 / (1 + lambda)
   client:  theta_j <- theta0 - eta_p ((theta0 - phi_hat_j)
                                       + lambda (theta0 - theta))     (54)
 
-with theta0 = 0 the initial model. The design F_j (n_s x d) satisfies
-F_j^T F_j = n_s I_d (Appendix A.1): it is sqrt(n_s) times a random matrix with
-orthonormal columns, drawn once per call (the errors have the same law for
-every such design). Point estimation uses F_j = [1, ..., 1]^T (Appendix B).
-
-Reported errors are per coordinate, ||.||^2 / d, averaged over the clients of
-each group within a trial; means and standard errors are over independent
-trials. The draws do not depend on the ratios, the gamma_i^2 (noise is drawn
-standard and scaled) or lambda, so calls that differ only in these and share
-a seed use common random numbers.
-
-DP-FedAvg is one group of N clients with gamma^2 = (1 - rho_np) gamma^2:
-every client then adds N(0, N_p gamma^2), as in `server_aggregation`.
+with theta0 = 0 the initial model, and a design with F_j^T F_j = n_s I_d
+(Appendix A.1; F_j = [1, ..., 1]^T for point estimation, Appendix B).
+Errors are per coordinate, ||.||^2 / d, averaged over each group's clients
+within a trial; means and standard errors are over independent trials.
+Calls that differ only in the ratios, the gamma_i^2 or lambda and share a
+seed use common random numbers. DP-FedAvg is one group of N clients with
+gamma^2 = (1 - rho_np) gamma^2: every client then adds N(0, N_p gamma^2), as
+in `server_aggregation`. Why: docs/fedhdp.md, "Theory: the models".
 """
 
 from typing import NamedTuple, Optional, Sequence
