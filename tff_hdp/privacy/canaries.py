@@ -107,8 +107,8 @@ class CanarySet:
         out[row] = self._frame(int(k) // m)[int(k) % m]
       return out
     for row, k in enumerate(indices):
-      # float32 draws: half the time of float64 ones, which matters at
-      # UDP-Alg's millions of hypernetwork parameters.
+      # float32 draws: faster than float64 ones (docs/performance.md), which
+      # matters at UDP-Alg's millions of hypernetwork parameters.
       v = np.random.default_rng([self._seed, _STREAM, 1, int(k)
                                  ]).standard_normal(self.dimension, np.float32)
       out[row] = v / np.linalg.norm(v.astype(np.float64))

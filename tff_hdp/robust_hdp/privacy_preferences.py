@@ -47,10 +47,10 @@ REFERENCE_CSV = (resources.files('tff_hdp.robust_hdp') / 'reference' /
 # RDP orders of the DP-SGD accounting: dp_accounting's default grid with the
 # fractional orders every 0.5 instead of every 0.1 (1.5, 2, ..., 10.5, then
 # 11 ... 63, 128, 256, 512, 1024). The fractional orders dominate the cost
-# (docs/performance.md, "Accounting"), and a client's calibration evaluates
-# epsilon some 20 times; epsilon over a subset of the orders is never smaller,
-# so the noise calibrated on it is never too small (tests check it is within
-# 2% of the default grid's).
+# (docs/performance.md, "Accounting and the audit"), and a client's
+# calibration evaluates epsilon some 20 times; epsilon over a subset of the
+# orders is never smaller, so the noise calibrated on it is never too small
+# (tests check it is within 2% of the default grid's).
 ORDERS = (tuple(1 + x / 2 for x in range(1, 20)) + tuple(range(11, 64)) +
           (128, 256, 512, 1024))
 # Opacus's default RDP orders (opacus.accountants.rdp.RDPAccountant), the
