@@ -31,11 +31,11 @@ k_i as there (`dp_sgd.poisson_key`, `shuffle_key`, `noise_key`,
   the last padded, each group with its client's weights, and the model for
   G groups at once (`layers.grouped_dense`, `layers.grouped_conv2d`:
   batched matmuls, grouped convolutions) runs the step; padding is at most
-  a group per client, not the step's largest batch. One recorded forward and backward pass (`tff_hdp.per_example`)
-  gives every row's norm and each group's clipped sum; padded rows have
-  zero loss and zero weight. The clients still training step as
-  `parallel_parts` independent parts (one per CPU core). For 'fc' and
-  'cnn5' (`grouped_forward`).
+  a group per client, not the step's largest batch. One recorded forward
+  and backward pass (`tff_hdp.per_example`) gives every row's norm and each
+  group's clipped sum; padded rows have zero loss and zero weight. The
+  clients still training step as `parallel_parts` independent parts (one
+  per CPU core). For 'fc' and 'cnn5' (`grouped_forward`).
 - IN_TURN: `dp_sgd.client_update` of each client in turn, inside the same
   computation: any model.
 
