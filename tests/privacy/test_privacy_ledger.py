@@ -105,6 +105,19 @@ class PrivacyLedgerTest(parameterized.TestCase):
     ledger.step('private', 0.05, 0.0)
     self.assertEqual(ledger.get_epsilon('private', 1e-4), math.inf)
 
+  def test_zero_noise_in_a_fixed_cohort_is_not_private(self):
+    # A fixed cohort (replace-one) with z = 0 in one of its rounds: inf by
+    # both accountants' rule, not dp_accounting's division by z.
+    for accountant in ('rdp', 'pld'):
+      ledger = privacy_ledger.PrivacyLedger()
+      ledger.step('private', 0.05, 1.5, count=3, population=2000)
+      ledger.step('private', 0.05, 0.0, population=2000)
+      if accountant == 'pld':
+        with self.assertRaisesRegex(ValueError, 'no event for a fixed cohort'):
+          ledger.get_epsilon('private', 1e-4, accountant)
+      else:
+        self.assertEqual(ledger.get_epsilon('private', 1e-4), math.inf)
+
   def test_save_load_round_trip(self):
     ledger = privacy_ledger.PrivacyLedger()
     ledger.step('private_1', 0.05, 1.5, count=123)

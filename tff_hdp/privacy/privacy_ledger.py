@@ -203,11 +203,16 @@ class PrivacyLedger:
     accountant = accounting.check_accountant(accountant)
     if not self._history.get(group):
       return 0.0
+    if accountant == 'pld' and self.relation(group) != (
+        accounting.ADD_OR_REMOVE_ONE):
+      accounting.check_pld_relation(self._history[group][0][3])
+    # A sampled round without noise releases a client's update as it is (as
+    # `accounting.compute_epsilon`; dp_accounting's fixed-cohort RDP divides
+    # by z).
+    if any(q > 0 and z == 0 and count > 0
+           for q, z, count, _ in self._history[group]):
+      return math.inf
     if accountant == 'pld':
-      if self.relation(group) != accounting.ADD_OR_REMOVE_ONE:
-        accounting.check_pld_relation(self._history[group][0][3])
-      if any(q > 0 and z == 0 for q, z, _, _ in self._history[group]):
-        return math.inf
       return pld.epsilon([(accounting.round_event(q, z), count)
                           for q, z, count, _ in self._history[group]], d)
     return float(self._accountant(group).get_epsilon(d))
