@@ -237,7 +237,7 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
   _write_preferences(tmp_path / 'mixed.csv',
                      [(1, 16), (2, 32), (8, 16), (8, 32)] * 5)
   out = tmp_path / 'bench'
-  result = _bench(['--dataset=digits', '--model=fc', '--rounds=2',
+  result = _bench(['--cross_silo_dataset=digits', '--model=fc', '--rounds=2',
                    f'--preferences_csv={tmp_path / "strict.csv"},'
                    f'{tmp_path / "mixed.csv"}', '--seeds=0',
                    '--methods=dpfedavg,non_private,toy_majority', '--jobs=2',
@@ -254,6 +254,8 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
   assert '### client-level, per client (trusted server)' in text
   assert '| ref. | non_private |' in text
   record = json.loads((out / 'leaderboard.json').read_text())
+  # The 20-row files fit the cross-silo population only: it alone ran.
+  (record,) = record['populations'].values()
   assert len(record['runs']) == 6
   for run in record['runs']:
     assert len(run['spent']) == len(run['asked']) == 20
@@ -277,8 +279,16 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
 @pytest.mark.parametrize('args,message', [
     (['--methods=fedavg'], "--methods: unknown method 'fedavg'; registered: "),
     (['--distributions=dist10'], "unknown distribution 'dist10'"),
-    (['--preferences_csv=NEGATIVE'], 'row 3: epsilon must be > 0'),
-    (['--preferences_csv=SHORT'], '2 rows of preferences for 20 clients'),
+    (['--preferences_csv=NEGATIVE'], 'row 3: epsilon must be a number > 0'),
+    (['--preferences_csv=SHORT'], '2 rows of preferences (one per client), '
+     'and no population has 2 clients (cross_silo 20, cross_device 2000)'),
+    (['--populations=cross_silo,edge'], "unknown population 'edge'"),
+    (['--mixtures=paper002'], "unknown mixture 'paper002'; built in: "
+     'paper001'),
+    (['--preferences_csv=HALVES'], 'fractions must be > 0 and sum to 1'),
+    (['--distributions=dist1', '--populations=cross_device'],
+     'Dist1-Dist9 hold 20, 40 or 60 clients, and the populations have '
+     'cross_device 2000'),
     (['--rounds=0'], '--rounds must be >= 1'),
     (['--jobs=0'], '--jobs must be >= 1, got 0'),
 ])
@@ -286,6 +296,8 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
                                                       message):
   (tmp_path / 'NEGATIVE.csv').write_text('epsilon\n1\n-2\n' + '1\n' * 18)
   (tmp_path / 'SHORT.csv').write_text('epsilon\n1\n2\n')
+  (tmp_path / 'HALVES.csv').write_text('fraction,epsilon\n0.5,1\n0.6,2\n')
   args = [a.replace('NEGATIVE', str(tmp_path / 'NEGATIVE.csv'))
-          .replace('SHORT', str(tmp_path / 'SHORT.csv')) for a in args]
+          .replace('SHORT', str(tmp_path / 'SHORT.csv'))
+          .replace('HALVES', str(tmp_path / 'HALVES.csv')) for a in args]
   binaries.assert_refused('hdp_bench.py', args, message, tmp_path / 'out')

@@ -44,6 +44,8 @@ def heavy_imports(module: str) -> subprocess.CompletedProcess:
     # HDP-Bench's flag checks import every registered method.
     'tff_hdp.bench.registry',
     'tff_hdp.bench.preferences',
+    'tff_hdp.bench.population',
+    'tff_hdp.bench.leaderboard',
 ])
 def test_does_not_import_tensorflow(module):
   result = heavy_imports(module)

@@ -20,7 +20,10 @@ three systems).
 - `registry`: `register` (a method registers itself; yours is one file) and
   `registered`.
 - `methods/`: the package's methods, one file each.
-- `preferences`: paper 003's Dist1-Dist9, or a CSV of yours.
+- `population`: the populations every method runs on (cross-silo: paper
+  003's 20 clients; cross-device: paper 001's non-IID MNIST).
+- `preferences`: paper 003's Dist1-Dist9, mixtures for any number of
+  clients (paper 001's levels), or a CSV of yours.
 - `benchmark`: runs them all (`parallel`: on several worker processes at
   once); `leaderboard`: ranks, Markdown, JSON, picture.
 

@@ -23,9 +23,10 @@ epsilon_i over the setting's rounds (a method that promises more is a bug:
 it stops the benchmark; a reference without a guarantee is not checked),
 then runs it once per seed (with `jobs` > 1, several runs at once, each in
 a worker process: `parallel`) and records the accuracy and the epsilon each
-client's ledger spent. A method that refuses
-a distribution (`Method.refuses`) is recorded as such. Runs already in
-`done` (a resumed benchmark) are skipped.
+client's ledger spent. A method that does not fit the setting's population
+(`Method.refuses_population`) or refuses a distribution (`Method.refuses`)
+is recorded as refused, with its reason. Runs already in `done` (a resumed
+benchmark) are skipped. One call runs one population (`population`).
 
 Every run's noise and sampling come from a fresh secret key unless a
 `mechanism_seed` is given: then seed s runs with mechanism seed
@@ -86,6 +87,45 @@ def _check_workers_find(methods: Sequence[method_lib.Method],
           'method_files (--extra_methods), or run with jobs=1')
 
 
+def _plan(setting, distributions, methods, seeds, mechanism_seed, *,
+          finished, refused: Callable[[leaderboard.RunResult], None]):
+  """The runs to do: ((method name, calibration, seed, mechanism seed),
+  (preferences, planned epsilons, calibration seconds per seed)) each, the
+  calibrations checked; a run in `finished` ((population, method,
+  preferences, seed)) is left out, and a refused one goes to `refused`."""
+  tasks = []
+  for preferences in distributions:
+    if preferences.num_clients != setting.num_clients:
+      raise ValueError(f'preferences {preferences.name!r} give '
+                       f'{preferences.num_clients} clients, the data has '
+                       f'{setting.num_clients}')
+    for m in methods:
+      todo = [s for s in seeds if (setting.population, m.name,
+                                   preferences.name, s) not in finished]
+      if not todo:
+        continue
+      # A population the method does not fit, then preferences it cannot
+      # serve: refused, with the reason, and nothing is calibrated.
+      reason = m.refuses_population(setting) or m.refuses(preferences)
+      if reason is not None:
+        for s in todo:
+          refused(leaderboard.RunResult(
+              m.name, preferences.name, s, None, refused=reason,
+              population=setting.population))
+        continue
+      start = time.perf_counter()
+      calibration = m.calibrate(setting, preferences)
+      calibration_share = (time.perf_counter() - start) / len(todo)
+      planned = (method_lib.planned_epsilons(calibration, setting.delta,
+                                             setting.accountant)
+                 if m.guarantee.kind == 'none' else  # A reference.
+                 check_calibration(m, setting, preferences, calibration))
+      tasks += [((m.name, calibration, s,
+                  None if mechanism_seed is None else mechanism_seed + s),
+                 (preferences, planned, calibration_share)) for s in todo]
+  return tasks
+
+
 def run(setting: method_lib.Setting,
         distributions: Sequence[method_lib.Preferences],
         methods: Sequence[method_lib.Method], seeds: Sequence[int], *,
@@ -122,7 +162,6 @@ def run(setting: method_lib.Setting,
   # whose worker_binary can outlive Python (tff_hdp.runtime), before any does.
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top,unused-import
   results = list(done)
-  finished = {(r.method, r.preferences, r.seed) for r in results}
   by_name = {m.name: m for m in methods}
 
   def record(result):
@@ -130,33 +169,10 @@ def run(setting: method_lib.Setting,
     if on_result is not None:
       on_result(result)
 
-  tasks = []  # (method name, calibration, seed, mechanism seed), and more.
-  for preferences in distributions:
-    if preferences.num_clients != setting.num_clients:
-      raise ValueError(f'preferences {preferences.name!r} give '
-                       f'{preferences.num_clients} clients, the data has '
-                       f'{setting.num_clients}')
-    for m in methods:
-      todo = [s for s in seeds
-              if (m.name, preferences.name, s) not in finished]
-      if not todo:
-        continue
-      reason = m.refuses(preferences)
-      if reason is not None:
-        for s in todo:
-          record(leaderboard.RunResult(m.name, preferences.name, s, None,
-                                       refused=reason))
-        continue
-      start = time.perf_counter()
-      calibration = m.calibrate(setting, preferences)
-      calibration_share = (time.perf_counter() - start) / len(todo)
-      planned = (method_lib.planned_epsilons(calibration, setting.delta,
-                                             setting.accountant)
-                 if m.guarantee.kind == 'none' else  # A reference.
-                 check_calibration(m, setting, preferences, calibration))
-      tasks += [((m.name, calibration, s,
-                  None if mechanism_seed is None else mechanism_seed + s),
-                 (preferences, planned, calibration_share)) for s in todo]
+  tasks = _plan(setting, distributions, methods, seeds, mechanism_seed,
+                finished={(r.population, r.method, r.preferences, r.seed)
+                          for r in results},
+                refused=record)
 
   def result(task, about, outcome, seconds):
     (name, _, seed, _), (preferences, planned, calibration_share) = task, about
@@ -165,7 +181,7 @@ def run(setting: method_lib.Setting,
         spent=tuple(float(e) for e in outcome.epsilons),
         asked=tuple(float(e) for e in preferences.epsilons),
         planned=tuple(float(e) for e in planned),
-        seconds=seconds + calibration_share)
+        seconds=seconds + calibration_share, population=setting.population)
 
   if jobs == 1:
     for task, about in tasks:

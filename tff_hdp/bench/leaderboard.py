@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""HDP-Bench's leaderboards: one per guarantee family, from the runs.
+"""HDP-Bench's leaderboards: one per population and guarantee family.
 
 Each method's row holds its accuracy on every preference distribution (the
 mean +- std over seeds of the clients' mean local test accuracy), their mean
@@ -20,8 +20,13 @@ epsilon each client's ledger spent against the one it asked for), the
 largest spent / asked, what its server must know, its guarantee in words and
 its wall time. A method whose ledger ever spent more than a client asked is
 marked invalid and never ranked; a reference without a guarantee (Non-private)
-is shown, never ranked. Markdown, JSON and a matplotlib picture (one panel
-per family). TensorFlow-free.
+is shown, never ranked. A method refused everywhere reads refused in every
+column, one refused on some distributions reads refused there and is not
+ranked; the reasons are listed beneath the table, and budgets are checked
+only on the runs that ran. Markdown, JSON and a matplotlib picture (a row of
+panels per population, one per family: groups of bars per distribution,
+the seeds' spread, the non-private reference and chance level).
+TensorFlow-free.
 """
 
 import collections
@@ -49,7 +54,9 @@ class RunResult:
     planned: Per client, the epsilon of the calibrated mechanism.
     seconds: Wall time of the run, with its share of the calibration's
       (which serves every seed of the distribution).
-    refused: Why the method could not run these preferences, or None.
+    refused: Why the method could not run these preferences on this
+      population, or None.
+    population: The population's name (`tff_hdp.bench.population`).
   """
   method: str
   preferences: str
@@ -60,6 +67,7 @@ class RunResult:
   planned: tuple[float, ...] = ()
   seconds: float = 0.0
   refused: Optional[str] = None
+  population: str = ''
 
   @property
   def budgets_met(self) -> bool:
@@ -94,7 +102,7 @@ class Row:
   budgets_met: bool
   worst_ratio: float
   seconds: float
-  refused: dict[str, str]
+  refused: dict[str, str]  # Per refused distribution, why.
   rank: Optional[int] = None
 
   @property
@@ -106,12 +114,23 @@ class Row:
   def valid(self) -> bool:
     return self.budgets_met and not self.reference
 
+  @property
+  def ran(self) -> bool:
+    """Whether it ran on some distribution (its budgets are checked)."""
+    return bool(self.accuracy)
+
+  @property
+  def ranked_on_all(self) -> bool:
+    """Whether it ran on every distribution: its mean is comparable."""
+    return self.ran and not self.refused
+
 
 def leaderboards(results: Sequence[RunResult],
                  methods: dict[str, method_lib.Method]
                  ) -> dict[str, list[Row]]:
-  """Per guarantee family, its rows, ranked: valid rows by mean accuracy
-  (1 = best), then the invalid and reference rows unranked."""
+  """Per guarantee family, its rows, ranked: valid rows that ran on every
+  distribution by mean accuracy (1 = best), then the others unranked (the
+  invalid, the references, and those refused somewhere)."""
   by_method = collections.defaultdict(list)
   for r in results:
     by_method[r.method].append(r)
@@ -135,7 +154,7 @@ def leaderboards(results: Sequence[RunResult],
         seconds=sum(r.seconds for r in runs),
         refused={r.preferences: r.refused for r in runs if r.refused}))
   for rows in boards.values():
-    valid = sorted((r for r in rows if r.valid and r.accuracy),
+    valid = sorted((r for r in rows if r.valid and r.ranked_on_all),
                    key=lambda r: -r.mean_accuracy)
     for rank, row in enumerate(valid, start=1):
       row.rank = rank
@@ -151,9 +170,47 @@ def _cell(entry: Optional[tuple[float, float, int]]) -> str:
   return f'{mean:.1f} ± {std:.1f}' if seeds > 1 else f'{mean:.1f}'
 
 
+REFUSED = 'refused'
+
+
+def _row_cells(row: Row, distributions: Sequence[str]) -> list[str]:
+  """A row's cells after its name: a row that ran nowhere reads refused in
+  every one; one refused somewhere is ranked nowhere and its mean is over
+  the distributions it ran."""
+  if not row.ran and row.refused:
+    return [REFUSED] * (len(distributions) + 7)
+  rank = (str(row.rank) if row.rank is not None else
+          'ref.' if row.reference else 'invalid' if not row.budgets_met
+          else REFUSED + ' in part' if row.refused else '-')
+  mean = (f'{row.mean_accuracy:.1f}' if row.ran else '-') + (
+      f' ({len(row.accuracy)} of {len(distributions)})'
+      if row.refused and row.ran else '')
+  return ([rank] +
+          [REFUSED if d in row.refused else _cell(row.accuracy.get(d))
+           for d in distributions] +
+          [mean,
+           '- (no privacy)' if row.reference else
+           'yes' if row.budgets_met else 'NO',
+           '∞' if math.isinf(row.worst_ratio) else f'{row.worst_ratio:.3f}',
+           row.server_knows, row.guarantee, f'{row.seconds:.0f}'])
+
+
+def refusals(rows: Sequence[Row]) -> list[str]:
+  """One line per refused method and reason: the distributions and why."""
+  lines = []
+  for row in rows:
+    by_reason = collections.defaultdict(list)
+    for distribution, reason in row.refused.items():
+      by_reason[reason].append(distribution)
+    lines += [f'{row.method} refused {", ".join(names)}: {reason}'
+              for reason, names in by_reason.items()]
+  return lines
+
+
 def markdown(boards: dict[str, list[Row]], distributions: Sequence[str]
              ) -> str:
-  """The leaderboards as Markdown: a heading and a table per family."""
+  """The leaderboards as Markdown: a heading and a table per family, and
+  beneath a table why each refused row was refused."""
   parts = []
   for family, rows in boards.items():
     header = (['rank', 'method'] + [f'{d} acc%' for d in distributions] +
@@ -161,20 +218,12 @@ def markdown(boards: dict[str, list[Row]], distributions: Sequence[str]
                'server knows', 'guarantee', 'wall s'])
     table = []
     for row in rows:
-      rank = (str(row.rank) if row.rank is not None else
-              'ref.' if row.reference else 'invalid' if not row.budgets_met
-              else '-')
-      table.append([rank, row.method] +
-                   [_cell(row.accuracy.get(d)) if d not in row.refused
-                    else 'refused' for d in distributions] +
-                   [f'{row.mean_accuracy:.1f}' if row.accuracy else '-',
-                    '- (no privacy)' if row.reference else
-                    'yes' if row.budgets_met else 'NO',
-                    '∞' if math.isinf(row.worst_ratio) else
-                    f'{row.worst_ratio:.3f}',
-                    row.server_knows, row.guarantee, f'{row.seconds:.0f}'])
+      cells = _row_cells(row, distributions)
+      table.append(cells[:1] + [row.method] + cells[1:])
+    notes = ''.join(f'\n- {line}' for line in refusals(rows))
     parts.append(f'### {family}\n\n' +
-                 tables.format_markdown(table, header))
+                 tables.format_markdown(table, header).rstrip('\n') +
+                 (f'\n\nRefused:\n{notes}' if notes else ''))
   return '\n\n'.join(parts) + '\n'
 
 
@@ -191,32 +240,83 @@ def to_json(boards: dict[str, list[Row]],
   }
 
 
-def plot(boards: dict[str, list[Row]], distributions: Sequence[str],
-         path: str, title: str = '') -> None:
-  """Accuracy per method per distribution, one panel per family (PNG)."""
+@dataclasses.dataclass(frozen=True)
+class Panel:
+  """One population's leaderboards, for `plot`: a row of panels.
+
+  Attributes:
+    population: Its name.
+    boards: `leaderboards`' of its runs.
+    distributions: Its preferences' names, in order.
+    chance: Chance accuracy (%) of its task (100 / classes).
+  """
+  population: str
+  boards: dict[str, list[Row]]
+  distributions: tuple[str, ...]
+  chance: float
+
+
+def _references(panel: Panel, family: str) -> list[Row]:
+  """The reference rows drawn in a family's panel: its own, else every
+  reference of the population."""
+  own = [r for r in panel.boards.get(family, ()) if r.reference and r.ran]
+  return own or [r for rows in panel.boards.values() for r in rows
+                 if r.reference and r.ran]
+
+
+def _draw_panel(ax, panel: Panel, family: str) -> None:
+  """Groups of bars (one group per distribution, one bar per ranked or
+  unranked method, the spread over seeds where there are several), the
+  population's non-private reference over each group and chance level."""
+  rows = [r for r in panel.boards.get(family, ()) if not r.reference]
+  x = np.arange(len(panel.distributions))
+  width = 0.8 / max(1, len(rows))
+  for k, row in enumerate(rows):
+    offsets = x - 0.4 + (k + 0.5) * width
+    means = [row.accuracy.get(d, (np.nan, 0, 0))[0]
+             for d in panel.distributions]
+    spread = [row.accuracy[d][1] if row.accuracy.get(d, (0, 0, 1))[2] > 1
+              else 0.0 for d in panel.distributions]
+    label = row.method + ('' if row.rank is not None else
+                          ' (invalid)' if not row.budgets_met else
+                          ' (refused)' if row.refused else '')
+    ax.bar(offsets, means, width, yerr=spread, capsize=2, label=label,
+           hatch=None if row.budgets_met else '//')
+    for offset, d in zip(offsets, panel.distributions):
+      if d in row.refused:
+        ax.text(offset, 1, REFUSED, rotation=90, ha='center', va='bottom',
+                fontsize=6)
+  for j, ref in enumerate(_references(panel, family)):
+    for i, d in enumerate(panel.distributions):
+      if d in ref.accuracy:
+        ax.hlines(ref.accuracy[d][0], i - 0.45, i + 0.45, colors='black',
+                  linestyles=('--', '-.', ':')[j % 3],
+                  label=f'{ref.method} (no privacy)' if i == 0 else None)
+  ax.axhline(panel.chance, color='gray', linestyle=':', label='chance')
+  ax.set_title(f'{panel.population}: {family}', fontsize=9)
+  ax.set_xticks(x, panel.distributions)
+  ax.set_xlabel('privacy preferences')
+  ax.set_ylim(0, 100)
+  ax.grid(alpha=0.3, axis='y')
+  ax.legend(fontsize=6)
+
+
+def plot(panels: Sequence[Panel], path: str, title: str = '') -> None:
+  """Accuracy per method per distribution (PNG): one row of panels per
+  population, one column per guarantee family."""
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
-  families = list(boards)
-  fig, axes = plt.subplots(1, len(families), figsize=(6 * len(families), 4.5),
-                           squeeze=False, sharey=True)
-  x = np.arange(len(distributions))
-  for ax, family in zip(axes[0], families):
-    for row in boards[family]:
-      means = [row.accuracy.get(d, (np.nan, 0, 0))[0] for d in distributions]
-      stds = [row.accuracy.get(d, (0, np.nan, 0))[1] for d in distributions]
-      label = row.method + ('' if row.valid else
-                            ' (ref.)' if row.reference else ' (invalid)')
-      ax.errorbar(x, means, yerr=stds, marker='o', capsize=3, label=label,
-                  linestyle='--' if not row.valid else '-')
-    ax.set_title(family, fontsize=10)
-    ax.set_xticks(x, distributions)
-    ax.set_xlabel('privacy preferences')
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-  axes[0][0].set_ylabel('mean local test accuracy (%)')
+  families = list(dict.fromkeys(f for p in panels for f in p.boards))
+  fig, axes = plt.subplots(len(panels), len(families),
+                           figsize=(6 * len(families), 4.5 * len(panels)),
+                           squeeze=False)
+  for panel, row_axes in zip(panels, axes):
+    for ax, family in zip(row_axes, families):
+      _draw_panel(ax, panel, family)
+    row_axes[0].set_ylabel('mean local test accuracy (%)')
   if title:
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title, fontsize=9)
   fig.tight_layout()
   fig.savefig(path, dpi=120)
   plt.close(fig)

@@ -105,10 +105,13 @@ class Preferences:
       who opts out of privacy.
     batch_sizes: b_i >= 1 per client (DP-SGD methods), or None for the
       setting's.
+    origin: Where they come from, in words (a distribution, a file, or a
+      mixture and the public seed of its draw), for the run's output.
   """
   name: str
   epsilons: tuple[float, ...]
   batch_sizes: Optional[tuple[int, ...]] = None
+  origin: str = ''
 
   def __post_init__(self):
     if not self.epsilons:
@@ -149,6 +152,9 @@ class Setting:
     local_epochs, learning_rate: Each client's local SGD per round.
     batch_size: The local batch size of methods without per-client b_i.
     accountant: 'rdp' or 'pld', of every calibration and ledger.
+    sampling_rate: q, each client's probability to take part in a round,
+      for the methods that sample a cohort (client- and user-level).
+    population: Its name in the leaderboard (`tff_hdp.bench.population`).
   """
   data: federated_data.FederatedData
   rounds: int
@@ -158,6 +164,8 @@ class Setting:
   learning_rate: float = 0.1
   batch_size: int = 32
   accountant: str = 'rdp'
+  sampling_rate: float = 0.5
+  population: str = ''
 
   @property
   def num_clients(self) -> int:
@@ -224,6 +232,12 @@ class Method(abc.ABC):
   def refuses(self, preferences: Preferences) -> Optional[str]:
     """Why the method cannot serve these preferences (None if it can)."""
     del preferences
+    return None
+
+  def refuses_population(self, setting: Setting) -> Optional[str]:
+    """Why the method does not fit this population, in one line (None if
+    it does): e.g. a round whose cost grows with every client's update."""
+    del setting
     return None
 
   @abc.abstractmethod

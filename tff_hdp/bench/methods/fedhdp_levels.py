@@ -23,10 +23,9 @@ private clients are grouped into `levels` privacy levels by their epsilon_i
 (as equal in size as the ranks allow, the strictest first) and each level
 is calibrated to its strictest member's epsilon: its effective noise
 multiplier z_j makes the benchmark's T rounds of Poisson sampling at rate q
-spend exactly that epsilon (`accounting.noise_multiplier_for_epsilon`), so
-every member's budget is met and the looser ones are under-spent. A client
-who opts out (epsilon_i infinite) joins the non-private group, as in paper
-001.
+spend exactly that epsilon (`accounting.noise_multiplier_for_epsilon`):
+every member's budget is met, the looser ones under-spent. A client who
+opts out (epsilon_i infinite) joins the non-private group, as in paper 001.
 
 - DP-FedAvg puts every client at the strictest level (one group at
   min_i epsilon_i).
@@ -34,13 +33,17 @@ who opts out (epsilon_i infinite) joins the non-private group, as in paper
 - FedHDP weighs level j by r_j = (z_min / z_j)^2, the inverse of its noise
   variance relative to the least noisy level (paper 001 up-weights the less
   noisy groups; its r is a tuned hyperparameter, and this rule is ours), and
-  the private levels against the opt-outs by `ratio` on top.
+  the private levels against the opt-outs by `ratio` on top (paper 001's
+  best r on non-IID MNIST with 5% opt-outs, 0.01, Table 8).
+- FedAvg without privacy (paper 001's Non-Private), on the same cohorts,
+  is the family's reference.
 
 The clip norm is fixed (S, no clip-count release is needed for its update;
 the count is still noised with z_b = 2 max_j z_j, which costs at most 3% of
 value noise, since the aggregator releases the unclipped fraction).
 """
 
+import dataclasses
 import math
 from typing import Optional
 
@@ -49,17 +52,25 @@ import numpy as np
 from tff_hdp.bench import method
 
 NAMES = {'fedhdp': 'FedHDP', 'hdp_fedavg': 'HDP-FedAvg',
-         'dp_fedavg': 'DP-FedAvg at the minimum epsilon'}
+         'dp_fedavg': 'DP-FedAvg at the minimum epsilon',
+         'non_private': 'FedAvg without privacy (a reference)'}
+# The benchmark's name of each algorithm (paper 003's rules hold
+# 'non_private').
+_METHOD_NAMES = {'dp_fedavg': 'dp_fedavg_min',
+                 'non_private': 'non_private_fedavg'}
+NO_GUARANTEE = dataclasses.replace(method.CLIENT_LEVEL, kind='none')
 
 
 def privacy_levels(epsilons, levels: int) -> tuple[list, list[float]]:
   """(each client's level or None, each level's epsilon): the finite
   epsilons sorted and cut into `levels` groups as equal as possible (fewer
-  if there are fewer distinct clients), level 0 the strictest; a level's
-  epsilon is its smallest member's."""
+  if there are fewer distinct epsilons: clients asking the same epsilon
+  share one level's mean and its noise, as paper 001's private group),
+  level 0 the strictest; a level's epsilon is its smallest member's."""
   private = [i for i, e in enumerate(epsilons) if math.isfinite(e)]
   order = sorted(private, key=lambda i: epsilons[i])
-  cuts = np.array_split(np.array(order, np.int64), min(levels, len(order)))
+  distinct = len({epsilons[i] for i in private})
+  cuts = np.array_split(np.array(order, np.int64), min(levels, distinct))
   of_client = [None] * len(epsilons)
   targets = []
   for level, members in enumerate(cuts):
@@ -77,29 +88,41 @@ class FedHdpLevels(method.Method):
   server_knows = "each client's privacy level"
 
   def __init__(self, algorithm: str, *, levels: int = 2,
-               sampling_rate: float = 0.5, clip: float = 1.0,
-               ratio: float = 0.1):
-    """`algorithm`: 'fedhdp', 'hdp_fedavg' or 'dp_fedavg'; `levels`: the
-    private levels; `sampling_rate`: q, each client's probability to take
-    part in a round; `clip`: S; `ratio`: FedHDP's r of the private levels
-    against the opt-outs (used when some client opts out)."""
+               sampling_rate: Optional[float] = None, clip: float = 1.0,
+               ratio: float = 0.01):
+    """`algorithm`: one of `NAMES` ('non_private': FedAvg on the same
+    cohorts without clipping or noise, a reference); `levels`: the private
+    levels; `sampling_rate`: q, each client's probability to take part in a
+    round (None: the setting's); `clip`: S; `ratio`: FedHDP's r of the
+    private levels against the opt-outs (used when some client opts out)."""
     if algorithm not in NAMES:
       raise ValueError(f'algorithm must be one of {", ".join(NAMES)}, got '
                        f'{algorithm!r}')
     self.algorithm = algorithm
-    self.name = 'dp_fedavg_min' if algorithm == 'dp_fedavg' else algorithm
+    self.name = _METHOD_NAMES.get(algorithm, algorithm)
     self.levels = 1 if algorithm == 'dp_fedavg' else levels
     self.sampling_rate = sampling_rate
     self.clip = clip
     self.ratio = ratio
+    if algorithm == 'non_private':
+      self.guarantee = NO_GUARANTEE
+      self.server_knows = 'nothing'
+
+  def rate(self, setting) -> float:
+    """q of a run on `setting`."""
+    return self.sampling_rate or setting.sampling_rate
 
   def config(self, setting, preferences):
     """The run's `FedHdpConfig`: levels, their noise and weights."""
     from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
-    of_client, targets = privacy_levels(preferences.epsilons, self.levels)
+    rate = self.rate(setting)
+    if self.algorithm == 'non_private':  # Nobody private, no noise.
+      of_client, targets = (None,) * setting.num_clients, ()
+    else:
+      of_client, targets = privacy_levels(preferences.epsilons, self.levels)
     z_effs = tuple(method.noise_multiplier_for_epsilon(
-        e, self.sampling_rate, setting.rounds, setting.delta,
-        accountant=setting.accountant) for e in targets)
+        e, rate, setting.rounds, setting.delta,
+        accountant=setting.accountant) for e in targets) or (0.0,)
     opt_outs = not all(preferences.private)
     if self.algorithm == 'fedhdp':
       ratios = tuple(min(z_effs) ** 2 / z ** 2 * (self.ratio if opt_outs
@@ -110,9 +133,8 @@ class FedHdpLevels(method.Method):
     return config_lib.FedHdpConfig(
         algorithm=self.algorithm, ditto=False, ratio=ratios,
         model=setting.model, rounds=setting.rounds,
-        clients_per_round=max(1, round(self.sampling_rate *
-                                       setting.num_clients)),
-        sampling_rate=self.sampling_rate, poisson_sampling=True,
+        clients_per_round=max(1, round(rate * setting.num_clients)),
+        sampling_rate=rate, poisson_sampling=True,
         denominators='expected', local_epochs=setting.local_epochs,
         batch_size=setting.batch_size, learning_rate=setting.learning_rate,
         initial_clip=self.clip, clip_learning_rate=0.0,
@@ -129,7 +151,7 @@ class FedHdpLevels(method.Method):
     return method.Calibration(
         clients=tuple(
             None if level is None else method.ClientMechanism(
-                self.sampling_rate,
+                self.rate(setting),
                 config.noise_multipliers[0 if self.algorithm == 'dp_fedavg'
                                          else level],
                 setting.rounds)

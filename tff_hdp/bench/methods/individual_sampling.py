@@ -117,13 +117,17 @@ class IndividualSampling(method.Method):
   guarantee = method.CLIENT_LEVEL
   server_knows = "each client's sampling rate q_i (from epsilon_i)"
 
-  def __init__(self, *, mean_rate: float = 0.5, clip: float = 1.0):
+  def __init__(self, *, mean_rate: Optional[float] = None,
+               clip: float = 1.0):
+    """`mean_rate`: q, the clients' mean rate (None: the setting's
+    `sampling_rate`); `clip`: S."""
     self.mean_rate = mean_rate
     self.clip = clip
 
   def calibrate(self, setting, preferences):
     from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
-    z, rates = individual_rates(preferences.epsilons, self.mean_rate,
+    z, rates = individual_rates(preferences.epsilons,
+                                self.mean_rate or setting.sampling_rate,
                                 setting.rounds, setting.delta,
                                 setting.accountant)
     config = config_lib.FedHdpConfig(

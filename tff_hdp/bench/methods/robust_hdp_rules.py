@@ -71,6 +71,18 @@ class RobustHdpRule(method.Method):
               'these preferences have a client who opts out')
     return None
 
+  # Paper 003's round trains every client (no cohort) and Robust-HDP's
+  # robust PCA factors every client's update, a cost growing as n^2 a
+  # round; the paper runs 20 to 60 clients.
+  max_clients = 100
+
+  def refuses_population(self, setting):
+    if setting.num_clients > self.max_clients:
+      return (f'{self.rule} trains all {setting.num_clients} clients every '
+              "round (paper 003's rules have no cohort; its experiments run "
+              f'20-60 clients): refused above {self.max_clients}')
+    return None
+
   def config(self, setting: method.Setting,
              preferences: method.Preferences) -> config_lib.RobustHdpConfig:
     """The run of this rule on `setting` for `preferences`."""

@@ -42,8 +42,10 @@ class UdpAtMinimumEpsilon(method.Method):
   guarantee = method.USER_LEVEL_PERSONALIZED
   server_knows = 'epsilon_min'
 
-  def __init__(self, *, sampling_rate: float = 0.5, clip: float = 0.1,
-               local_steps: int = 10):
+  def __init__(self, *, sampling_rate: Optional[float] = None,
+               clip: float = 0.1, local_steps: int = 10):
+    """`sampling_rate`: q (None: the setting's); `clip`: S; `local_steps`:
+    each user's steps a round."""
     self.sampling_rate = sampling_rate
     self.clip = clip
     self.local_steps = local_steps
@@ -53,19 +55,20 @@ class UdpAtMinimumEpsilon(method.Method):
     target = min(preferences.epsilons)
     if not math.isfinite(target):
       raise ValueError('UDP-Alg needs a user with a finite epsilon')
+    rate = self.sampling_rate or setting.sampling_rate
     z = method.noise_multiplier_for_epsilon(
-        target, self.sampling_rate, setting.rounds, setting.delta,
+        target, rate, setting.rounds, setting.delta,
         accountant=setting.accountant)
     config = config_lib.UdpConfig(
         algorithm='udp', target='fc' if setting.model == 'fc' else 'lenet',
-        rounds=setting.rounds, sampling_rate=self.sampling_rate,
+        rounds=setting.rounds, sampling_rate=rate,
         clip=self.clip, noise_multiplier=z,
         sample_cap=float(max(setting.num_examples())),
         local_steps=self.local_steps, batch_size=setting.batch_size,
         delta=setting.delta, accountant=setting.accountant,
         eval_every=setting.rounds, backend='direct')
     config.validate()
-    mechanism = method.ClientMechanism(self.sampling_rate, z, setting.rounds)
+    mechanism = method.ClientMechanism(rate, z, setting.rounds)
     return method.Calibration(
         clients=(mechanism,) * setting.num_clients, config=config)
 
