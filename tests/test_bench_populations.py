@@ -215,3 +215,18 @@ def test_the_binary_runs_a_csv_with_opt_outs_and_a_mixture_on_both(tmp_path):
       str(out / 'preferences' / 'cross_device' / 'mix.csv'))
   assert list(written.epsilons) == fedhdp['asked']
   assert (out / 'leaderboard.png').stat().st_size > 10_000
+
+
+@pytest.mark.parametrize('args,message', [
+    # A population's own preferences must fit it.
+    (['--populations=cross_silo', '--cross_silo_clients=30'],
+     'cross_silo has 30 clients: Dist1-Dist9 hold 20, 40 or 60; give '
+     '--mixtures or --preferences_csv'),
+    # A population named, and nothing given fits it.
+    (['--populations=cross_silo,cross_device', '--distributions=dist1'],
+     'no preferences fit cross_device (2000 clients): give --mixtures, a '
+     'mixture CSV or one of its size'),
+])
+def test_preferences_that_fit_no_population_are_one_line(tmp_path, args,
+                                                         message):
+  binaries.assert_refused('hdp_bench.py', args, message, tmp_path / 'out')
