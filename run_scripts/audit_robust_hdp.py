@@ -48,6 +48,7 @@ from absl import flags
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import robust_hdp_flags
 from tff_hdp.privacy import canary_audit
+from tff_hdp.robust_hdp import rule_registry
 
 _CANARIES = flags.DEFINE_integer(
     'canaries', 1000, 'Canary gradients m per audited client, each inserted '
@@ -81,8 +82,8 @@ def main(argv):
             '--tff_workers is not supported by an audit (one client\'s '
             'DP-SGD runs in this process)')
   config = robust_hdp_flags.build_configs()[0]
-  cli.check(config.algorithm != 'non_private',
-            '--algorithm=non_private has no private client to audit')
+  cli.check(rule_registry.get(config.algorithm).private,
+            f'--algorithm={config.algorithm} has no private client to audit')
 
   indices = None
   if _CLIENTS.value is not None:

@@ -25,8 +25,8 @@ from tff_hdp.run_scripts import cli
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import presets
 from tff_hdp.robust_hdp import privacy_preferences
+from tff_hdp.robust_hdp import rule_registry
 
-ALGORITHMS = config_lib.RULES
 _DEFAULT = presets.DEFAULT
 
 DATASET = flags.DEFINE_enum(
@@ -37,8 +37,8 @@ DATASET = flags.DEFINE_enum(
 _DATA_DIR = flags.DEFINE_string('data_dir', None,
                                 'Directory of the downloaded dataset file(s).')
 _ALGORITHM = flags.DEFINE_string(
-    'algorithm', 'all', f'One or more of {", ".join(ALGORITHMS)} '
-    '(comma-separated), or all.')
+    'algorithm', 'all', 'One or more registered rules, of '
+    f'{", ".join(rule_registry.names())} (comma-separated), or all.')
 _DISTRIBUTION = flags.DEFINE_string(
     'privacy_distribution', _DEFAULT.privacy_distribution,
     'Clients\' (epsilon_i, b_i): dist1 ... dist9 (paper 003, as the authors '
@@ -81,23 +81,26 @@ _POISSON = flags.DEFINE_bool(
     '--nopoisson_sampling uses fixed-size shuffled batches.')
 _EVERY_ROUND = flags.DEFINE_bool(
     'rpca_every_round', _DEFAULT.rpca_every_round,
-    'Robust-HDP: RPCA every round (Algorithm 1); --norpca_every_round '
-    'estimates the weights in the first round only (the authors\' code).')
+    'The rules weighing by RPCA (Robust-HDP\'s): RPCA every round '
+    '(Algorithm 1); --norpca_every_round estimates the weights in the first '
+    'round only (the authors\' code).')
 _BLOCK_ROWS = flags.DEFINE_integer(
-    'rpca_block_rows', None, "Robust-HDP: RPCA on blocks of p' rows.")
+    'rpca_block_rows', None, "The rules weighing by RPCA: blocks of p' rows.")
 _RPCA_ITERATIONS = flags.DEFINE_integer(
     'rpca_max_iterations', _DEFAULT.rpca_max_iterations,
-    'Robust-HDP: bound on RPCA iterations.')
+    'The rules weighing by RPCA: bound on RPCA iterations.')
 _RPCA_METHOD = flags.DEFINE_enum(
     'rpca_method', _DEFAULT.rpca_method, list(config_lib.RPCA_METHODS),
-    "Robust-HDP: RPCA's solver: 'admm' (fixed mu, as the authors' code) or "
-    "'ialm' (growing mu: the same solution in far fewer iterations).")
+    "The rules weighing by RPCA: its solver: 'admm' (fixed mu, as the "
+    "authors' code) or 'ialm' (growing mu: the same solution in far fewer "
+    'iterations).')
 _PFA_RANK = flags.DEFINE_integer('pfa_rank', _DEFAULT.pfa_rank,
                                  'PFA: projection rank k.')
 _CLIP_ONLY = flags.DEFINE_bool(
     'clip_only', False,
     'A measurement, not a private run: clients clip as DP-SGD does and add '
-    'no noise; the rules weigh as calibrated (not robust_hdp, non_private). '
+    'no noise; the rules weigh as calibrated (not the rules weighing by the '
+    'updates, robust_hdp, nor non_private). '
     'Beside the noisy run, it separates what clipping and the weights cost '
     'from what the noise costs.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', _DEFAULT.eval_every,
@@ -145,7 +148,7 @@ def privacy_of_clients() -> tuple[tuple[float, ...], tuple[int, ...], str]:
 
 def build_configs():
   """The RobustHdpConfig of each requested run, checked."""
-  algorithms = cli.algorithms(_ALGORITHM.value, ALGORITHMS)
+  algorithms = cli.algorithms(_ALGORITHM.value, rule_registry.names())
   cli.check(_NUM_CLIENTS.value >= 1,
             f'--num_clients must be >= 1, got {_NUM_CLIENTS.value}')
   cli.check(_EXAMPLES.value is None or _EXAMPLES.value >= 2,

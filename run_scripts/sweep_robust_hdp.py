@@ -65,8 +65,8 @@ import numpy as np
 
 from tff_hdp.run_scripts import cli
 from tff_hdp import claims
-from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import privacy_preferences
+from tff_hdp.robust_hdp import rule_registry
 
 RUN_ROBUST_HDP = os.path.join(cli.REPO_ROOT, 'run_scripts',
                               'run_robust_hdp.py')
@@ -172,9 +172,11 @@ def _accuracy(records, algorithm):
 
 
 def figure2_data(runs, distributions, seeds):
-  """{algorithm: (means, stds)} over `distributions`; NaN where missing."""
+  """{algorithm: (means, stds)} over `distributions` of every rule run;
+  NaN where missing."""
   data = {}
-  for algorithm in config_lib.RULES:
+  run_rules = {a for records in runs.values() for a in records}
+  for algorithm in [a for a in rule_registry.names() if a in run_rules]:
     means, stds = [], []
     for d in distributions:
       values = [_accuracy(runs[Run(d, 20, s)], algorithm) for s in seeds
@@ -194,7 +196,7 @@ def figure2_table(runs, distributions, seeds) -> str:
   data = figure2_data(runs, distributions, seeds)
   found = {d: [s for s in seeds if Run(d, 20, s) in runs]
            for d in distributions}
-  rules = [a for a in config_lib.RULES if not np.all(np.isnan(data[a][0]))]
+  rules = [a for a in data if not np.all(np.isnan(data[a][0]))]
   header = ['rule'] + [f'{d} ({len(found[d])} seeds)' for d in distributions]
   lines = ['| ' + ' | '.join(header) + ' |', '|---' * len(header) + '|']
   for a in rules:
@@ -205,11 +207,11 @@ def figure2_table(runs, distributions, seeds) -> str:
       cells.append('-' if np.isnan(m) else f'{m:.1f} ± {sd:.1f}' + (
           f' ({count} seed{"s" * (count > 1)})' if count < len(found[d])
           else ''))
-    lines.append(f'| {config_lib.ALGORITHM_NAMES[a]} | ' + ' | '.join(cells)
+    lines.append(f'| {_label(a)} | ' + ' | '.join(cells)
                  + ' |')
   lines.append('')
   for i, d in enumerate(distributions):
-    means = {config_lib.ALGORITHM_NAMES[a]: data[a][0][i] for a in rules
+    means = {_label(a): data[a][0][i] for a in rules
              if not np.isnan(data[a][0][i])}
     records = [r for s in found[d] for r in runs[Run(d, 20, s)].values()]
     if means:
@@ -235,11 +237,15 @@ def figure4_data(record):
   return eps[order], true[order], estimates[order]
 
 
+def _label(algorithm) -> str:
+  return rule_registry.get(algorithm).label
+
+
 def _style(algorithm) -> dict:
   """One colour per rule in every figure; the Oracle dashed, as it often
   lies exactly on Robust-HDP."""
-  style = {'color': f'C{config_lib.RULES.index(algorithm)}',
-           'label': config_lib.ALGORITHM_NAMES[algorithm]}
+  style = {'color': f'C{rule_registry.names().index(algorithm) % 10}',
+           'label': _label(algorithm)}
   if algorithm == 'oracle':
     style.update(linestyle='--', marker='x')
   else:
@@ -257,7 +263,6 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
   """Writes the figures whose runs exist; returns the files written."""
   os.makedirs(figure_dir, exist_ok=True)
   written = []
-  names = config_lib.ALGORITHM_NAMES
   if 2 in figures and any(Run(d, 20, s) in runs for d in distributions
                           for s in seeds):
     data = figure2_data(runs, distributions, seeds)
@@ -266,7 +271,7 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     x = np.arange(len(distributions))
     for k, (algorithm, (means, stds)) in enumerate(data.items()):
       ax.bar(x + (k - len(data) / 2 + 0.5) * width, means, width, yerr=stds,
-             label=names[algorithm], color=_style(algorithm)['color'],
+             label=_label(algorithm), color=_style(algorithm)['color'],
              capsize=2)
     ax.set_xticks(x, [d.replace('dist', 'Dist') for d in distributions])
     ax.set_ylabel('mean local test accuracy (%)')
@@ -302,7 +307,9 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     written.append(os.path.join(figure_dir, 'figure4_noise_estimates.png'))
     _save(fig, written[-1])
   if 5 in figures:
-    shown = [a for a in config_lib.RULES if a != 'min_epsilon']
+    # As the paper's Figure 5, without minimum epsilon.
+    shown = [a for a in figure2_data(runs, distributions, seeds)
+             if a != 'min_epsilon']
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     level = {d: float(np.mean(privacy_preferences.load_distribution(d, 20)[0]))
              for d in distributions}
@@ -312,8 +319,9 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     for algorithm in shown:
       left.plot([level[d] for d in ordered], data[algorithm][0],
                 **_style(algorithm))
-      right.plot(counts, [_accuracy(runs[Run('dist6', n, seeds[0])], algorithm)
-                          for n in counts], **_style(algorithm))
+      ran = [n for n in counts if algorithm in runs[Run('dist6', n, seeds[0])]]
+      right.plot(ran, [_accuracy(runs[Run('dist6', n, seeds[0])], algorithm)
+                       for n in ran], **_style(algorithm))
     left.set_xlabel(r'mean target $\epsilon$ of the distribution')
     right.set_xlabel('number of clients n (Dist6)')
     for ax in (left, right):

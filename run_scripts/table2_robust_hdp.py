@@ -21,10 +21,11 @@ Prints, for every rule and Dist1-Dist9, our noise power next to the paper's
 E = 200, K = 1, c = 3, delta = 1e-4, p = 28,938; the paper's values and
 setting are `tff_hdp.robust_hdp.paper_tables`); see
 `tff_hdp.robust_hdp.noise_power` for how each entry is obtained. With
---results_dir, Robust-HDP's entry of a distribution is the mean over rounds of
-the noise power measured in run_robust_hdp.py runs found there (results.json
-of a robust_hdp run with that distribution and 20 clients); otherwise it
-comes from RPCA on synthetic updates. Writes table2.txt and table2.md to
+--results_dir, the entry of a rule whose weights come from the updates
+(Robust-HDP) is, for a distribution, the mean over rounds of the noise power
+measured in run_robust_hdp.py runs found there (results.json of a run of
+that rule with that distribution and 20 clients); otherwise it comes from
+the rule on synthetic updates. Writes table2.txt and table2.md to
 --output_dir. Calibrating 360 clients takes a few minutes.
 
 --conversion=classic calibrates every client as the authors' Opacus
@@ -56,13 +57,13 @@ _CONVERSION = flags.DEFINE_enum(
     "authors' Opacus accounting, which reproduces the paper's values; about "
     '3 minutes per distribution).')
 
-NAMES = {'weiavg': 'WeiAvg', 'dpfedavg': 'DPFedAvg',
-         'min_epsilon': 'minimum eps', 'robust_hdp': 'Robust-HDP',
-         'oracle': 'Oracle (eq. (8))'}
+# Table 2's name of a row whose rule's label is not it.
+PAPER_LABELS = {'Oracle': 'Oracle (eq. (8))'}
 
 
-def measured_robust_hdp(results_dir: str) -> dict[str, float]:
-  """{distribution: mean noise power} of robust_hdp runs under results_dir."""
+def measured(results_dir: str, rules) -> dict[tuple[str, str], float]:
+  """{(rule, distribution): mean noise power} of the runs of `rules` (with
+  20 clients) under results_dir."""
   found = {}
   for root, _, files in os.walk(results_dir):
     if 'results.json' not in files:
@@ -71,14 +72,14 @@ def measured_robust_hdp(results_dir: str) -> dict[str, float]:
       runs = json.load(f).get('runs', [])
     for run in runs:
       config = run.get('config', {})
-      if (config.get('algorithm') != 'robust_hdp' or
+      if (config.get('algorithm') not in rules or
           len(config.get('epsilons', ())) != 20):
         continue
       powers = [h['noise_power'] for h in run['history']
                 if h.get('noise_power') is not None]
       if powers:
-        found.setdefault(config['distribution'], []).append(
-            sum(powers) / len(powers))
+        found.setdefault((config['algorithm'], config['distribution']),
+                         []).append(sum(powers) / len(powers))
   return {d: sum(v) / len(v) for d, v in found.items()}
 
 
@@ -87,6 +88,7 @@ def main(argv):
   from tff_hdp.robust_hdp import noise_power
   from tff_hdp.robust_hdp import paper_tables
   from tff_hdp.robust_hdp import privacy_preferences
+  from tff_hdp.robust_hdp import rule_registry
   distributions = _DISTRIBUTIONS.value or list(privacy_preferences.DISTRIBUTIONS)
   unknown = [d for d in distributions
              if d not in privacy_preferences.DISTRIBUTIONS]
@@ -95,8 +97,10 @@ def main(argv):
   if _RESULTS_DIR.value is not None:
     cli.check(os.path.isdir(_RESULTS_DIR.value),
               f'--results_dir={_RESULTS_DIR.value} is not a directory')
-  measured = (measured_robust_hdp(_RESULTS_DIR.value)
-              if _RESULTS_DIR.value else {})
+  rules = {r: rule_registry.get(r) for r in paper_tables.TABLE_RULES}
+  estimated = [r for r, rule in rules.items() if rule.estimates_from_updates]
+  found = (measured(_RESULTS_DIR.value, estimated)
+           if _RESULTS_DIR.value else {})
   paper = paper_tables.load_reference()
   setting = dict(paper_tables.SETTING)
   del setting['num_clients']
@@ -105,21 +109,21 @@ def main(argv):
   for dist in distributions:
     eps, bs = privacy_preferences.load_distribution(dist, 20)
     for rule in paper_tables.TABLE_RULES:
-      if rule == 'robust_hdp':
-        value = measured.get(dist)
-        if value is None:
-          value = noise_power.robust_hdp_noise_power(eps, bs, **setting)
-      else:
-        value = noise_power.fixed_rule_noise_power(rule, eps, bs, **setting)
+      value = found.get((rule, dist))
+      if value is None:
+        value = noise_power.rule_noise_power(rule, eps, bs, **setting)
       cells[rule][dist] = value
     print(f'{dist}: ' + ' '.join(f'{r}={cells[r][dist]:.3g}'
                                  for r in paper_tables.TABLE_RULES), flush=True)
   header = ['alg \\ dist'] + [d.replace('dist', 'Dist') for d in distributions]
-  rows = [[NAMES[r]] + [f'{cells[r][d]:.2f} ({paper[r][d]:.2f})'
+  names = {r: PAPER_LABELS.get(rule.label, rule.label)
+           for r, rule in rules.items()}
+  rows = [[names[r]] + [f'{cells[r][d]:.2f} ({paper[r][d]:.2f})'
                         for d in distributions]
           for r in paper_tables.TABLE_RULES]
-  source = ('Robust-HDP: measured in runs under ' + _RESULTS_DIR.value
-            if measured else 'Robust-HDP: RPCA on synthetic updates')
+  source = ', '.join(rules[r].label for r in estimated) + (
+      ': measured in runs under ' + _RESULTS_DIR.value if found else
+      ': RPCA on synthetic updates')
   title = ('Table 2, ours (paper): noise power sum w_i^2 sigma_i^2 / (p '
            f'eta^2), FMNIST setting, {_CONVERSION.value} RDP conversion. ' +
            source)

@@ -38,6 +38,7 @@ from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import process as robust_process
+from tff_hdp.robust_hdp import rule_registry
 
 VALUE_TYPE = tff.types.to_type([(np.float32, (2,))])
 # A tiny model (4 inputs, 3 hidden units, 2 classes) for the package builders.
@@ -53,7 +54,8 @@ def _hdp_factory():
 
 def _robust_factory(num_clients=2):
   return aggregator_lib.NoiseAwareAggregationFactory(
-      'dpfedavg', num_clients, fixed_weights=[1.0] * num_clients)
+      rule_registry.get('dpfedavg'), num_clients,
+      told={'weights': [1.0 / num_clients] * num_clients})
 
 
 FACTORIES = {

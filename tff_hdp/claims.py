@@ -105,10 +105,10 @@ def robust_hdp(accuracies: Mapping[str, float],
     parts.append('Robust-HDP >= every private baseline: not checked (none '
                  'run)')
   if 'Oracle' in accuracies:
-    oracle = accuracies['Oracle']
+    bound = accuracies['Oracle']
     parts.append(f'within {oracle_points:g} points of the Oracle: '
-                 f'{_YES[ours >= oracle - oracle_points]} ({ours:.2f} vs '
-                 f'{oracle:.2f})')
+                 f'{_YES[ours >= bound - oracle_points]} ({ours:.2f} vs '
+                 f'{bound:.2f})')
   return '; '.join(parts)
 
 

@@ -11,7 +11,8 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Tests of tff_hdp/robust_hdp/aggregation_rules.py: every rule by hand."""
+"""Tests of the Robust-HDP rules' maths (aggregation_rules.py, rules/):
+every rule by hand."""
 
 import inspect
 import math
@@ -23,6 +24,15 @@ import tensorflow as tf
 from tff_hdp import models
 from tff_hdp.robust_hdp import aggregation_rules as rules
 from tff_hdp.robust_hdp import dp_sgd
+from tff_hdp.robust_hdp import rule as rule_lib
+from tff_hdp.robust_hdp import rule_registry
+from tff_hdp.robust_hdp.rules import pfa
+
+
+def fixed_weights(name, epsilons=None, num_examples=None, variances=None):
+  """The normalised fixed weights of the rule called `name`."""
+  side = rule_lib.SideInformation(epsilons, num_examples, variances)
+  return rule_lib.normalized(rule_registry.get(name).fixed_weights(side))
 
 
 def test_fixed_weights_by_hand():
@@ -30,16 +40,18 @@ def test_fixed_weights_by_hand():
   n = [100, 300, 600]
   var = [4.0, 1.0, 2.0]
   kw = dict(epsilons=eps, num_examples=n, variances=var)
-  np.testing.assert_allclose(rules.fixed_weights('weiavg', **kw),
+  np.testing.assert_allclose(fixed_weights('weiavg', **kw),
                              [0.125, 0.25, 0.625])
   for rule in ('dpfedavg', 'min_epsilon', 'non_private'):
-    np.testing.assert_allclose(rules.fixed_weights(rule, **kw),
-                               [0.1, 0.3, 0.6])
+    np.testing.assert_allclose(fixed_weights(rule, **kw), [0.1, 0.3, 0.6])
   # 1/4 : 1 : 1/2 -> divide by 1.75.
-  np.testing.assert_allclose(rules.fixed_weights('oracle', **kw),
+  np.testing.assert_allclose(fixed_weights('oracle', **kw),
                              [1 / 7, 4 / 7, 2 / 7])
-  with pytest.raises(ValueError, match='no fixed weights'):
-    rules.fixed_weights('robust_hdp', **kw)
+  assert not isinstance(rule_registry.get('robust_hdp'),
+                        rule_lib.FixedWeightRule)
+  # The minimum-epsilon rule calibrates every private client to the least.
+  assert rule_registry.get('min_epsilon').calibration_epsilons(
+      [2.0, None, 0.5]) == [0.5, None, 0.5]
 
 
 def test_weighted_sum_and_noise_power_by_hand():
@@ -102,10 +114,8 @@ def test_robust_hdp_beats_weiavg_with_equal_epsilon_and_different_batches():
   updates = signal + rng.normal(size=(len(batches), p)) * np.sqrt(var / p)[:,
                                                                            None]
   w_robust, _ = rules.robust_hdp_weights(tf.constant(updates))
-  w_weiavg = rules.fixed_weights('weiavg', epsilons=[1.0] * len(batches),
-                                 num_examples=None, variances=None)
-  w_oracle = rules.fixed_weights('oracle', epsilons=None, num_examples=None,
-                                 variances=var)
+  w_weiavg = fixed_weights('weiavg', epsilons=[1.0] * len(batches))
+  w_oracle = fixed_weights('oracle', variances=var)
   power = lambda w: rules.noise_power(w, var, p, lr)
   assert power(w_robust.numpy()) < 0.2 * power(w_weiavg)
   assert power(w_robust.numpy()) == pytest.approx(power(w_oracle), rel=0.2)
@@ -115,11 +125,12 @@ def test_pfa_by_hand():
   # Public: the top 10% by epsilon (one of five). With k = 1 and two public
   # clients the projection is onto their difference direction.
   eps = [1.0, 1.0, 2.0, 8.0, 8.0]
-  public = rules.pfa_public_mask(eps, fraction=0.4)
+  public = pfa.public_mask(eps, fraction=0.4)
   assert public.tolist() == [False, False, False, True, True]
   updates = np.array([[1.0, 1.0, 0.0], [3.0, 1.0, 0.0], [0.0, 4.0, 0.0],
                       [2.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
-  got = rules.pfa_aggregate(tf.constant(updates), eps, public, k=1).numpy()
+  got = pfa.projected_aggregate(tf.constant(updates), eps, public,
+                                k=1).numpy()
   x_pub = (updates[3] + updates[4]) / 2
   x_priv = (1 * updates[0] + 1 * updates[1] + 2 * updates[2]) / 4
   v = np.array([1.0, 0.0, 0.0])  # The public updates differ along x only.
@@ -130,9 +141,9 @@ def test_pfa_by_hand():
 
 def test_pfa_public_mask_default_and_limits():
   eps = list(range(1, 21))
-  assert np.flatnonzero(rules.pfa_public_mask(eps)).tolist() == [18, 19]
+  assert np.flatnonzero(pfa.public_mask(eps)).tolist() == [18, 19]
   with pytest.raises(ValueError, match='private client'):
-    rules.pfa_public_mask([1.0])
+    pfa.public_mask([1.0])
 
 
 def test_inverse_variance_weights_minimise_equation_8():
@@ -148,7 +159,7 @@ def test_inverse_variance_weights_minimise_equation_8():
 
 def test_normalized_refuses_bad_values():
   with pytest.raises(ValueError, match='non-negative'):
-    rules.normalized([1.0, -1.0])
+    rule_lib.normalized([1.0, -1.0])
   with pytest.raises(ValueError, match='non-negative'):
-    rules.normalized([0.0, 0.0])
-  assert math.isclose(sum(rules.normalized([3, 1])), 1.0)
+    rule_lib.normalized([0.0, 0.0])
+  assert math.isclose(sum(rule_lib.normalized([3, 1])), 1.0)

@@ -34,14 +34,17 @@ def test_fixed_rules_by_hand():
        'oracle': list((1 / variances) / np.sum(1 / variances))}
   for rule, weights in w.items():
     expected = np.sum(np.square(weights) * variances) / (2000 * 0.01)
-    assert noise_power.fixed_rule_noise_power(rule, eps, bs, **setting) == (
+    assert noise_power.rule_noise_power(rule, eps, bs, **setting) == (
         pytest.approx(expected))
   # Minimum epsilon: both clients calibrated to epsilon = 1.
-  floor = noise_power.client_variances(eps, bs, floor=1.0, **setting)
+  floor = noise_power.client_variances([1.0, 1.0], bs, **setting)
   assert floor[1] > variances[1] and floor[0] == pytest.approx(variances[0])
-  assert noise_power.fixed_rule_noise_power(
+  assert noise_power.rule_noise_power(
       'min_epsilon', eps, bs, **setting) == pytest.approx(
           np.sum(0.25 * floor) / 20)
+  with pytest.raises(ValueError, match=r"^rule pfa's aggregate is not a "
+                     'weighted sum of the updates: it has no noise power$'):
+    noise_power.rule_noise_power('pfa', eps, bs, **setting)
 
 
 def test_order_of_the_rules_on_dist1():
@@ -51,9 +54,7 @@ def test_order_of_the_rules_on_dist1():
   eps, bs = privacy_preferences.load_distribution('dist1', 20)
   setting = dict(paper_tables.SETTING, num_parameters=4000)
   del setting['num_clients']
-  values = {r: (noise_power.robust_hdp_noise_power(eps, bs, **setting)
-                if r == 'robust_hdp' else
-                noise_power.fixed_rule_noise_power(r, eps, bs, **setting))
+  values = {r: noise_power.rule_noise_power(r, eps, bs, **setting)
             for r in paper_tables.TABLE_RULES}
   assert values['oracle'] <= values['robust_hdp'] * (1 + 1e-9)
   assert values['robust_hdp'] < 1.2 * values['oracle']
@@ -70,9 +71,8 @@ def test_classic_conversion_reproduces_the_papers_dist1_minimum_epsilon():
   setting = dict(paper_tables.SETTING)
   del setting['num_clients']
   paper = paper_tables.load_reference()['min_epsilon']['dist1']
-  classic = noise_power.fixed_rule_noise_power(
+  classic = noise_power.rule_noise_power(
       'min_epsilon', eps, bs, conversion='classic', **setting)
   assert classic == pytest.approx(paper, rel=0.005)
-  improved = noise_power.fixed_rule_noise_power('min_epsilon', eps, bs,
-                                                **setting)
+  improved = noise_power.rule_noise_power('min_epsilon', eps, bs, **setting)
   assert improved < 0.7 * paper

@@ -18,8 +18,9 @@ import pytest
 
 from tff_hdp import templates
 from tff_hdp.data import federated_data
-from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import rule as rule_lib
+from tff_hdp.robust_hdp import rule_registry
 from tff_hdp.robust_hdp import training
 
 
@@ -54,7 +55,13 @@ def test_config_validate_names_the_field():
     _config('weiavg', 'direct', rounds=0).validate()
 
 
-@pytest.mark.parametrize('algorithm', aggregation_rules.RULES)
+def _fixed_weights(name, **side):
+  """The normalised fixed weights of the rule called `name`."""
+  return rule_lib.normalized(rule_registry.get(name).fixed_weights(
+      rule_lib.SideInformation(**side)))
+
+
+@pytest.mark.parametrize('algorithm', rule_registry.names())
 def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
   del tff_runtime
   tff_record = training.train(_config(algorithm, 'tff'), data)
@@ -65,7 +72,7 @@ def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
     # grouped differently by TFF's graph optimiser, so Robust-HDP's sigma^2
     # and weights agree to the last bits of a float32; every other rule's
     # weights are exact.
-    if algorithm == 'robust_hdp':
+    if rule_registry.get(algorithm).estimates_from_updates:
       np.testing.assert_allclose(a['weights'], b['weights'], rtol=1e-6)
     else:
       assert a['weights'] == b['weights']
@@ -75,9 +82,9 @@ def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
           direct['metrics']['client_accuracy'])
   weights = np.array(tff_record['history'][-1]['weights'])
   assert weights.sum() == pytest.approx(1.0, abs=1e-6)
-  if algorithm in aggregation_rules.FIXED_WEIGHT_RULES:
+  if isinstance(rule_registry.get(algorithm), rule_lib.FixedWeightRule):
     clients = tff_record['clients']
-    expected = aggregation_rules.fixed_weights(
+    expected = _fixed_weights(
         algorithm, epsilons=[1.0, 2.0, 4.0, 8.0],
         num_examples=[c['num_examples'] for c in clients],
         variances=[c['true_sigma2'] for c in clients])
@@ -186,7 +193,7 @@ def test_clip_only_removes_exactly_the_noise(data):
     record = training.results_record(experiment, run, 0.0)
   # The rule weighs as the calibrated run does.
   z = np.array([c.noise_multiplier for c in experiment.clients])
-  expected = aggregation_rules.fixed_weights(
+  expected = _fixed_weights(
       'oracle', epsilons=[1.0, 2.0, 4.0, 8.0], num_examples=[24, 26, 28, 30],
       variances=(z / np.array([24, 26, 28, 30]))**2)
   np.testing.assert_allclose(weights, expected, rtol=1e-6)
@@ -203,7 +210,9 @@ def test_clip_only_removes_exactly_the_noise(data):
 
 
 def test_clip_only_refuses_rules_without_fixed_weights():
-  for rule in ('robust_hdp', 'non_private'):
+  for rule, why in (('robust_hdp', 'its weights come from the updates'),
+                    ('non_private', 'its clients run plain SGD')):
     with pytest.raises(ValueError, match=rf'^clip_only needs a rule with '
-                       rf'fixed weights .*, got {rule}: '):
+                       rf'fixed weights whose clients clip, got {rule}: '
+                       rf'{why}'):
       _config(rule, 'direct', clip_only=True).validate()

@@ -25,7 +25,7 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from tff_hdp.run_scripts import sweep_robust_hdp as sweep  # pylint: disable=g-import-not-at-top,wrong-import-position
-from tff_hdp.robust_hdp import config as config_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from tff_hdp.robust_hdp import rule_registry  # pylint: disable=g-import-not-at-top,wrong-import-position
 from tests import binaries  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 Run = sweep.Run
@@ -75,7 +75,7 @@ def test_figure4_data_sorts_by_epsilon_and_averages_rounds():
 
 def test_figure2_data_mean_and_std_over_seeds():
   runs = {Run('dist1', 20, s): {a: _record(a, 'dist1', s, acc)
-                                for a in config_lib.RULES}
+                                for a in rule_registry.names()}
           for s, acc in [(0, 40.0), (1, 60.0)]}
   data = sweep.figure2_data(runs, ['dist1', 'dist2'], [0, 1])
   means, stds = data['robust_hdp']
@@ -131,7 +131,7 @@ def test_draw_writes_every_figure(tmp_path):
   runs = {}
   for d, n in [('dist6', 20), ('dist8', 20), ('dist6', 40)]:
     runs[Run(d, n, 0)] = {a: _record(a, d, 0, 30.0 + n)
-                          for a in config_lib.RULES}
+                          for a in rule_registry.names()}
   written = sweep.draw(plt, runs, str(tmp_path), 'digits', ['dist6', 'dist8'],
                        [0], [20, 40, 60], [2, 3, 4, 5])
   assert [os.path.basename(p) for p in written] == [
@@ -190,7 +190,8 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
   run_dir = tmp_path / 'sweep_robust_hdp' / 'digits' / 'dist8_n20_seed0'
   with open(run_dir / 'results.json') as f:
     records = json.load(f)['runs']
-  assert [r['config']['algorithm'] for r in records] == list(config_lib.RULES)
+  assert [r['config']['algorithm'] for r in records] == list(
+      rule_registry.names())
   assert records[0]['config']['distribution'] == 'dist8'
   figure = (tmp_path / 'sweep_robust_hdp' / 'digits' / 'figures' /
             'figure4_noise_estimates.png')

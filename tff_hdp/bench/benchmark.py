@@ -74,10 +74,12 @@ def check_calibration(m: method_lib.Method, setting: method_lib.Setting,
 def _check_workers_find(methods: Sequence[method_lib.Method],
                         method_files: Sequence[str]) -> None:
   """Raises ValueError naming a method that a worker process could not
-  find: one neither of the package nor registered by `method_files`."""
+  find: one neither of the package nor registered by `method_files` (a
+  method made from something registered elsewhere, e.g. a Robust-HDP rule,
+  names that module as its `source_module`)."""
   files = {os.path.abspath(f) for f in method_files}
   for m in methods:
-    module = type(m).__module__
+    module = getattr(m, 'source_module', None) or type(m).__module__
     path = getattr(sys.modules.get(module), '__file__', None)
     if not (module.startswith('tff_hdp.') or
             (path is not None and os.path.abspath(path) in files)):

@@ -11,25 +11,32 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The methods HDP-Bench knows: the package's (`tff_hdp.bench.methods`, one
-file each) and the ones registered from outside it, as Opacus registers its
-grad samplers and accountants.
+"""The methods HDP-Bench knows, as Opacus registers its grad samplers and
+accountants: every method registers itself, the package's and yours alike.
 
     bench.register(MyMethod())      # or @bench.register on the class
 
-A method of yours is one file that calls `register` when imported (the
-binary's --extra_methods imports it). TensorFlow-free.
+A method is one file that calls `register` when imported: the package's
+(`tff_hdp.bench.methods`, one file each) are imported first, and a file of
+yours is imported by the binary's --extra_methods. A Robust-HDP rule
+registered in `tff_hdp.robust_hdp.rule_registry` is a method too
+(`methods.robust_hdp_rules` watches that registry). TensorFlow-free.
 """
 
+import importlib
 import importlib.util
 import os
 import sys
 from typing import Union
 
 from tff_hdp.bench import method as method_lib
-from tff_hdp.bench import methods as package_methods
 
 _REGISTERED: dict[str, method_lib.Method] = {}
+
+
+def _load_package() -> None:
+  """Imports the package's methods, whose files register them (first)."""
+  importlib.import_module('tff_hdp.bench.methods')
 
 
 def register(method: Union[method_lib.Method, type]):
@@ -72,17 +79,15 @@ def load_file(path: str) -> None:
 
 
 def unregister(name: str) -> None:
-  """Removes the method called `name` registered from outside the package
-  (tests' toy methods)."""
+  """Removes the method called `name` (tests' toy methods)."""
   _REGISTERED.pop(name, None)
 
 
 def registered() -> dict[str, method_lib.Method]:
   """Every method by name: the package's first (in their files' order), then
   the others in the order they registered."""
-  known = {m.name: m for m in package_methods.PACKAGE_METHODS}
-  known.update(_REGISTERED)
-  return known
+  _load_package()
+  return dict(_REGISTERED)
 
 
 def get(names) -> list[method_lib.Method]:

@@ -23,9 +23,11 @@ which receives the updates alone).
 
   dp_sgd               a client's DP-SGD round (eqs. (1), (6)), plain TF
   rpca                 principal component pursuit, sigma^_i^2 (Alg. 1, 7-10)
-  aggregation_rules    Robust-HDP and the baselines of Table 1, noise power
+  rule, rule_registry  what an aggregation rule is; the rules by name
+  rules/               the aggregation rules, one file each
+  aggregation_rules    the rules' shared maths, eq. (7)'s sigma_i^2, noise power
   privacy_preferences  Dist1-Dist9, and z_i from epsilon_i by the accountant
-  aggregator           the rules as a `tff.aggregators` factory
+  aggregator           any rule as a `tff.aggregators` factory
   process              the round as a `tff.learning.templates.LearningProcess`
   training             the driver: one run, one results record
   presets              the paper's setting (authors' code) and the default

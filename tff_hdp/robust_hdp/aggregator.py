@@ -13,108 +13,82 @@
 # limitations under the License.
 """Paper 003's aggregation rules as a `tff.aggregators` factory.
 
-`NoiseAwareAggregationFactory(rule, ...)` aggregates the n clients' updates
-by one rule of `aggregation_rules`. Every rule needs the updates side by side
-at the server (Robust-HDP runs RPCA on M = [Delta_1 | ... | Delta_n]; PFA
-projects onto the public updates' principal directions), which TFF 0.87 has no
-intrinsic for (`federated_collect` is gone). We express it as a sum: client i
-places its flattened update in row i of an n x p matrix of zeros, and
-`tff.federated_sum` stacks them. What that costs: each client contributes n x
-p numbers instead of p, an n-fold traffic in a real deployment (fine in
-simulation; a deployment would use a secure channel per client or an
-aggregation service that keeps the rows apart). Like FedHDP's factory, it is a
-`WeightedAggregationFactory` whose per-client "weight" carries the client's
-row index: `create` refuses any weight type but a scalar integer (TFF's stock
-FedAvg builders pass a float, 1.0 or the example count), and a round fails if
-an index is outside [0, n) or two clients send the same one.
+`NoiseAwareAggregationFactory(rule, n, told=...)` aggregates the n clients'
+updates by any `rule.Rule` (`rule_registry` finds one by name). Every rule
+needs the updates side by side at the server (Robust-HDP runs RPCA on M =
+[Delta_1 | ... | Delta_n]; PFA projects onto the public updates' principal
+directions), which TFF 0.87 has no intrinsic for (`federated_collect` is
+gone). We express it as a sum: client i places its flattened update in row
+i of an n x p matrix of zeros, and `tff.federated_sum` stacks them. What
+that costs: each client contributes n x p numbers instead of p, an n-fold
+traffic in a real deployment (fine in simulation; a deployment would use a
+secure channel per client or an aggregation service that keeps the rows
+apart). Like FedHDP's factory, it is a `WeightedAggregationFactory` whose
+per-client "weight" carries the client's row index: `create` refuses any
+weight type but a scalar integer (TFF's stock FedAvg builders pass a float,
+1.0 or the example count), and a round fails if an index is outside [0, n)
+or two clients send the same one.
 
-What the server is told is fixed by the rule, not the other way round: the
-Robust-HDP server computation receives M alone; WeiAvg, DPFedAvg, minimum
-epsilon, the oracle and non-private FedAvg receive their fixed weights; PFA its
-clients' epsilons.
+What the server is told is the rule's `told` (fixed before training),
+nothing else: the server computation receives the stacked updates and those
+arrays alone, so a rule told nothing (Robust-HDP) weighs from M alone.
 
-With `first_round_only` (the authors' code) Robust-HDP's weights are
-estimated in the first round and reused; by default (Algorithm 1) every round.
+With `first_round_only` (the authors' code) a rule whose weights come from
+the updates estimates them in the first round and reuses them; by default
+(Algorithm 1) every round.
 """
 
 import collections
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_federated as tff
 
-from tff_hdp.robust_hdp import aggregation_rules
-from tff_hdp.robust_hdp import rpca
+from tff_hdp.robust_hdp import rule as rule_lib
 
 # The start of the message of a round whose cohort the rule cannot take.
 COHORT_ERROR = 'NoiseAwareAggregationFactory: too few clients'
 
 
 class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
-  """sum_i w_i Delta_i over n clients by one of paper 003's rules."""
+  """sum_i w_i Delta_i over n clients by a `rule.Rule`."""
 
   def __init__(self,
-               rule: str,
+               rule: rule_lib.Rule,
                num_clients: int,
                *,
-               fixed_weights: Optional[Sequence[float]] = None,
-               epsilons: Optional[Sequence[float]] = None,
-               pfa_public: Optional[Sequence[bool]] = None,
-               pfa_rank: int = 1,
-               first_round_only: bool = False,
-               block_rows: Optional[int] = None,
-               rpca_tol: float = rpca.DEFAULT_TOL,
-               rpca_max_iterations: int = rpca.DEFAULT_MAX_ITERATIONS,
-               rpca_method: str = 'admm'):
+               told: Optional[Mapping[str, Sequence]] = None,
+               first_round_only: bool = False):
     """Initializes the factory.
 
     Args:
-      rule: One of `aggregation_rules.RULES`.
-      num_clients: n; a round aggregates any subset of them (its rows;
-        `aggregation_rules.min_cohort`).
-      fixed_weights: w for the rules of `aggregation_rules.FIXED_WEIGHT_RULES`.
-      epsilons: epsilon_i, for 'pfa' only.
-      pfa_public: PFA's public clients (default: `pfa_public_mask`).
-      pfa_rank: k, PFA's projection rank.
-      first_round_only: Robust-HDP: estimate the weights once (authors' code).
-      block_rows: Robust-HDP: RPCA on blocks of p' rows (Section 3.5).
-      rpca_tol: RPCA's stopping tolerance.
-      rpca_max_iterations: RPCA's iteration bound.
-      rpca_method: RPCA's solver, 'admm' or 'ialm' (`rpca`).
+      rule: The rule (`rule_registry.get(name).configured(config)`).
+      num_clients: n; a round aggregates any subset of them (its rows; at
+        least `rule.min_cohort(n)`).
+      told: What the server is told, `rule.told(side_information)`: arrays
+        of one entry per client (default: nothing).
+      first_round_only: A rule whose weights come from the updates
+        estimates them once (the authors' code).
     """
-    if rule not in aggregation_rules.RULES:
-      raise ValueError(f'unknown rule {rule!r}; allowed: '
-                       f'{", ".join(aggregation_rules.RULES)}')
+    if not isinstance(rule, rule_lib.Rule):
+      raise TypeError('rule must be a tff_hdp.robust_hdp.rule.Rule, got '
+                      f'{type(rule).__name__}')
     if num_clients < 1:
       raise ValueError(f'num_clients must be >= 1, got {num_clients}')
-    if rule in aggregation_rules.FIXED_WEIGHT_RULES:
-      if fixed_weights is None or len(fixed_weights) != num_clients:
-        raise ValueError(f'rule {rule} needs fixed_weights for '
-                         f'{num_clients} clients')
-      fixed_weights = aggregation_rules.normalized(fixed_weights)
-    elif fixed_weights is not None:
-      raise ValueError(f'rule {rule} takes no fixed_weights')
-    if rule == 'pfa':
-      if epsilons is None or len(epsilons) != num_clients:
-        raise ValueError(f'rule pfa needs epsilons for {num_clients} clients')
-      if pfa_public is None:
-        pfa_public = aggregation_rules.pfa_public_mask(epsilons)
+    told = {k: np.asarray(v) for k, v in (told or {}).items()}
+    for key, value in told.items():
+      if value.shape[:1] != (num_clients,):
+        raise ValueError(f'told[{key!r}] of rule {rule.name} needs one entry '
+                         f'per client ({num_clients}), got shape '
+                         f'{value.shape}')
     self._rule = rule
     self._n = int(num_clients)
-    self._fixed = fixed_weights
-    self._epsilons = None if epsilons is None else list(map(float, epsilons))
-    self._public = None if pfa_public is None else np.asarray(pfa_public, bool)
-    self._pfa_rank = int(pfa_rank)
+    self._told = told
     self._first_round_only = bool(first_round_only)
-    if rpca_method not in rpca.METHODS:
-      raise ValueError(f'rpca_method must be one of {rpca.METHODS}, got '
-                       f'{rpca_method!r}')
-    self._rpca = dict(block_rows=block_rows, tol=rpca_tol,
-                      max_iterations=rpca_max_iterations, method=rpca_method)
 
   @property
-  def rule(self) -> str:
+  def rule(self) -> rule_lib.Rule:
     return self._rule
 
   @property
@@ -124,62 +98,54 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
   def server_weights(self, updates: tf.Tensor, state, present: tf.Tensor):
     """(w, sigma^2 estimate, new state) from the [n, p] stacked updates.
 
-    Plain TensorFlow; the only rule-dependent inputs are those in the module
-    doc's table. Only the rows of `present` ([n] bool, the round's clients)
-    count: their weights are renormalised among them, absent rows weigh 0,
-    and an empty round weighs nothing. sigma^2 is Robust-HDP's estimate,
-    zeros for other rules.
+    Plain TensorFlow; the rule sees the present rows ([n] bool, the round's
+    clients) and what it is told, restricted to them. Absent rows weigh 0
+    and an empty round weighs nothing. sigma^2 is the rule's estimate
+    (zeros for a rule that makes none).
     """
-    zeros = tf.zeros([self._n], tf.float64)
-    if self._rule == 'robust_hdp':
-      estimate = lambda: self._present_robust_hdp_weights(updates, present)
-      if self._first_round_only:
-        # Reused while every client of the round has an estimated weight.
-        kept = aggregation_rules.renormalized(state['weights'], present)
-        known = tf.reduce_all(tf.logical_or(tf.logical_not(present),
-                                            state['weights'] > 0))
-        weights, variances = tf.cond(
-            tf.logical_and(state['estimated'], known),
-            lambda: (kept, zeros), estimate)
-      else:
-        weights, variances = estimate()
-      new_state = collections.OrderedDict(
-          weights=weights,
-          estimated=tf.logical_or(state['estimated'],
-                                  tf.reduce_any(present)))
-      return weights, variances, new_state
-    if self._rule == 'pfa':
-      # PFA's aggregate is a projection, not a weighting: report the weights
-      # of its epsilon-weighted averaging.
-      weights = aggregation_rules.normalized(self._epsilons)
+    if not self._rule.estimates_from_updates:
+      weights, variances = self._present_weights(updates, present)
+      return weights, variances, state
+    estimate = lambda: self._present_weights(updates, present)
+    if self._first_round_only:
+      # Reused while every client of the round has an estimated weight.
+      kept = tf.where(present, state['weights'],
+                      tf.zeros_like(state['weights']))
+      known = tf.reduce_all(tf.logical_or(tf.logical_not(present),
+                                          state['weights'] > 0))
+      weights, variances = tf.cond(
+          tf.logical_and(state['estimated'], known),
+          lambda: (tf.math.divide_no_nan(kept, tf.reduce_sum(kept)),
+                   tf.zeros([self._n], tf.float64)), estimate)
     else:
-      weights = self._fixed
-    return (aggregation_rules.renormalized(tf.constant(weights), present),
-            zeros, state)
+      weights, variances = estimate()
+    new_state = collections.OrderedDict(
+        weights=weights,
+        estimated=tf.logical_or(state['estimated'], tf.reduce_any(present)))
+    return weights, variances, new_state
 
-  def _present_robust_hdp_weights(self, updates: tf.Tensor,
-                                  present: tf.Tensor):
-    """Robust-HDP's (w, sigma^2) from RPCA over the present rows only
-    (zeros for an empty round)."""
+  def _present_weights(self, updates: tf.Tensor, present: tf.Tensor):
+    """The rule's (w, sigma^2) on the present rows only, scattered back to
+    n rows (zeros for an empty round)."""
     rows = tf.cast(tf.where(present), tf.int32)
     zeros = tf.zeros([self._n], tf.float64)
 
     def estimate():
-      weights, variances = aggregation_rules.robust_hdp_weights(
-          tf.gather_nd(updates, rows), **self._rpca)
-      return (tf.scatter_nd(rows, weights, [self._n]),
-              tf.scatter_nd(rows, variances, [self._n]))
+      told = {k: tf.gather_nd(tf.constant(v), rows)
+              for k, v in self._told.items()}
+      weights, variances = self._rule.weights(tf.gather_nd(updates, rows),
+                                              told)
+      return (tf.scatter_nd(rows, tf.cast(weights, tf.float64), [self._n]),
+              tf.scatter_nd(rows, tf.cast(variances, tf.float64), [self._n]))
 
     return tf.cond(tf.reduce_any(present), estimate, lambda: (zeros, zeros))
 
   def aggregate(self, updates: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
-    if self._rule == 'pfa':
-      return aggregation_rules.pfa_aggregate(updates, self._epsilons,
-                                             self._public, self._pfa_rank)
-    return aggregation_rules.weighted_sum(updates, weights)
+    """The rule's [p] aggregate of the [n, p] updates."""
+    return self._rule.aggregate(updates, weights, self._told)
 
   def initial_state(self):
-    """The aggregator's state: Robust-HDP's kept weights (first_round_only)
+    """The aggregator's state: the estimated weights kept (first_round_only)
     and each client's count of rounds taken part in (its own, and not
     secret in paper 003's threat model: sample-level DP against an untrusted
     server that sees who sends an update)."""
@@ -214,12 +180,12 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
 
   def check_cohort_size(self, present: tf.Tensor) -> tf.Tensor:
     """`present` once asserted that the rule can aggregate that many rows:
-    none, or at least `aggregation_rules.min_cohort(rule, n)`."""
-    minimum = aggregation_rules.min_cohort(self._rule, self._n)
+    none, or at least `rule.min_cohort(n)`."""
+    minimum = self._rule.min_cohort(self._n)
     count = tf.reduce_sum(tf.cast(present, tf.int32))
     return _with_checks([tf.debugging.Assert(
         tf.logical_or(tf.equal(count, 0), count >= minimum),
-        [f'{COHORT_ERROR}: rule {self._rule} needs at least {minimum} '
+        [f'{COHORT_ERROR}: rule {self._rule.name} needs at least {minimum} '
          f'clients in a round (or none), got', count])], present)
 
   def create(self, value_type, weight_type) -> tff.templates.AggregationProcess:

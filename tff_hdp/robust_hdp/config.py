@@ -11,10 +11,10 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""A Robust-HDP run's configuration and the names of its rules (TF-free).
+"""A Robust-HDP run's configuration (TF-free).
 
 Kept free of TensorFlow so that binaries check their flags, and refuse bad
-input, before importing it.
+input, before importing it. Its rule is found by name in `rule_registry`.
 """
 
 import dataclasses
@@ -23,28 +23,11 @@ from typing import Optional
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import presets
+from tff_hdp.robust_hdp import rule_registry
 
-RULES = ('robust_hdp', 'weiavg', 'pfa', 'dpfedavg', 'min_epsilon', 'oracle',
-         'non_private')
-# The rules that weigh clients by their epsilon_i (or their noise), so
-# cannot take a non-private client (epsilon None).
-NEEDS_EVERY_EPSILON = ('weiavg', 'pfa', 'oracle')
-# The rules whose weights are fixed before training from side information.
-FIXED_WEIGHT_RULES = ('weiavg', 'dpfedavg', 'min_epsilon', 'oracle',
-                      'non_private')
 BACKENDS = ('tff', 'direct')
 # The solvers of `rpca.principal_component_pursuit`.
 RPCA_METHODS = ('admm', 'ialm')
-
-ALGORITHM_NAMES = {
-    'robust_hdp': 'Robust-HDP',
-    'weiavg': 'WeiAvg',
-    'pfa': 'PFA',
-    'dpfedavg': 'DPFedAvg',
-    'min_epsilon': 'minimum eps',
-    'oracle': 'Oracle',
-    'non_private': 'Non-private',
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,10 +46,10 @@ class RobustHdpConfig:
   raises a one-line ValueError naming the first bad field.
 
   Attributes:
-    algorithm: One of `RULES`.
+    algorithm: The name of a registered rule (`rule_registry.names()`).
     epsilons: Target epsilon_i of each client; None for a non-private
-      client (plain SGD, no noise; not with the rules of
-      `NEEDS_EVERY_EPSILON`).
+      client (plain SGD, no noise; not with a rule that
+      `needs_every_epsilon`).
     batch_sizes: b_i of each client (capped to N_i).
     distribution: Name of the privacy distribution (recorded only).
     model: A `tff_hdp.models` name ('cnn5': paper 003's CNN).
@@ -78,8 +61,9 @@ class RobustHdpConfig:
     accountant: 'rdp' (the paper's) or 'pld' (the tightest): the accountant
       that calibrates each z_i and reports its epsilon.
     poisson: Poisson-sampled batches (else fixed-size shuffled).
-    first_round_only: Robust-HDP: weights from the first round only.
-    block_rows: Robust-HDP: RPCA on blocks of p' rows.
+    first_round_only: A rule whose weights come from the updates
+      (Robust-HDP's): weights from the first round only.
+    block_rows: RPCA on blocks of p' rows.
     rpca_max_iterations: Bound on RPCA's iterations.
     rpca_method: RPCA's solver: 'admm' (Candes et al.'s fixed mu, as the
       authors' code) or 'ialm' (Lin et al.'s growing mu, far fewer
@@ -100,9 +84,10 @@ class RobustHdpConfig:
       calibrated run would (epsilon_i, N_i, the Oracle's sigma_i^2 of the
       calibrated z_i). Beside the noisy run it separates what clipping and
       the weights cost from what the noise costs. Its epsilons are the
-      calibrated mechanism's, which it did not run: not a bound. Not with
-      robust_hdp (RPCA would estimate noise that is not there; the Oracle's
-      weights are its target) nor non_private (which does not clip).
+      calibrated mechanism's, which it did not run: not a bound. Not with a
+      rule whose weights come from the updates (robust PCA would estimate
+      noise that is not there; the Oracle's weights are Robust-HDP's
+      target) nor one whose clients do not clip.
   """
   algorithm: str
   epsilons: tuple[Optional[float], ...]
@@ -131,18 +116,18 @@ class RobustHdpConfig:
   def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""
     mechanism_key.check_mechanism_seed(self.mechanism_seed)
-    if self.algorithm not in RULES:
+    if self.algorithm not in rule_registry.names():
       raise ValueError(f'algorithm must be one of '
-                       f'{", ".join(RULES)}, got '
+                       f'{", ".join(rule_registry.names())}, got '
                        f'{self.algorithm!r}')
-    if self.clip_only and self.algorithm in ('robust_hdp', 'non_private'):
-      raise ValueError(f'clip_only needs a rule with fixed weights '
-                       f'(weiavg, pfa, dpfedavg, min_epsilon, oracle), got '
-                       f'{self.algorithm}: '
-                       + ('RPCA would estimate noise that is not there; the '
-                          "oracle rule's weights are its target"
-                          if self.algorithm == 'robust_hdp' else
-                          'non_private does not clip'))
+    rule = rule_registry.get(self.algorithm)
+    if self.clip_only and (rule.estimates_from_updates or not rule.private):
+      raise ValueError(
+          'clip_only needs a rule with fixed weights whose clients clip, got '
+          f'{self.algorithm}: ' + (
+              'its weights come from the updates, and robust PCA would '
+              'estimate noise that is not there' if rule.private else
+              'its clients run plain SGD'))
     if len(self.epsilons) != len(self.batch_sizes) or not self.epsilons:
       raise ValueError('epsilons and batch_sizes must have one entry per '
                        f'client, got {len(self.epsilons)} and '
@@ -150,11 +135,10 @@ class RobustHdpConfig:
     if any(e is not None and not e > 0 for e in self.epsilons):
       raise ValueError('every epsilon must be > 0 (or None for a '
                        f'non-private client), got {list(self.epsilons)}')
-    if all(e is None for e in self.epsilons) and (
-        self.algorithm != 'non_private'):
+    if all(e is None for e in self.epsilons) and rule.private:
       raise ValueError('epsilons must give at least one client a finite '
                        'epsilon (None: a non-private client)')
-    if (self.algorithm in NEEDS_EVERY_EPSILON and
+    if (rule.needs_every_epsilon and
         any(e is None for e in self.epsilons)):
       client = [e is None for e in self.epsilons].index(True)
       raise ValueError(f'rule {self.algorithm} needs every client\'s '

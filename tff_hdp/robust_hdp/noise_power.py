@@ -15,40 +15,42 @@
 
 Table 2 prints, for FMNIST with E = 200 rounds and each privacy distribution,
 the noise power sum_i w_i^2 sigma_i^2 / (p eta_l^2) of the aggregate, with
-sigma_i^2 from eqs. (7) and (3). For every rule but Robust-HDP the weights are
-fixed by what the server is told, so the row follows from the clients'
-(epsilon_i, b_i, N_i) and the accountant alone (`fixed_rule_noise_power`).
-Robust-HDP's weights come from RPCA on the updates; `robust_hdp_noise_power`
-runs RPCA on synthetic updates of the real size p whose noise has exactly the
-eq. (7) variances (a shared update plus Gaussian noise), which measures how
-close RPCA gets to the oracle when the DP noise is what the model says it is.
-A trained run's measured value (`run_robust_hdp.py`, results.json) replaces
-it where available (run_scripts/table2_robust_hdp.py).
+sigma_i^2 from eqs. (7) and (3). For a rule whose weights are fixed by what
+the server is told (`rule.FixedWeightRule`) the entry follows from the
+clients' (epsilon_i, b_i, N_i) and the accountant alone. A rule whose
+weights come from the updates (Robust-HDP's robust PCA) runs on synthetic
+updates of the real size p whose noise has exactly the eq. (7) variances (a
+shared update plus Gaussian noise), which measures how close it gets to the
+Oracle when the DP noise is what the model says it is. A trained run's
+measured value (`run_robust_hdp.py`, results.json) replaces it where
+available (run_scripts/table2_robust_hdp.py). `rule_noise_power` gives
+either.
 
 The paper's values, its rules and its setting are `paper_tables` (the
 transcription in `tff_hdp/robust_hdp/reference/paper003_table2.csv`).
 """
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import privacy_preferences
+from tff_hdp.robust_hdp import rule as rule_lib
+from tff_hdp.robust_hdp import rule_registry
 
 
-def client_variances(epsilons: Sequence[float], batch_sizes: Sequence[int], *,
-                     floor=None, num_examples: int, rounds: int,
-                     local_epochs: int, clip: float, learning_rate: float,
-                     delta: float, num_parameters: int,
+def client_variances(epsilons: Sequence[Optional[float]],
+                     batch_sizes: Sequence[int], *, num_examples: int,
+                     rounds: int, local_epochs: int, clip: float,
+                     learning_rate: float, delta: float, num_parameters: int,
                      conversion: str = 'improved') -> np.ndarray:
-  """sigma_i^2 (eq. (7)) of clients calibrated to their epsilons
-  (`conversion` as in `privacy_preferences.calibrate`)."""
+  """sigma_i^2 (eq. (7)) of clients calibrated to `epsilons` (`conversion`
+  as in `privacy_preferences.calibrate`)."""
   clients = privacy_preferences.calibrate(
       epsilons, batch_sizes, [num_examples] * len(epsilons), rounds=rounds,
-      local_epochs=local_epochs, delta=delta, epsilon_floor=floor,
-      conversion=conversion)
+      local_epochs=local_epochs, delta=delta, conversion=conversion)
   return np.array([
       aggregation_rules.dp_sgd_noise_variance(
           c.noise_multiplier, c.batch_size, c.num_examples, local_epochs, clip,
@@ -56,29 +58,37 @@ def client_variances(epsilons: Sequence[float], batch_sizes: Sequence[int], *,
   ])
 
 
-def fixed_rule_noise_power(rule: str, epsilons, batch_sizes,
-                           **setting) -> float:
-  """Table 2's entry of a fixed-weight rule (weiavg, dpfedavg, min_epsilon,
-  oracle); `setting` as `paper_tables.SETTING` without num_clients."""
-  floor = min(epsilons) if rule == 'min_epsilon' else None
-  variances = client_variances(epsilons, batch_sizes, floor=floor, **setting)
-  weights = aggregation_rules.fixed_weights(
-      rule, epsilons=epsilons, num_examples=[setting['num_examples']] *
-      len(epsilons), variances=variances)
-  return aggregation_rules.noise_power(weights, variances,
-                                       setting['num_parameters'],
-                                       setting['learning_rate'])
+def rule_noise_power(name: str, epsilons, batch_sizes, *, seed: int = 0,
+                     signal_scale: float = 0.01, **setting) -> float:
+  """Table 2's entry of the rule called `name` (module doc); `setting` as
+  `paper_tables.SETTING` without num_clients (and `conversion`); `seed`
+  and `signal_scale` make the synthetic updates of a rule whose weights
+  come from them.
 
-
-def robust_hdp_noise_power(epsilons, batch_sizes, *, seed: int = 0,
-                           signal_scale: float = 0.01, **setting) -> float:
-  """Robust-HDP's entry from RPCA on synthetic updates (see module doc)."""
-  variances = client_variances(epsilons, batch_sizes, **setting)
+  Raises:
+    ValueError: If the rule's aggregate is not a weighted sum (PFA's).
+  """
+  rule = rule_registry.get(name)
+  if not rule.is_weighted_sum:
+    raise ValueError(f'rule {name}\'s aggregate is not a weighted sum of the '
+                     'updates: it has no noise power')
+  variances = client_variances(rule.calibration_epsilons(epsilons),
+                               batch_sizes, **setting)
   p = setting['num_parameters']
-  rng = np.random.default_rng(seed)
-  updates = (rng.normal(size=(1, p)) * signal_scale +
-             rng.normal(size=(len(epsilons), p)) *
-             np.sqrt(variances / p)[:, None])
-  weights, _ = aggregation_rules.robust_hdp_weights(tf.constant(updates))
-  return aggregation_rules.noise_power(weights.numpy(), variances, p,
+  side = rule_lib.SideInformation(
+      epsilons=tuple(epsilons),
+      num_examples=(setting['num_examples'],) * len(epsilons),
+      variances=tuple(variances))
+  if isinstance(rule, rule_lib.FixedWeightRule):
+    weights = rule_lib.normalized(rule.fixed_weights(side))
+  else:
+    rng = np.random.default_rng(seed)
+    updates = (rng.normal(size=(1, p)) * signal_scale +
+               rng.normal(size=(len(epsilons), p)) *
+               np.sqrt(variances / p)[:, None])
+    weights, _ = rule.weights(
+        tf.constant(updates),
+        {k: tf.constant(v) for k, v in rule.told(side).items()})
+    weights = weights.numpy()
+  return aggregation_rules.noise_power(weights, variances, p,
                                        setting['learning_rate'])

@@ -69,6 +69,8 @@ from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
+from tff_hdp.robust_hdp import rule as rule_lib
+from tff_hdp.robust_hdp import rule_registry
 
 CLIENT_INFO_TYPE = tff.types.to_type(
     collections.OrderedDict(index=np.int32, batch_size=np.int32,
@@ -279,14 +281,13 @@ def ledger_terms(poisson: bool, mechanism_seed: Optional[int],
 
 def client_privacy(config: config_lib.RobustHdpConfig, num_examples
                   ) -> list[privacy_preferences.ClientPrivacy]:
-  """Each client's calibrated DP-SGD parameters under `config.algorithm`."""
-  private = config.algorithm != 'non_private'
+  """Each client's calibrated DP-SGD parameters under `config`'s rule (the
+  epsilon it calibrates to: `Rule.calibration_epsilons`)."""
   return privacy_preferences.calibrate(
-      list(config.epsilons) if private else [None] * len(config.epsilons),
+      rule_registry.get(config.algorithm).calibration_epsilons(
+          config.epsilons),
       config.batch_sizes, num_examples, rounds=config.rounds,
       local_epochs=config.local_epochs, delta=config.delta,
-      epsilon_floor=(min(e for e in config.epsilons if e is not None)
-                     if config.algorithm == 'min_epsilon' else None),
       accountant=config.accountant)
 
 
@@ -303,23 +304,16 @@ def true_variances(config: config_lib.RobustHdpConfig, clients,
 
 def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
                     ) -> aggregator_lib.NoiseAwareAggregationFactory:
-  """The rule's factory, told only what that rule's server knows."""
-  n = len(clients)
-  kwargs = {}
-  if config.algorithm in aggregation_rules.FIXED_WEIGHT_RULES:
-    kwargs['fixed_weights'] = aggregation_rules.fixed_weights(
-        config.algorithm, epsilons=config.epsilons,
-        num_examples=[c.num_examples for c in clients], variances=variances)
-  if config.algorithm == 'pfa':
-    kwargs['epsilons'] = config.epsilons
-    kwargs['pfa_rank'] = config.pfa_rank
-  if config.algorithm == 'robust_hdp':
-    kwargs.update(first_round_only=config.first_round_only,
-                  block_rows=config.block_rows,
-                  rpca_max_iterations=config.rpca_max_iterations,
-                  rpca_method=config.rpca_method)
-  return aggregator_lib.NoiseAwareAggregationFactory(config.algorithm, n,
-                                                     **kwargs)
+  """The rule's factory, told only what that rule's server knows
+  (`Rule.told` of everything it could be told)."""
+  rule = rule_registry.get(config.algorithm).configured(config)
+  side = rule_lib.SideInformation(
+      epsilons=tuple(config.epsilons),
+      num_examples=tuple(c.num_examples for c in clients),
+      variances=tuple(variances))
+  return aggregator_lib.NoiseAwareAggregationFactory(
+      rule, len(clients), told=rule.told(side),
+      first_round_only=config.first_round_only)
 
 
 def dp_sgd_settings(config: config_lib.RobustHdpConfig
@@ -334,7 +328,7 @@ def dp_sgd_settings(config: config_lib.RobustHdpConfig
 def build_robust_hdp_process(
     model, config: config_lib.RobustHdpConfig, *,
     num_examples: Sequence[int]) -> templates.PrivateLearningProcess:
-  """Robust-HDP (or a baseline rule of paper 003) as a `LearningProcess`.
+  """Robust-HDP (or another registered rule) as a `LearningProcess`.
 
   Every hyperparameter is `config`'s, a `tff_hdp.robust_hdp.RobustHdpConfig`
   (its defaults: paper 003's code's): the rule (`algorithm`), each client's
@@ -381,7 +375,7 @@ def build_robust_hdp_process(
   process = compose_robust_hdp_process(
       spec, spec.init(config.seed), factory,
       settings=dp_sgd_settings(config),
-      private=config.algorithm != 'non_private',
+      private=rule_registry.get(config.algorithm).private,
       mechanism_seed=config.mechanism_seed,
       privacy=robust_hdp_privacy(clients, local_epochs=config.local_epochs,
                                  delta=config.delta,

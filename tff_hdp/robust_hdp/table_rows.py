@@ -17,8 +17,8 @@ claim line.
 One row per aggregation rule from the results records of
 `tff_hdp.robust_hdp.training.train`: the mean (std) of the clients' local
 test accuracies, the noise power of the aggregate, what the server must know
-to weigh the updates (paper 003's Table 1), and the smallest and largest
-epsilon the clients achieved; under it the line of
+to weigh the updates (the rule's `server_knows`; paper 003's Table 1), and
+the smallest and largest epsilon the clients achieved; under it the line of
 `tff_hdp.claims.robust_hdp`. TensorFlow-free.
 """
 
@@ -26,19 +26,15 @@ from typing import Any, Mapping, Sequence
 
 from tff_hdp import claims
 from tff_hdp import tables
-from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import rule_registry
 
 HEADER = ('Algorithm', 'accuracy%', 'noise power', 'server knows',
           'min/max epsilon achieved')
-# What the server must know to weigh the updates (Table 1).
-KNOWS = {'robust_hdp': 'nothing', 'weiavg': 'epsilon_i', 'pfa': 'epsilon_i',
-         'dpfedavg': 'N_i', 'min_epsilon': 'epsilon_min',
-         'oracle': 'everything', 'non_private': 'N_i'}
 
 
 def run_row(record: Mapping[str, Any]) -> list[str]:
   """One row of the comparison table from a run's record."""
-  algorithm = record['config']['algorithm']
+  rule = rule_registry.get(record['config']['algorithm'])
   m = record['metrics']
   achieved = [c['achieved_epsilon'] for c in record['clients']
               if c['achieved_epsilon'] is not None]
@@ -48,15 +44,15 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
       name(record['config']),
       f"{m['accuracy']:.2f}({m['accuracy_std']:.2f})",
       '-' if m['noise_power'] is None else f"{m['noise_power']:.4g}",
-      KNOWS[algorithm],
+      rule.server_knows,
       f'{min(achieved):.2f}/{max(achieved):.2f}' if achieved else '-',
   ]
 
 
 def name(config: Mapping[str, Any]) -> str:
-  """A run's name in the table: its rule's, marked when clip only (no
+  """A run's name in the table: its rule's label, marked when clip only (no
   noise; `RobustHdpConfig.clip_only`)."""
-  return (config_lib.ALGORITHM_NAMES[config['algorithm']] +
+  return (rule_registry.get(config['algorithm']).label +
           (' (clip only)' if config.get('clip_only') else ''))
 
 

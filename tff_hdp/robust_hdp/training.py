@@ -25,11 +25,11 @@ accuracies of the global model (the authors' metric).
 Every rule of one comparison uses the same data, batch sizes and initial
 model (from the public `seed`); with the same mechanism key (a reproducible
 `mechanism_seed`) also the same DP-SGD batches and noise (keys derived from
-(key, round, client)), so results differ by aggregation only (and, for
-`min_epsilon`, by its larger noise; for `non_private`, by none). By default
-each run draws a secret key (`tff_hdp.privacy.mechanism_key`): the
-untrusted server, which knows the configuration, cannot regenerate any
-client's noise.
+(key, round, client)), so results differ by aggregation only (and by the
+noise of a rule whose clients calibrate to other epsilons,
+`Rule.calibration_epsilons`). By default each run draws a secret key
+(`tff_hdp.privacy.mechanism_key`): the untrusted server, which knows the
+configuration, cannot regenerate any client's noise.
 """
 
 import dataclasses
@@ -53,6 +53,7 @@ from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import process as process_lib
+from tff_hdp.robust_hdp import rule_registry
 
 
 def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
@@ -62,7 +63,7 @@ def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
   client_info)` of the TFF process, its round over `config.tff_workers`, or
   the direct runner (all the same round)."""
   kwargs = dict(settings=settings,
-                private=config.algorithm != 'non_private')
+                private=rule_registry.get(config.algorithm).private)
   if config.backend == 'direct':
     return process_lib.DirectRunner(spec, spec.init(config.seed), factory,
                                     **kwargs)
@@ -159,6 +160,7 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
                  if config.backend == 'tff' else list(data.train))
   # A clip-only run's clients add no noise; its rule still weighs by the
   # calibrated z_i (`variances`, the aggregator).
+  rule = rule_registry.get(config.algorithm)
   info = [
       dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
            noise_multiplier=np.float32(
@@ -172,7 +174,7 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
           accountant=config.accountant, poisson=config.poisson,
           mechanism_seed=config.mechanism_seed),
       learning_rate=config.learning_rate,
-      computable=(config.algorithm not in ('pfa', 'non_private') and
+      computable=(rule.private and rule.is_weighted_sum and
                   not config.clip_only))
   return Experiment(config, data, spec, clients, variances, runner, rounds)
 

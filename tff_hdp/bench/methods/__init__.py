@@ -11,11 +11,12 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The package's HDP-Bench methods, one file each, in `PACKAGE_METHODS`'s
-order; each file's `METHODS` are its instances (`tff_hdp.bench.registry`
-lists them before the methods registered from outside the package).
+"""The package's HDP-Bench methods, one file each; each file registers its
+methods (`tff_hdp.bench.registry.register`, the path a method of yours
+takes too) when imported, in this order.
 
-- `robust_hdp_rules`: paper 003's seven rules (untrusted server, sample-level).
+- `robust_hdp_rules`: every Robust-HDP rule (`tff_hdp.robust_hdp.rules`,
+  and any registered later; untrusted server, sample-level).
 - `fedhdp_levels`: paper 001's FedHDP, HDP-FedAvg and DP-FedAvg at the
   minimum epsilon (trusted server, client-level, privacy levels).
 - `individual_sampling`: individualized client sampling rates (Boenisch et
@@ -24,10 +25,8 @@ lists them before the methods registered from outside the package).
   (personalized, user-level).
 """
 
+# pylint: disable=unused-import
 from tff_hdp.bench.methods import robust_hdp_rules
 from tff_hdp.bench.methods import fedhdp_levels
 from tff_hdp.bench.methods import individual_sampling
 from tff_hdp.bench.methods import udp_min_epsilon
-
-PACKAGE_METHODS = (robust_hdp_rules.METHODS + fedhdp_levels.METHODS +
-                   individual_sampling.METHODS + udp_min_epsilon.METHODS)

@@ -50,6 +50,7 @@ from typing import Optional
 import numpy as np
 
 from tff_hdp.bench import method
+from tff_hdp.bench import registry
 
 NAMES = {'fedhdp': 'FedHDP', 'hdp_fedavg': 'HDP-FedAvg',
          'dp_fedavg': 'DP-FedAvg at the minimum epsilon',
@@ -179,4 +180,5 @@ class FedHdpLevels(method.Method):
             for g in experiment.setup.client_groups))
 
 
-METHODS = tuple(FedHdpLevels(algorithm) for algorithm in NAMES)
+for _algorithm in NAMES:
+  registry.register(FedHdpLevels(_algorithm))

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import optimize
 
 from tff_hdp.bench import method
+from tff_hdp.bench import registry
 from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 
@@ -213,4 +214,4 @@ def individual_rounds(experiment, rates: Sequence[float],
   return IndividualRounds()
 
 
-METHODS = (IndividualSampling(),)
+registry.register(IndividualSampling())

@@ -11,24 +11,24 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Paper 003's seven aggregation rules as HDP-Bench methods.
+"""Every Robust-HDP aggregation rule as an HDP-Bench method.
 
 Threat model: an untrusted server. Every client runs DP-SGD on its own data
 (`tff_hdp.robust_hdp`), at its own b_i and the noise multiplier z_i that
 makes the benchmark's T rounds spend exactly its epsilon_i
 (`privacy_preferences.calibrate`), and sends only its noised update; the
-rules differ in how the server weighs the updates and what it must be told
-(paper 003, Table 1): Robust-HDP nothing (robust PCA's noise estimate),
-WeiAvg and PFA epsilon_i, DPFedAvg N_i, minimum epsilon epsilon_min (every
-client at z of the smallest epsilon), the Oracle every true noise variance.
-Non-private is the same training without clipping or noise: a reference,
-without a guarantee, never ranked.
+rules (`tff_hdp.robust_hdp.rules`, one file each) differ in how the
+server weighs the updates and what it must be told
+(`Rule.server_knows`). A rule whose clients do not clip or add noise
+(non-private training) is a reference, without a guarantee, never ranked.
 
-A client who opts out (epsilon_i infinite) trains without noise (paper
-003's non-private client); WeiAvg, PFA and the Oracle weigh by epsilon_i or
-the noise, and refuse such a population. The round is the package's own
-(`robust_hdp.training`: the direct runner, robust PCA by the inexact ALM);
-nothing of a rule's maths is repeated here.
+Every rule of `tff_hdp.robust_hdp.rule_registry` is a method here, the
+package's and any registered later (this file watches the registry): a
+rule is registered once, where it is written. A client who opts out
+(epsilon_i infinite) trains without noise (paper 003's non-private client);
+a rule that weighs by every epsilon_i or noise refuses such a population.
+The round is the package's own (`robust_hdp.training`: the direct runner,
+robust PCA by the inexact ALM); nothing of a rule's maths is repeated here.
 """
 
 import dataclasses
@@ -38,34 +38,35 @@ from typing import Optional
 import numpy as np
 
 from tff_hdp.bench import method
+from tff_hdp.bench import registry
 from tff_hdp.robust_hdp import config as config_lib
-from tff_hdp.robust_hdp import table_rows
+from tff_hdp.robust_hdp import rule_registry
 
 NO_GUARANTEE = dataclasses.replace(method.SAMPLE_LEVEL, kind='none')
 
 
 class RobustHdpRule(method.Method):
-  """One of paper 003's rules (`config_lib.RULES`), on the benchmark."""
+  """A registered Robust-HDP rule (`rule_registry`), on the benchmark."""
 
   threat_model = 'untrusted server'
 
   def __init__(self, rule: str, *, clip: float = 3.0,
                rpca_method: str = 'ialm'):
-    """A rule of `config_lib.RULES`; `clip` is DP-SGD's per-example c (the
-    authors' 3.0) and `rpca_method` Robust-HDP's solver."""
-    if rule not in config_lib.RULES:
-      raise ValueError(f'rule must be one of {", ".join(config_lib.RULES)}, '
-                       f'got {rule!r}')
+    """The rule called `rule`; `clip` is DP-SGD's per-example c (the
+    authors' 3.0) and `rpca_method` robust PCA's solver."""
+    found = rule_registry.get(rule)
     self.name = rule
     self.rule = rule
     self.clip = clip
     self.rpca_method = rpca_method
-    self.guarantee = (NO_GUARANTEE if rule == 'non_private' else
-                      method.SAMPLE_LEVEL)
-    self.server_knows = table_rows.KNOWS[rule]
+    self.guarantee = (method.SAMPLE_LEVEL if found.private else
+                      NO_GUARANTEE)
+    self.server_knows = found.server_knows
+    # Where the rule is written: what a worker process must import.
+    self.source_module = type(found).__module__
 
   def refuses(self, preferences):
-    if (self.rule in config_lib.NEEDS_EVERY_EPSILON and
+    if (rule_registry.get(self.rule).needs_every_epsilon and
         not all(preferences.private)):
       return (f'{self.rule} weighs every client by its epsilon or noise; '
               'these preferences have a client who opts out')
@@ -130,4 +131,4 @@ class RobustHdpRule(method.Method):
             for i, c in enumerate(experiment.clients)))
 
 
-METHODS = tuple(RobustHdpRule(rule) for rule in config_lib.RULES)
+rule_registry.watch(lambda rule: registry.register(RobustHdpRule(rule.name)))

@@ -32,6 +32,7 @@ import math
 from typing import Optional
 
 from tff_hdp.bench import method
+from tff_hdp.bench import registry
 
 
 class UdpAtMinimumEpsilon(method.Method):
@@ -85,4 +86,4 @@ class UdpAtMinimumEpsilon(method.Method):
                           epsilons=(spent,) * setting.num_clients)
 
 
-METHODS = (UdpAtMinimumEpsilon(),)
+registry.register(UdpAtMinimumEpsilon())
