@@ -20,6 +20,7 @@ lines and exits 1, so binaries pass `parse_flags` to `app.run` and raise
 """
 
 import concurrent.futures
+import dataclasses
 import fcntl
 import json
 import os
@@ -205,6 +206,7 @@ class RunFlags(NamedTuple):
   output_dir: flags.FlagHolder
   progress: flags.FlagHolder
   checkpoint_every: flags.FlagHolder
+  keep_checkpoints: flags.FlagHolder
   tff_workers: flags.FlagHolder
 
 
@@ -213,8 +215,8 @@ def define_run_flags(*, output_dir: str, backends: Sequence[str],
                      merged: str) -> RunFlags:
   """--seed, --mechanism_seed, --backend (one of `backends`, default
   `backend`), --output_dir (default `output_dir`), --progress,
-  --checkpoint_every and --tff_workers (see `define_tff_workers_flag` for
-  `merged`)."""
+  --checkpoint_every, --keep_checkpoints and --tff_workers (see
+  `define_tff_workers_flag` for `merged`)."""
   return RunFlags(
       seed=define_seed_flag(),
       mechanism_seed=define_mechanism_seed_flag(),
@@ -225,7 +227,13 @@ def define_run_flags(*, output_dir: str, backends: Sequence[str],
       progress=flags.DEFINE_bool('progress', True, 'Show a progress bar.'),
       checkpoint_every=flags.DEFINE_integer(
           'checkpoint_every', 10, 'Save progress every k rounds under '
-          '<output_dir>/checkpoints/; re-running the same command resumes.'),
+          '<output_dir>/checkpoints/ (secret: they hold the run\'s key; '
+          'files 0600 in 0700 folders); the same command run again after a '
+          'kill resumes exactly.'),
+      keep_checkpoints=flags.DEFINE_bool(
+          'keep_checkpoints', False, 'Keep <output_dir>/checkpoints/ once '
+          'results.json is written. By default it is deleted then, so that '
+          'a finished output directory holds no secret (docs/privacy.md).'),
       tff_workers=define_tff_workers_flag(merged))
 
 
@@ -242,12 +250,13 @@ def define_mechanism_seed_flag():
   return flags.DEFINE_integer(
       'mechanism_seed', None, 'Unset (the default): every noise draw, cohort '
       'and DP-SGD batch comes from a secret 128-bit key drawn from the '
-      'operating system at the start of the run and kept only in the '
-      'checkpoints. Set: they are reproducible from this integer, which '
-      'results.json publishes, so anyone can regenerate the noise; the '
-      'table, the claim line and results.json then say epsilon is the '
-      'mechanism\'s, not a guarantee for the run\'s outputs (research '
-      'reproduction only).', lower_bound=0)
+      'operating system at the start of the run and written nowhere but '
+      'its checkpoints, if any, which are deleted when the command '
+      'finishes (docs/privacy.md). Set: they are reproducible from this '
+      'integer, which results.json publishes, so anyone can regenerate the '
+      'noise; the table, the claim line and results.json then say epsilon '
+      'is the mechanism\'s, not a guarantee for the run\'s outputs '
+      '(research reproduction only).', lower_bound=0)
 
 
 def mechanism_notice(mechanism_seed) -> None:
@@ -280,8 +289,13 @@ def train_each(run: RunFlags, named_configs, train: Callable[..., dict],
   """What every `run_<system>.py` does once its input is checked: claims the
   output directory, then trains each (name, config) on `data` with its
   TensorBoard summaries under `tensorboard/<name>/` and its checkpoints
-  under `checkpoints/<name>/` (resuming from them), in our TFF context,
-  printing `<name>: <describe(record)>` after each.
+  under `checkpoints/<name>/` (a 0700 folder; resuming from them), in our
+  TFF context, printing `<name>: <describe(record)>` after each.
+
+  The checkpoints are kept until `train_and_write` has written results.json:
+  a command of several runs killed after the first resumes each exactly. A
+  run that results.json already holds, finished with the same configuration
+  and without a checkpoint left, is not run again: its record is reused.
 
   Args:
     run: The binary's `define_run_flags`.
@@ -294,22 +308,33 @@ def train_each(run: RunFlags, named_configs, train: Callable[..., dict],
   Returns:
     The records, each with its 'name'.
   """
+  output_dir = run.output_dir.value
+  claim_output_dir(output_dir)
+  finished = _finished_records(output_dir)
+  reused = {name: _reusable(finished.get(name), name, config, output_dir)
+            for name, config in named_configs}
+  mechanism_notice(run.mechanism_seed.value)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
-  output_dir = run.output_dir.value
-  claim_output_dir(output_dir)
-  mechanism_notice(run.mechanism_seed.value)
   records = []
   with runtime.local_cpp_context():
     for name, config in named_configs:
+      if reused[name] is not None:
+        records.append(reused[name])
+        print(f'{name}: {describe(reused[name])} (finished: from '
+              'results.json)', flush=True)
+        continue
+      checkpoint.make_private_dir(os.path.join(output_dir, CHECKPOINTS))
+      checkpoint_dir = os.path.join(output_dir, CHECKPOINTS, name)
       writer = tf.summary.create_file_writer(
           os.path.join(output_dir, 'tensorboard', name))
       try:
         record = train(
             config, data, summary_writer=writer, progress=run.progress.value,
-            checkpoint_dir=os.path.join(output_dir, 'checkpoints', name),
+            checkpoint_dir=checkpoint_dir,
             checkpoint_every=run.checkpoint_every.value,
+            keep_checkpoints=True,  # Until results.json is written.
             **(extra_arguments(config, name) if extra_arguments else {}))
       except checkpoint.CheckpointMismatchError as e:
         raise UsageError(str(e)) from None
@@ -321,11 +346,68 @@ def train_each(run: RunFlags, named_configs, train: Callable[..., dict],
   return records
 
 
+# A binary's checkpoints: <output_dir>/CHECKPOINTS/<run>/.
+CHECKPOINTS = 'checkpoints'
+
+
+def check_finished(run: RunFlags, named_configs) -> None:
+  """Refuses, in one line, a (name, config) of `named_configs` that
+  --output_dir's results.json holds finished under another configuration
+  (`train_each` reuses one of the same). A binary calls it before it loads
+  TensorFlow, whose import prints lines of its own."""
+  output_dir = run.output_dir.value
+  finished = _finished_records(output_dir)
+  for name, config in named_configs:
+    _reusable(finished.get(name), name, config, output_dir)
+
+
+def _finished_records(output_dir: str) -> dict[str, dict]:
+  """{name: record} of the runs in `output_dir`'s results.json ({} if it
+  has none, or cannot be read)."""
+  try:
+    with open(os.path.join(output_dir, 'results.json')) as f:
+      runs = json.load(f).get('runs', [])
+    return {r['name']: r for r in runs if isinstance(r, dict) and 'name' in r}
+  except (OSError, ValueError, AttributeError):
+    return {}
+
+
+def _reusable(record: Optional[dict], name: str, config,
+              output_dir: str) -> Optional[dict]:
+  """`record`, a finished run's in results.json, if `name` needs no
+  training: it has no checkpoint left (a run with one resumes from it) and
+  the same configuration (another is refused, as its checkpoint was)."""
+  if record is None or os.path.isdir(
+      os.path.join(output_dir, CHECKPOINTS, name)):
+    return None
+  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
+  if checkpoint.identity(record.get('config', {})) != checkpoint.identity(
+      dataclasses.asdict(config)):
+    raise UsageError(
+        f'{os.path.join(output_dir, "results.json")} holds a finished run '
+        f'{name} of another configuration; use another --output_dir or '
+        'delete it')
+  return record
+
+
+def retire_checkpoints(output_dir: str, names: Sequence[str]) -> None:
+  """Deletes the checkpoints of the runs `names` (they hold their runs'
+  keys), and <output_dir>/checkpoints/ if nothing else is left in it."""
+  from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
+  for name in names:
+    checkpoint.retire(os.path.join(output_dir, CHECKPOINTS, name))
+  try:
+    os.rmdir(os.path.join(output_dir, CHECKPOINTS))
+  except OSError:
+    pass  # Missing, or holding another command's runs.
+
+
 def train_and_write(
     run: RunFlags, named_configs, train: Callable[..., dict], data, rows,
     title: str, extra_arguments: Optional[Callable[[Any, str], dict]] = None,
     **extra) -> None:
-  """`train_each`, then `write_results` of the records under `title`.
+  """`train_each`, then `write_results` of the records under `title`, then
+  the runs' checkpoints are deleted unless --keep_checkpoints.
 
   Args:
     run: The binary's `define_run_flags`.
@@ -342,6 +424,9 @@ def train_and_write(
                        extra_arguments)
   write_results(run.output_dir.value, title, rows.table(records), records,
                 **extra)
+  if not run.keep_checkpoints.value:
+    retire_checkpoints(run.output_dir.value,
+                       [name for name, _ in named_configs])
 
 
 def write_results(output_dir: str, title: str, table: str,

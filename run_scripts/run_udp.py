@@ -34,8 +34,11 @@ Writes to --output_dir: `results.json` (per run: the config, epsilon and
 what it is, the per-round noise stddev, accuracy every --eval_every rounds,
 and the final per-user accuracies of the generated models with their mean
 and variance; no round publishes how many users it sampled), `table.txt`,
-and TensorBoard summaries. Bad input is refused with one line and exit 2 before anything is
-written.
+and TensorBoard summaries. Bad input is refused with one line and exit 2
+before anything is written. Checkpoints (with the run's secret key, 0600 in
+0700 folders) go under `<output_dir>/checkpoints/<run>/`: after a kill the
+same command resumes exactly; once results.json is written they are
+deleted (unless --keep_checkpoints) and the same command reuses the results.
 """
 
 import os
@@ -60,11 +63,13 @@ def main(argv):
   cli.begin_main(argv, run)
   data, configs = udp_flags.load_and_configure()
   cli.check_tff_workers(run.tff_workers.value)
+  named_configs = [(c.algorithm, c) for c in configs]
+  cli.check_finished(run, named_configs)
 
   # Everything was checked: only now is anything written.
   from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
   cli.train_and_write(
-      run, [(c.algorithm, c) for c in configs], training.train, data,
+      run, named_configs, training.train, data,
       table_rows, table_rows.title(data.name, data.num_clients, configs[0]))
 
 

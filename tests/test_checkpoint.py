@@ -11,17 +11,22 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Checkpoints: a saved run comes back exactly (its mechanism key too), and a
-foreign one is refused."""
+"""Checkpoints: a saved run comes back exactly (its mechanism key too), a
+foreign one is refused, and they are secret material: 0600 files in 0700
+folders whatever the umask, deleted once the run has finished."""
 
 import collections
 import dataclasses
+import os
+import stat
 from typing import Optional
 
 import numpy as np
 import pytest
 
+from tests import binaries
 from tff_hdp import checkpoint
+from tff_hdp import round_loop
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 
@@ -152,3 +157,87 @@ def test_a_mechanism_seed_gives_the_same_key_every_time(tmp_path):
   b = _start(tmp_path / 'b', _Config(mechanism_seed=5))
   np.testing.assert_array_equal(a.key, b.key)
   np.testing.assert_array_equal(a.key, mechanism_key.new_key(5))
+
+
+def _modes(directory) -> dict[str, int]:
+  """{path relative to `directory`: permission bits} of it and all below."""
+  modes = {'.': stat.S_IMODE(os.stat(directory).st_mode)}
+  for root, folders, files in os.walk(directory):
+    for name in folders + files:
+      path = os.path.join(root, name)
+      modes[os.path.relpath(path, directory)] = stat.S_IMODE(
+          os.stat(path).st_mode)
+  return modes
+
+
+def test_checkpoints_are_private_whatever_the_umask(tmp_path):
+  directory = tmp_path / 'run'
+  previous = os.umask(0)  # The most open: files 0666, folders 0777.
+  try:
+    saved = checkpoint.Checkpointer(str(directory), '{}')
+    assert _modes(directory) == {'.': 0o700}  # Before TFF writes in it.
+    for round_num in (1, 2):
+      saved.save(round_num, _KEY, _state(1.0), _Store(),
+                 privacy_ledger.PrivacyLedger(), [])
+  finally:
+    os.umask(previous)
+  modes = _modes(directory)
+  folders = {p for p in modes if os.path.isdir(directory / p)}
+  assert 'program_state_2' in folders and len(modes) > len(folders)
+  assert {modes[p] for p in folders} == {0o700}
+  assert {m for p, m in modes.items() if p not in folders} == {0o600}
+
+
+class _Rounds(round_loop.System):
+  """A system whose state is `_state(round)` under the run's key."""
+
+  def start(self, key):
+    return _state(0.0, key)
+
+  def run_round(self, state, round_num):
+    return _state(round_num + 1.0, state['noise_key']), {}
+
+  def account(self, ledger, round_num):
+    ledger.step('private', 0.5, 1.0)
+
+  def evaluate(self, state, ledger):
+    return {}
+
+
+class _Killed(Exception):
+  pass
+
+
+def _kill_after(round_to_kill):
+  def on_round(round_num, entry):
+    del entry
+    if round_num == round_to_kill:
+      raise _Killed()
+  return on_round
+
+
+def _loop(directory, **options):
+  return round_loop.run(_Rounds(), _Config(), total_rounds=3, eval_every=1,
+                        options=round_loop.Options(
+                            checkpoint_dir=str(directory), checkpoint_every=1,
+                            **options))
+
+
+def test_a_finished_run_deletes_its_key_and_a_killed_one_resumes(tmp_path):
+  directory = tmp_path / 'run'
+  with pytest.raises(_Killed):
+    _loop(directory, on_round=_kill_after(2))
+  # Killed: the checkpoint, with the run's key, is kept to resume from.
+  (key,) = [binaries.saved_key(directory)]
+  assert sorted(os.listdir(directory)) == ['program_state_2']
+  resumed = _loop(directory)
+  np.testing.assert_array_equal(resumed.key, key)  # The same run, resumed.
+  np.testing.assert_array_equal(resumed.state['noise_key'], key)
+  assert [e['round'] for e in resumed.history] == [1, 2, 3]
+  assert resumed.state['weights'][1] == 3.0
+  assert not directory.exists()  # Finished: its key is gone.
+
+  kept = _loop(tmp_path / 'kept', keep_checkpoints=True)
+  np.testing.assert_array_equal(binaries.saved_key(tmp_path / 'kept'),
+                                kept.key)
+  assert set(_modes(tmp_path / 'kept').values()) <= {0o600, 0o700}

@@ -14,9 +14,10 @@
 """The randomness every epsilon rests on is secret, in all three binaries.
 
 A run's noise, cohorts and DP-SGD batches come from a key the operating
-system draws (`tff_hdp.privacy.mechanism_key`), kept in the checkpoints only;
-`--mechanism_seed` makes them reproducible, and then the run says its
-epsilon is not a guarantee. The attack below is why the label matters: from
+system draws (`tff_hdp.privacy.mechanism_key`), kept in the checkpoints only,
+which a finished command deletes (no byte of its output folder holds the key)
+unless `--keep_checkpoints`; `--mechanism_seed` makes them reproducible, and
+then the run says its epsilon is not a guarantee. The attack below is why the label matters: from
 a reproducible run's published record and its released models, the noise is
 regenerated and subtracted, leaving the exact clipped mean.
 """
@@ -24,6 +25,7 @@ regenerated and subtracted, leaving the exact clipped mean.
 import dataclasses
 import json
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -63,10 +65,13 @@ PUBLISHED = {
 }
 
 
-def _run(script, output_dir, *extra):
-  result = binaries.run(script, RUNS[script] + ['--noprogress',
-                                                f'--output_dir={output_dir}',
-                                                *extra], timeout=600)
+def _run(script, output_dir, *extra, key=None):
+  """Runs `script`'s tiny run (under the mechanism key `key`, if given)."""
+  args = RUNS[script] + ['--noprogress', f'--output_dir={output_dir}', *extra]
+  if key is None:
+    result = binaries.run(script, args, timeout=600)
+  else:
+    result = binaries.run_with_key(script, args, key)
   assert result.returncode == 0, result.stderr[-3000:]
   with open(os.path.join(output_dir, 'results.json')) as f:
     (record,) = json.load(f)['runs']
@@ -83,8 +88,9 @@ def _key_forms(key: np.ndarray) -> list[bytes]:
   return forms
 
 
-def assert_key_only_in_checkpoints(output_dir, key) -> None:
-  """No file of `output_dir` holds `key`, but under checkpoints/."""
+def files_holding(output_dir, key) -> list[str]:
+  """The files under `output_dir` (relative) any of whose bytes hold `key`
+  in one of its forms (`_key_forms`)."""
   found = []
   for root, _, files in os.walk(output_dir):
     for name in files:
@@ -93,8 +99,25 @@ def assert_key_only_in_checkpoints(output_dir, key) -> None:
         content = f.read()
       if any(form in content for form in _key_forms(key)):
         found.append(os.path.relpath(path, output_dir))
+  return found
+
+
+def assert_key_only_in_checkpoints(output_dir, key) -> None:
+  """`key` is in files of `output_dir` under checkpoints/ and in no other,
+  and those are the owner's only (0600 in 0700 folders)."""
+  found = files_holding(output_dir, key)
   assert found and all(p.startswith('checkpoints' + os.sep) for p in found), (
       found)
+  for root, _, files in os.walk(os.path.join(output_dir, 'checkpoints')):
+    assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
+    for name in files:
+      mode = stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode)
+      assert mode == 0o600, (name, oct(mode))
+
+
+# A finished default run's key, set by the test (a run's key is otherwise
+# secret: `binaries.run_with_key`). Fixed, so the search is reproducible.
+_KEY = np.random.SeedSequence(50).generate_state(2, np.uint64).view(np.int64)
 
 
 def _tensorboard_tags(output_dir) -> set[str]:
@@ -114,18 +137,25 @@ def _published(record) -> dict:
 
 @pytest.mark.parametrize('script', sorted(RUNS))
 def test_secret_by_default_reproducible_only_with_the_flag(tmp_path, script):
-  (_, a), (_, b) = [_run(script, tmp_path / name) for name in ('a', 'b')]
+  (_, a), (_, b) = [_run(script, tmp_path / 'a', key=_KEY),
+                    _run(script, tmp_path / 'b', '--keep_checkpoints')]
   # The same public flags, two secret keys: other noise (and cohorts).
   assert a['history'] != b['history']
   for record in (a, b):
     assert record['privacy']['is_bound'] is True
     assert record['privacy']['mechanism_randomness'].startswith('secret')
     assert record['config']['mechanism_seed'] is None
-  # The key is in the checkpoint only; nothing published counts clients.
-  checkpoints = tmp_path / 'a' / 'checkpoints'
+  # A finished default run leaves its key nowhere: no byte of any file of
+  # its output folder holds it, and its checkpoints are gone.
+  assert not (tmp_path / 'a' / 'checkpoints').exists()
+  assert files_holding(tmp_path / 'a', _KEY) == []
+  # Kept on request: the key is in the checkpoint only (where the search
+  # finds it), readable by its owner only.
+  checkpoints = tmp_path / 'b' / 'checkpoints'
   (name,) = os.listdir(checkpoints)
-  assert_key_only_in_checkpoints(tmp_path / 'a',
+  assert_key_only_in_checkpoints(tmp_path / 'b',
                                  binaries.saved_key(checkpoints / name))
+  # Nothing published counts clients.
   assert set().union(*a['history']) <= PUBLISHED[script]
   assert _tensorboard_tags(tmp_path / 'a') <= PUBLISHED[script]
 

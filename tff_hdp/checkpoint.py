@@ -14,36 +14,32 @@
 """Checkpoints of a training run, so that a killed run resumes exactly.
 
 A checkpoint holds everything a run carries between rounds: the run's
-mechanism key, the server state (global model, round, clip norm S^t and the
-noise key), every client's Ditto model and its "initialised" flag, the
-privacy ledger and the history so far. Random draws need no saved generator
-state: cohorts and local shuffles come from a generator seeded by (the key,
-round), DP noise from keys derived from it and dropout from (seed, round,
-client), so a run resumed at round t makes exactly the draws of an
-uninterrupted one.
+mechanism key, the server state (global model, round, clip norm S^t, noise
+key), every client's Ditto model and flag, the privacy ledger and the
+history. Random draws need no saved generator state: cohorts and local
+shuffles come from a generator seeded by (the key, round), DP noise from keys
+derived from it and dropout from (seed, round, client), so a run resumed at
+round t makes exactly the draws of an uninterrupted one.
 
-The mechanism key is secret unless the run was given a `mechanism_seed`
-(`tff_hdp.privacy.mechanism_key`): whoever holds it can regenerate the run's
-noise and cohorts, so a checkpoint is secret material, to be kept as the
-training data is, and never published with a run's results.
+The key is secret unless the run was given a `mechanism_seed`
+(`tff_hdp.privacy.mechanism_key`): whoever holds it regenerates the run's
+noise and cohorts, so a checkpoint is secret material. Its directory is made
+0700 before anything is written in it and its files 0600 after each save,
+whatever the umask; `Run.retire` deletes it once the run has finished.
 
 Storage is TFF's `tff.program.FileProgramStateManager` (SavedModel files,
-written to a temporary directory and renamed), keeping the latest version.
-The state's and store's arrays go into it as one value, their `np.savez`
-bytes: the SavedModel writer costs about 15 ms per tensor, and a run's state
-has tens of them (FedHDP's demo spent a quarter of its time saving). The
-run's configuration is saved with it; resuming under another configuration
-is refused.
+written to a temporary directory beside the version and renamed), keeping
+the latest version; the state's and store's arrays go into it as one value,
+their `np.savez` bytes, with the configuration (another's is refused).
 
 The shared round loop (`tff_hdp.round_loop`) runs every system's rounds
-through `start_run` and the `Run` it returns: where the run starts (fresh,
-or resumed), the rounds left (with a progress bar if asked), and
-`Run.end_round` after each (the history, TensorBoard, the due checkpoint
-and the caller's callback). The optional
-per-client `store` is anything with `num_clients`, `shapes`,
+through `start_run` and the `Run` it returns: where the run starts, the
+rounds left (with a progress bar if asked), and `Run.end_round` after each
+(the history, TensorBoard, the due checkpoint, the caller's callback). The
+optional per-client `store` is anything with `num_clients`, `shapes`,
 `state(copy=...)` and `load_state(...)`, such as FedHDP's Ditto store
-(`tff_hdp.fedhdp.personal_store`); systems without per-client models pass
-None.
+(`tff_hdp.fedhdp.personal_store`). TensorFlow-free at import (the binaries'
+checks use `identity` before TensorFlow loads).
 """
 
 import asyncio
@@ -51,11 +47,12 @@ import collections
 import dataclasses
 import io
 import json
-from typing import Any, Callable, Iterable, Optional
+import os
+import shutil
+import stat
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import numpy as np
-import tensorflow as tf
-import tensorflow_federated as tff
 
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
@@ -83,11 +80,44 @@ def _arrays_from_bytes(data: bytes) -> list:
   return [leaf[()] if leaf.ndim == 0 else leaf for leaf in leaves]
 
 
+def make_private_dir(directory: str) -> None:
+  """Creates `directory` (and its parents) if missing and makes it 0700,
+  whatever the umask: only its owner may list or enter it."""
+  os.makedirs(directory, mode=0o700, exist_ok=True)
+  os.chmod(directory, 0o700)
+
+
+def restrict(directory: str) -> None:
+  """Makes every folder under `directory` (itself included) 0700 and every
+  file 0600: secret material, readable by its owner only."""
+  os.chmod(directory, 0o700)
+  for root, folders, files in os.walk(directory):
+    for name in folders:
+      os.chmod(os.path.join(root, name), 0o700)
+    for name in files:
+      path = os.path.join(root, name)
+      if not os.path.islink(path):
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+
+
+def retire(directory: str) -> None:
+  """Deletes a finished run's checkpoint directory (its secret key with it),
+  if it exists."""
+  if os.path.isdir(directory):
+    shutil.rmtree(directory)
+
+
 class Checkpointer:
-  """Saves and restores a run's progress in `directory`."""
+  """Saves and restores a run's progress in `directory`, a 0700 directory
+  of 0600 files (`make_private_dir`, `restrict`)."""
 
   def __init__(self, directory: str, config_json: str, keep: int = 1,
                every: int = 1):
+    # Private before TFF writes anything in it: its temporary directories
+    # and SavedModel files, made under the umask, are never reachable by
+    # others, and `save` then makes them 0600 as well.
+    make_private_dir(directory)
+    import tensorflow_federated as tff  # pylint: disable=g-import-not-at-top
     self._manager = tff.program.FileProgramStateManager(
         directory, keep_total=keep, keep_first=False)
     self._directory = directory
@@ -104,6 +134,7 @@ class Checkpointer:
            history: list[dict[str, Any]]) -> None:
     """Saves the progress after `round_num` rounds (the version number) of
     the run of mechanism key `key`."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
     arrays = collections.OrderedDict(
         state=state,
         store=collections.OrderedDict(store.state(copy=False))
@@ -116,6 +147,11 @@ class Checkpointer:
         ledger=ledger.to_json(),
         history=json.dumps(history))
     asyncio.run(self._manager.save(value, round_num))
+    restrict(self._directory)
+
+  @property
+  def directory(self) -> str:
+    return self._directory
 
   def restore(self, initial_state: Callable[[np.ndarray], Any],
               store: Optional[Any]):
@@ -133,6 +169,7 @@ class Checkpointer:
     Raises:
       CheckpointMismatchError: It was written under another configuration.
     """
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
     value, version = asyncio.run(self._manager.load_latest(_TEMPLATE))
     if value is None:
       return None
@@ -183,13 +220,21 @@ def open_run(directory: Optional[str], config, *, every: int,
     return None, None
   if every < 1:
     raise ValueError(f'checkpoint_every must be >= 1, got {every}')
-  identity = dataclasses.asdict(config)
-  # Where a run's rounds execute is not what it computes: the same run on
-  # other (or no) TFF workers resumes from the same checkpoint.
-  identity.pop('tff_workers', None)
-  checkpointer = Checkpointer(directory, json.dumps(identity, sort_keys=True),
+  checkpointer = Checkpointer(directory, identity(dataclasses.asdict(config)),
                               every=every)
   return checkpointer, checkpointer.restore(initial_state, store)
+
+
+def identity(config: Mapping[str, Any]) -> str:
+  """What makes two runs one: a configuration's fields (`dataclasses.asdict`
+  of it, or a results record's 'config'), as sorted JSON.
+
+  Where a run's rounds execute is not what it computes: the same run on
+  other (or no) TFF workers (`tff_workers`) resumes from the same
+  checkpoint.
+  """
+  fields = {k: v for k, v in config.items() if k != 'tff_workers'}
+  return json.dumps(json.loads(json.dumps(fields)), sort_keys=True)
 
 
 def end_round(round_num: int, total_rounds: int, entry: dict, *,
@@ -238,6 +283,12 @@ class Run:
   store: Optional[Any]
   summary_writer: Any
   on_round: Optional[Callable[[int, dict], None]]
+
+  def retire(self) -> None:
+    """Deletes the run's checkpoint directory, once the run has finished:
+    it holds the run's key, and a finished run has nothing to resume."""
+    if self.checkpointer is not None:
+      retire(self.checkpointer.directory)
 
   def end_round(self, round_num: int, entry: dict) -> None:
     """Records round `round_num` (from 1): appends `entry` to the history,

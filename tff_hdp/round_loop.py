@@ -22,7 +22,8 @@ starts (fresh or from a checkpoint, `checkpoint.start_run`) and under which
 mechanism key (secret, from the operating system, unless `config` has a
 `mechanism_seed`: `tff_hdp.privacy.mechanism_key`), each round's
 privacy-ledger step, evaluation every k rounds and after the last, the
-history entry, TensorBoard, checkpoints, the progress bar and the caller's
+history entry, TensorBoard, checkpoints (deleted once the run has finished,
+unless kept: they hold its key), the progress bar and the caller's
 callback. A system supplies only what is its own (`System`): its initial
 state under the run's key, one round (sampling included) and its
 evaluation. Observers (`Observer`: audits, the profiler) see each round's
@@ -89,6 +90,10 @@ class Options:
       `checkpoint_every` rounds and after the last, and a run finding a
       checkpoint of the same configuration there resumes from it, exactly.
     checkpoint_every: See `checkpoint_dir`.
+    keep_checkpoints: Keep the checkpoint once the run has finished. By
+      default it is deleted then (`checkpoint.Run.retire`): it holds the
+      run's secret key, and a finished run has nothing to resume. A run
+      that stops early (killed, or an error) keeps it, to resume.
     progress: Show a progress bar over rounds (tqdm, on stderr).
     summary_writer: A TensorBoard `tf.summary.SummaryWriter` of every
       round's entry.
@@ -96,6 +101,7 @@ class Options:
   """
   checkpoint_dir: Optional[str] = None
   checkpoint_every: int = 10
+  keep_checkpoints: bool = False
   progress: bool = False
   summary_writer: Any = None
   on_round: Optional[Callable[[int, dict], None]] = None
@@ -139,4 +145,6 @@ def run(system: System, config, *, total_rounds: int, eval_every: int,
     for observer in observers:
       observer.after_round(round_num, run.state, entry)
     run.end_round(round_num + 1, entry)
+  if not options.keep_checkpoints:
+    run.retire()
   return run

@@ -16,6 +16,7 @@
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -120,10 +121,14 @@ def test_killed_run_resumes_to_the_uninterrupted_run_of_its_key(tmp_path):
   process.wait()
   assert not (killed / 'results.json').exists()
   key = binaries.saved_key(checkpoints)
+  # Killed, it keeps its key in folders only its owner can enter.
+  for folder in (killed / 'checkpoints', checkpoints):
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
 
   resumed = _run(args + [f'--output_dir={killed}'])
   assert resumed.returncode == 0, resumed.stderr[-3000:]
-  np.testing.assert_array_equal(binaries.saved_key(checkpoints), key)
+  # Finished: its checkpoints, and with them its key, are gone.
+  assert not (killed / 'checkpoints').exists()
   # The run that key gives, uninterrupted.
   reference = tmp_path / 'reference'
   whole = binaries.run_with_key('run_fedhdp.py',

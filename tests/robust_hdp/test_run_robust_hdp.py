@@ -86,10 +86,16 @@ def test_short_run_writes_results_and_resumes(tmp_path):
     assert 'noise_power' in entry and 'accuracy' in entry
   assert (out / 'table.txt').read_text().startswith('dataset=digits')
   assert os.listdir(out / 'tensorboard' / 'robust_hdp')
-  # The same command again finds the finished checkpoint: same results.
+  # Finished: no checkpoint (nor its key) is left; the same command again
+  # reuses the finished results, and another configuration is refused.
+  assert not (out / 'checkpoints').exists()
   second = _run(args)
   assert second.returncode == 0, second.stderr
+  assert 'finished: from results.json' in second.stdout
   with open(out / 'results.json') as f:
     again = json.load(f)['runs'][0]
   assert again['history'] == run['history']
   assert again['metrics'] == run['metrics']
+  binaries.assert_usage_error(
+      _run(args + ['--learning_rate=0.2']),
+      'results.json holds a finished run robust_hdp of another configuration')
