@@ -240,8 +240,9 @@ def test_a_model_with_another_loss_is_refused():
       keras_model, tf.keras.losses.SparseCategoricalCrossentropy(),
       (tf.TensorSpec((None,) + SHAPE, tf.float32),
        tf.TensorSpec((None,), tf.int32)))
-  with pytest.raises(ValueError, match="the model's loss gives .* where "
-                     "tff_hdp's loss"):
+  with pytest.raises(ValueError, match=r"the model's loss reads the output "
+                     r"as probabilities \(from_logits=False\): it gives .* "
+                     "where tff_hdp's loss"):
     models.as_model_spec(model)
   with pytest.raises(TypeError, match='model must be a tff_hdp.models.'
                      'ModelSpec or a tff.learning.models.FunctionalModel, got '

@@ -408,30 +408,39 @@ def as_model_spec(model) -> ModelSpec:
 
 
 _LOSS_ADVICE = ('build it with tf.keras.losses.SparseCategoricalCrossentropy('
-                'from_logits=True) and a model that outputs logits')
+                'from_logits=True) and its default reduction (the batch mean), '
+                'and a model that outputs logits')
 
 
 def _check_logits(logits: tf.Tensor, loss: Callable) -> None:
   """Refuses, in one line, a model whose output on a random batch is not
-  logits [batch, classes] or whose `loss` is not tff_hdp's (`loss_fn`)."""
+  logits [batch, classes] or whose `loss` is not tff_hdp's (`loss_fn`),
+  naming what differs when it can tell (the reduction, from_logits)."""
   if logits.shape.rank != 2:
     raise ValueError(f'the model must return logits [batch, classes], got '
                      f'shape {logits.shape}')
   y = tf.constant([0, 1, 2, 3]) % tf.shape(logits)[-1]
   try:
-    theirs = float(tf.function(loss, autograph=False)(logits, y))
+    theirs = tf.convert_to_tensor(
+        tf.function(loss, autograph=False)(logits, y))
   except (ValueError, TypeError, tf.errors.InvalidArgumentError):
     raise ValueError(
         'the model\'s loss fails on integer labels [batch] and logits '
         '[batch, classes] (e.g. a mean squared error); tff_hdp trains with '
         f'the sparse softmax cross-entropy of logits: {_LOSS_ADVICE}'
     ) from None
+  if theirs.shape.num_elements() != 1:
+    raise ValueError(
+        'the model\'s loss returns one value per example (shape '
+        f'{theirs.shape.as_list()}, e.g. reduction=NONE) where tff_hdp trains '
+        f'with their mean over the batch: {_LOSS_ADVICE}')
+  theirs = float(tf.reshape(theirs, []))
   ours = float(loss_fn(logits, y))
   if not np.isclose(theirs, ours, rtol=1e-4, atol=1e-6):
-    raise ValueError(
-        f'the model\'s loss gives {theirs:.6g} where tff_hdp\'s loss, '
-        f'the sparse softmax cross-entropy of logits, gives {ours:.6g}: '
-        f'{_LOSS_ADVICE}')
+    raise ValueError(f'the model\'s loss {_loss_difference(theirs, logits, y)}'
+                     f' where tff_hdp\'s loss, the mean sparse softmax '
+                     f'cross-entropy of logits, gives {ours:.6g}: '
+                     f'{_LOSS_ADVICE}')
   rows = tf.reduce_sum(logits, axis=-1)
   if (bool(tf.reduce_all(logits >= 0)) and
       np.allclose(rows.numpy(), 1.0, atol=1e-5)):
@@ -439,6 +448,29 @@ def _check_logits(logits: tf.Tensor, loss: Callable) -> None:
         'the model outputs probabilities (each row of its output on a batch '
         'is >= 0 and sums to 1, e.g. a final softmax) where its loss, '
         'from_logits=True, and tff_hdp\'s take logits: remove the softmax')
+
+
+def _loss_difference(theirs: float, logits: tf.Tensor, y: tf.Tensor) -> str:
+  """How a loss that gave `theirs` on (logits, y) differs from `loss_fn`,
+  in words: the batch sum (reduction=SUM), the output read as
+  probabilities (from_logits=False), both, or just its value."""
+  batch = int(logits.shape[0])
+  mean = float(loss_fn(logits, y))
+  probabilities = float(tf.reduce_mean(
+      tf.keras.losses.sparse_categorical_crossentropy(y, logits)))
+  readings = [
+      (batch * mean, f'sums over the batch (reduction=SUM): it gives '
+       f'{theirs:.6g}, {batch} times the mean, on a batch of {batch},'),
+      (probabilities, f'reads the output as probabilities '
+       f'(from_logits=False): it gives {theirs:.6g}'),
+      (batch * probabilities, 'reads the output as probabilities and sums '
+       f'over the batch (from_logits=False, reduction=SUM): it gives '
+       f'{theirs:.6g}'),
+  ]
+  for value, words in readings:
+    if np.isclose(theirs, value, rtol=1e-4, atol=1e-6):
+      return words
+  return f'gives {theirs:.6g}'
 
 
 def _graph_function(model, shapes, input_shape, training: bool):

@@ -216,8 +216,10 @@ class RoundPrivacy:
     budgets: Per unit, the epsilon it must not exceed (a unit not named has
       no budget): `PrivateLearningProcess.next` refuses a round that would
       spend past one.
-    calibrated_rounds: The rounds the noise was calibrated for (said in the
-      refusal).
+    calibrated_rounds: The horizon: the rounds the budgets hold for (the
+      builders' `config.rounds`; said in the refusal). Robust-HDP's noise is
+      calibrated so that they spend each epsilon_i; FedHDP's and UDP-Alg's
+      budgets are the epsilon of that many rounds of their noise.
   """
   level: str
   mechanisms: Mapping[str, tuple[float, float, int]]
@@ -281,7 +283,7 @@ class RoundPrivacy:
       if epsilons[name] > budget * (1 + BUDGET_TOLERANCE):
         calibrated = ('' if self.calibrated_rounds is None else
                       f'; the process was calibrated for '
-                      f'{self.calibrated_rounds} rounds')
+                      f'{self.calibrated_rounds} rounds (config.rounds)')
         raise ValueError(
             f'round {round_num} refused: {name} would spend epsilon '
             f'{epsilons[name]:.4g} over its budget {budget:.4g} '
@@ -313,7 +315,8 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
                    Callable[[object], Mapping[str, int]]] = None,
                cohort_units: Optional[
                    Callable[[object], Optional[set[str]]]] = None,
-               assertion_markers: Sequence[str] = ()):
+               assertion_markers: Sequence[str] = (),
+               client_hint: str = 'its data source selects'):
     """Initializes the process.
 
     Args:
@@ -327,6 +330,8 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
         or no function: every unit).
       assertion_markers: Starts of the messages of the round's assertions
         that `next` reports as a one-line ValueError.
+      client_hint: How a client is made, for `next`'s one-line refusal of a
+        client dataset of another element type.
     """
     super().__init__(initialize_fn, next_fn, get_model_weights,
                      set_model_weights)
@@ -334,7 +339,8 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
     self._round_num = round_num
     self._participation = participation
     self._cohort_units = cohort_units or (lambda data: None)
-    self._checked_next = CheckedNext(next_fn, self, assertion_markers)
+    self._checked_next = CheckedNext(next_fn, self, assertion_markers,
+                                     client_hint)
 
   @classmethod
   def wrapping(cls, process: tff.learning.templates.LearningProcess, *,
@@ -396,10 +402,12 @@ class CheckedNext:
 
   def __init__(self, computation: tff.Computation,
                process: PrivateLearningProcess,
-               assertion_markers: Sequence[str] = ()):
+               assertion_markers: Sequence[str] = (),
+               client_hint: str = 'its data source selects'):
     self._computation = computation
     self._process = process
     self._markers = tuple(assertion_markers)
+    self._client_hint = client_hint
 
   @property
   def type_signature(self) -> tff.FunctionType:
@@ -412,6 +420,7 @@ class CheckedNext:
 
   def __call__(self, state, data):
     process = self._process
+    self._check_clients(data)
     if process.privacy.budgets:
       process.privacy.check_budgets(process.round_participation(state, data),
                                     process.round_num(state) + 1)
@@ -432,6 +441,28 @@ class CheckedNext:
       if self._recognised(e):
         raise self._one_line(e) from None
       raise
+
+  def _check_clients(self, data) -> None:
+    """Refuses in one line a client dataset of another element type than
+    the round takes (TFF's serializer would, deep in its runtime)."""
+    expected = self._computation.type_signature.parameter[1]
+    if not (isinstance(expected, tff.FederatedType) and
+            isinstance(expected.member, tff.SequenceType)):
+      return
+    if isinstance(data, tf.data.Dataset):
+      raise TypeError(f'next takes a list of client datasets, each as '
+                      f'{self._client_hint}; got one dataset')
+    for i, client in enumerate(data if isinstance(data, (list, tuple))
+                               else ()):
+      if not isinstance(client, tf.data.Dataset):
+        continue
+      actual = tff.types.tensorflow_to_type(client.element_spec)
+      if not expected.member.is_assignable_from(tff.SequenceType(actual)):
+        raise TypeError(
+            f'next takes each client as {self._client_hint} (elements '
+            f'{expected.member.element}), as build_data_source(process, '
+            'data) selects them from a ClientData of (x, y) examples; '
+            f'client {i} is a dataset of {actual}')
 
   def _recognised(self, error: Exception) -> bool:
     return any(m in str(error) for m in self._markers)
@@ -491,7 +522,22 @@ def global_weights(state) -> list[np.ndarray]:
   """theta^t, as numpy arrays, of a learning process's state (a
   `tff.learning.templates.LearningAlgorithmState`) or of a driver's state
   dict (`{'global_weights': [...], ...}`: FedHDP's round backends,
-  Robust-HDP's runners)."""
-  if isinstance(state, collections.abc.Mapping):
+  Robust-HDP's runners).
+
+  Raises:
+    TypeError: One line, for any other state (UDP-Alg's: its phi is
+      `process.get_model_weights(state).trainable`).
+  """
+  if isinstance(state, collections.abc.Mapping) and 'global_weights' in state:
     return [np.asarray(w) for w in state['global_weights']]
-  return [np.asarray(w) for w in state.global_model_weights.trainable]
+  if hasattr(state, 'global_model_weights'):
+    return [np.asarray(w) for w in state.global_model_weights.trainable]
+  if isinstance(state, collections.abc.Mapping) and 'phi' in state:
+    got = ('UDP-Alg\'s state (round_num, phi, embeddings): its model is the '
+           'hypernetwork phi, process.get_model_weights(state).trainable')
+  elif isinstance(state, collections.abc.Mapping):
+    got = f'a mapping of {", ".join(map(str, state))}'
+  else:
+    got = f'a {type(state).__name__}'
+  raise TypeError('global_weights takes the state of a FedHDP or Robust-HDP '
+                  f'process (or of their drivers), got {got}')

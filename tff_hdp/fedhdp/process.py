@@ -290,7 +290,12 @@ def compose_fedhdp_process(spec: models.ModelSpec,
                     f'{type(aggregator).__name__}')
   return templates.compose_private_process(
       spec, initial_weights, build_client_work(spec, settings), aggregator,
-      privacy)
+      privacy, client_hint=CLIENT_HINT)
+
+
+# How `next` takes a client (said when it is given another dataset).
+CLIENT_HINT = ('tff_hdp.fedhdp.client_element(x, y, group=..., client_id=..., '
+               'batch_size=...)')
 
 
 def build_ditto_step(spec: models.ModelSpec,
@@ -426,9 +431,12 @@ def build_fedhdp_process(
   their decay), adaptive clipping (S^0, eta_b, kappa, z_b), delta and the
   accountant, the public `seed` (theta^0 of the package's models, dropout)
   and `mechanism_seed` (None: fresh secret noise every round; an integer:
-  reproducible, and epsilon then not a guarantee). The fields that describe a
-  driver's run (rounds, the model's name, the data's, the backend,
-  evaluation, opt-out draws) are not used. Rounds must draw each client
+  reproducible, and epsilon then not a guarantee), and `rounds`, the
+  horizon: each private group's budget is its epsilon after that many rounds
+  (`process.privacy.budgets`, `process.privacy.calibrated_rounds`), and
+  `next` refuses a round past it. The fields that describe only a driver's
+  run (the model's name, the data's, the backend, evaluation, opt-out draws)
+  are not used. Rounds must draw each client
   independently with probability q (Poisson; what `build_data_source` does):
   each private group's mean divides by its expected count q N_i, so
   `process.epsilon(state)` is the client-level epsilon of each private

@@ -56,6 +56,7 @@ from tff_hdp.data import sampling
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import evaluation
 from tff_hdp.fedhdp import personal_store
+from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.fedhdp import process as process_lib
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.privacy import mechanism_key
@@ -92,11 +93,19 @@ def build_backend(name: str, spec, initial_weights, factory, settings,
 
 def privacy_record(ledger: privacy_ledger.PrivacyLedger,
                    epsilon: dict[str, float],
-                   config: config_lib.FedHdpConfig) -> dict[str, Any]:
+                   config: config_lib.FedHdpConfig,
+                   groups: Sequence[privacy_groups.PrivacyGroup] = ()
+                   ) -> dict[str, Any]:
   """What the run's epsilons are: a bound (under which neighbours) or not,
-  and whether its noise and cohorts were secret."""
+  whether its noise and cohorts were secret, and per group of `groups` (the
+  private ones, in `epsilon`, and those without noise) its guarantee."""
+  why = ('the non-private baseline adds no noise'
+         if config.algorithm == 'non_private' else
+         'these clients opted out of privacy (no noise)')
   return {
-      **mechanism_key.privacy_record(ledger, config.mechanism_seed, epsilon),
+      **mechanism_key.privacy_record(
+          ledger, config.mechanism_seed, epsilon,
+          {g.name: why for g in groups if g.name not in epsilon}),
       'accountant': config.accountant,
       'delta': config.delta,
       'sampling': 'poisson' if config.poisson_sampling else 'fixed cohort',
@@ -293,7 +302,7 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
       },
       'metrics': metrics,
       'epsilon': epsilon,
-      'privacy': privacy_record(ledger, epsilon, config),
+      'privacy': privacy_record(ledger, epsilon, config, setup.groups),
       'history': run.history,
       'wall_clock_seconds': wall_clock_seconds,
   }
@@ -309,7 +318,7 @@ def train(config: config_lib.FedHdpConfig, data, *,
       (clients in `client_ids` order, `client_data.to_federated_data`).
     store_dir: See `prepare`.
     **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
-      progress, summary_writer and on_round.
+      keep_checkpoints, progress, summary_writer and on_round.
 
   Returns:
     `results_record`'s record.

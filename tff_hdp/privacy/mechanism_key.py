@@ -23,8 +23,9 @@ hidden. A run therefore keeps two kinds of randomness apart:
 - the mechanism's, from one 128-bit key per run: every noise draw, every
   private cohort and batch. `new_key(None)` draws it from the operating
   system's cryptographic generator (`secrets`); it lives in the run's state and
-  checkpoints only (a checkpoint is secret material) and in no results file,
-  table, log or TensorBoard event.
+  checkpoints only (secret material: 0600 files, deleted once the run has
+  finished, `tff_hdp.checkpoint`) and in no results file, table, log or
+  TensorBoard event.
 
 `new_key(mechanism_seed)` derives it from a published integer instead, for
 bit-reproducible research runs. Anyone holding that integer regenerates
@@ -39,7 +40,7 @@ TensorFlow-free; `fold_in` and `initial_key` import TensorFlow when called.
 """
 
 import secrets
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -170,27 +171,34 @@ def disclosure(mechanism_seed: Optional[int]) -> str:
   """What results.json says of the mechanism's randomness."""
   if mechanism_seed is None:
     return ('secret: a 128-bit key from the operating system\'s entropy, '
-            'kept in the checkpoints only')
+            'kept in the checkpoints only, which are secret material '
+            '(docs/privacy.md)')
   return f'reproducible from the published mechanism_seed={mechanism_seed}'
 
 
-def privacy_record(ledger, mechanism_seed: Optional[int],
-                   units) -> dict[str, Any]:
+def privacy_record(ledger, mechanism_seed: Optional[int], units,
+                   unprotected: Optional[Mapping[str, str]] = None
+                   ) -> dict[str, Any]:
   """The 'privacy' entry of a run's results record.
 
   Args:
     ledger: The run's `PrivacyLedger`, made with `ledger_terms`.
     mechanism_seed: The run's (None: its key was secret).
     units: The accounted units (groups, clients, users) to describe.
+    unprotected: The run's other units, which no noise protects, each with
+      why (an opted-out group, a non-private baseline).
 
   Returns:
     {'is_bound': whether each epsilon bounds what the run published,
     'not_bound_because' (when it does not), 'mechanism_randomness',
-    'guarantee': per unit, in words}.
+    'guarantee': per unit of the run, in words ('none: <why>' for the
+    unprotected ones)}.
   """
   record = {'is_bound': bool(ledger.is_bound)}
   if not ledger.is_bound:
     record['not_bound_because'] = ledger.not_bound_because
   record['mechanism_randomness'] = disclosure(mechanism_seed)
   record['guarantee'] = {u: ledger.guarantee(u) for u in units}
+  record['guarantee'].update(
+      {u: f'none: {why}' for u, why in (unprotected or {}).items()})
   return record

@@ -216,7 +216,9 @@ def compose_robust_hdp_process(
       aggregator,
       privacy or templates.RoundPrivacy('example-level', {}, delta=1e-5),
       participation=participation, cohort_units=cohort_units,
-      assertion_markers=(SIZE_ERROR, aggregator_lib.COHORT_ERROR))
+      assertion_markers=(SIZE_ERROR, aggregator_lib.COHORT_ERROR),
+      client_hint='tff_hdp.robust_hdp.client_element(x, y, index=..., '
+      'batch_size=..., noise_multiplier=...)')
 
 
 def participation(state) -> dict[str, int]:

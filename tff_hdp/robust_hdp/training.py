@@ -228,7 +228,12 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
           **mechanism_key.privacy_record(
               run.ledger, config.mechanism_seed,
               [f'client_{i}' for i, c in enumerate(experiment.clients)
-               if c.noise_multiplier is not None]),
+               if c.noise_multiplier is not None],
+              {f'client_{i}': 'the non-private rule adds no noise'
+                              if config.algorithm == 'non_private' else
+                              'a non-private client (epsilon None)'
+               for i, c in enumerate(experiment.clients)
+               if c.noise_multiplier is None}),
           'accountant': config.accountant,
           'delta': config.delta,
           'level': 'example-level, per client',
@@ -247,7 +252,7 @@ def train(config: config_lib.RobustHdpConfig, data,
     data: The clients (one per epsilon of the config, in order): a
       `FederatedData`, or a TFF `ClientData` (`client_ids` order).
     **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
-      progress, summary_writer and on_round.
+      keep_checkpoints, progress, summary_writer and on_round.
   """
   start = time.time()
   options = round_loop.Options(**options)

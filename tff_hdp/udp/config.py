@@ -56,7 +56,8 @@ class UdpConfig:
     target: The target network (`tff_hdp.models` name): 'lenet' (paper
       004's), or 'fc' (the offline MNIST images' default, and the 8 x 8
       digits, too small for LeNet).
-    rounds: T (for pfedhn: steps, one user each).
+    rounds: T (for pfedhn: steps, one user each); `build_udp_process`'s
+      horizon: the users' budget is the epsilon of T rounds.
     sampling_rate: q, each user's Poisson sampling probability per round.
     clip: S, the clip norm of each user's hypernetwork gradient.
     noise_multiplier: z (the noise stddev is z max_w S / (q W)).

@@ -433,7 +433,8 @@ def compose_udp_process(net: hypernetwork.HyperNetwork,
   process = templates.PrivateLearningProcess(
       _initialize_fn(net, num_users, seed, mechanism_seed, key_in_state),
       _next_fn(net, types, constants, max_cohort, key_in_state),
-      *_model_weights_fns(types), privacy=privacy, round_num=state_round_num)
+      *_model_weights_fns(types), privacy=privacy, round_num=state_round_num,
+      client_hint='a user\'s K batches with its index and weight')
   process.hypernetwork = net
   process.num_users = num_users
   process.max_cohort = max_cohort
@@ -466,8 +467,11 @@ def build_udp_process(
   'clip_only' (z = 0) or 'noiseless' (no clipping, no noise, epsilon
   infinite), the public `seed` (phi^0, the embeddings) and `mechanism_seed`
   (None: fresh secret noise every round; an integer: reproducible, and
-  epsilon then not a guarantee). The fields of a driver's run (the target's
-  name, rounds, evaluation, the backend) are not used. Rounds must draw each
+  epsilon then not a guarantee), and `rounds`, the horizon: the users' budget
+  is their epsilon after that many rounds (`process.privacy.budgets`,
+  `process.privacy.calibrated_rounds`), and `next` refuses a round past it.
+  The fields of only a driver's run (the target's name, evaluation, the
+  backend) are not used. Rounds must draw each
   user independently with probability q (Poisson; `build_data_source`
   does): the estimator divides by the expected weight q W, so
   `process.epsilon(state)['users']` is the user-level epsilon of phi, a

@@ -402,7 +402,9 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
       'privacy': {
           **mechanism_key.privacy_record(
               run.ledger, config.mechanism_seed,
-              [LEDGER_NAME] if config.private else []),
+              [LEDGER_NAME] if config.private else [],
+              {} if config.private else
+              {LEDGER_NAME: f'{config.algorithm} adds no noise'}),
           'accountant': config.accountant,
           'delta': config.delta,
           'level': 'user-level',
@@ -426,7 +428,7 @@ def train(config: config_lib.UdpConfig, data: federated_data.FederatedData,
     config: The run's configuration.
     data: Its users.
     **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
-      progress, summary_writer and on_round.
+      keep_checkpoints, progress, summary_writer and on_round.
   """
   start = time.time()
   options = round_loop.Options(**options)
