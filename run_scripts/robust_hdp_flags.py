@@ -99,8 +99,8 @@ _PFA_RANK = flags.DEFINE_integer('pfa_rank', _DEFAULT.pfa_rank,
 _CLIP_ONLY = flags.DEFINE_bool(
     'clip_only', False,
     'A measurement, not a private run: clients clip as DP-SGD does and add '
-    'no noise; the rules weigh as calibrated (not the rules weighing by the '
-    'updates, robust_hdp, nor non_private). '
+    'no noise; the rules weigh as calibrated (a rule weighing by the updates '
+    'weighs the noised ones the clients would have sent: --backend=direct). '
     'Beside the noisy run, it separates what clipping and the weights cost '
     'from what the noise costs.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', _DEFAULT.eval_every,

@@ -92,8 +92,9 @@ def _reference_epsilon(m: bench.ClientMechanism, delta: float) -> float:
 def test_a_toy_method_of_this_file_runs_in_the_benchmark(setting):
   methods = bench.registered()
   assert list(methods)[-1] == 'toy_majority'  # The package's come first.
-  assert list(methods)[:7] == ['robust_hdp', 'weiavg', 'pfa', 'dpfedavg',
-                               'min_epsilon', 'oracle', 'non_private']
+  assert list(methods)[:8] == ['robust_hdp', 'weiavg', 'pfa', 'dpfedavg',
+                               'min_epsilon', 'oracle', 'step_aware',
+                               'non_private']
   results = benchmark.run(setting, [PREFERENCES], [methods['toy_majority']],
                           seeds=[0, 1])
   assert [(r.method, r.seed) for r in results] == [('toy_majority', 0),

@@ -209,10 +209,34 @@ def test_clip_only_removes_exactly_the_noise(data):
       record['privacy']['not_bound_because'])
 
 
-def test_clip_only_refuses_rules_without_fixed_weights():
-  for rule, why in (('robust_hdp', 'its weights come from the updates'),
-                    ('non_private', 'its clients run plain SGD')):
-    with pytest.raises(ValueError, match=rf'^clip_only needs a rule with '
-                       rf'fixed weights whose clients clip, got {rule}: '
-                       rf'{why}'):
-      _config(rule, 'direct', clip_only=True).validate()
+def test_clip_only_refuses_a_rule_that_does_not_clip_and_the_tff_backend():
+  with pytest.raises(ValueError, match=r'^clip_only needs a rule whose '
+                     r'clients clip, got non_private: its clients run '
+                     r'plain SGD$'):
+    _config('non_private', 'direct', clip_only=True).validate()
+  # A rule weighing by the updates weighs the noised ones, which its
+  # clients compute in a second pass: the direct backend's.
+  _config('robust_hdp', 'direct', clip_only=True).validate()
+  with pytest.raises(ValueError, match=r'^clip_only with rule robust_hdp, '
+                     r'whose weights come from the noised updates, needs '
+                     r"backend direct .*, got 'tff'$"):
+    _config('robust_hdp', 'tff', clip_only=True).validate()
+
+
+def test_clip_only_weighs_the_noised_updates(data):
+  # Round 1 starts from the same model with the same keys: a clip-only run
+  # of a rule weighing by the updates weighs the noised updates its clients
+  # would have sent, so its first weights are the noisy run's, exactly
+  # (the step-aware rule's take the same path).
+  runs = [training.run_rounds(training.prepare(
+      _config('robust_hdp', 'direct', rounds=1, clip_only=c), data))
+          for c in (False, True)]
+  noisy, clean = (run.history[0] for run in runs)
+  assert noisy['weights'] == clean['weights']
+  assert noisy['sigma_hat2'] == clean['sigma_hat2']
+  assert min(clean['sigma_hat2']) > 0
+  # The models differ by the noise the clip-only run did not add.
+  noisy, clean = (np.concatenate([np.ravel(w) for w in
+                                  templates.global_weights(run.state)])
+                  for run in runs)
+  assert np.abs(noisy - clean).max() > 1e-3

@@ -155,21 +155,24 @@ class NoiseAwareAggregationFactory(tff.aggregators.WeightedAggregationFactory):
         participation=tf.zeros([self._n], tf.int32))
 
   def server_step(self, state, updates: tf.Tensor,
-                  clients: Optional[tf.Tensor] = None):
+                  clients: Optional[tf.Tensor] = None,
+                  weighed: Optional[tf.Tensor] = None):
     """(new state, aggregate [p] float32, measurements) from [n, p] updates.
 
     Plain TensorFlow, shared by the TFF process and the direct runner.
     `clients` ([n] int32, 1 for a row that holds a client's update; None:
     every row) is the round's cohort: the rule sees only those rows, an
     empty round leaves the model unchanged, and each client's participation
-    count advances. The round fails (`check_cohort_size`) for a cohort the
-    rule cannot aggregate.
+    count advances. `weighed` ([n, p], default `updates`) are the rows the
+    weights come from: a clip-only run's noised updates, which its clients
+    would have sent (`RobustHdpConfig.clip_only`). The round fails
+    (`check_cohort_size`) for a cohort the rule cannot aggregate.
     """
     if clients is None:
       clients = tf.ones([self._n], tf.int32)
     present = self.check_cohort_size(clients > 0)
-    weights, variances, new_state = self.server_weights(updates, state,
-                                                        present)
+    weights, variances, new_state = self.server_weights(
+        updates if weighed is None else weighed, state, present)
     new_state = collections.OrderedDict(
         new_state, participation=state['participation'] + tf.cast(
             present, tf.int32))

@@ -82,12 +82,12 @@ class RobustHdpConfig:
     clip_only: A measurement, not a private run: every client clips as
       DP-SGD does and adds no noise, and the rule weighs the clients as the
       calibrated run would (epsilon_i, N_i, the Oracle's sigma_i^2 of the
-      calibrated z_i). Beside the noisy run it separates what clipping and
-      the weights cost from what the noise costs. Its epsilons are the
-      calibrated mechanism's, which it did not run: not a bound. Not with a
-      rule whose weights come from the updates (robust PCA would estimate
-      noise that is not there; the Oracle's weights are Robust-HDP's
-      target) nor one whose clients do not clip.
+      calibrated z_i; a rule whose weights come from the updates weighs the
+      noised updates the clients would have sent, which they compute from
+      the same model and batches: backend 'direct' only). Beside the noisy
+      run it separates what clipping and the weights cost from what the
+      noise costs. Its epsilons are the calibrated mechanism's, which it did
+      not run: not a bound. Not with a rule whose clients do not clip.
   """
   algorithm: str
   epsilons: tuple[Optional[float], ...]
@@ -121,13 +121,15 @@ class RobustHdpConfig:
                        f'{", ".join(rule_registry.names())}, got '
                        f'{self.algorithm!r}')
     rule = rule_registry.get(self.algorithm)
-    if self.clip_only and (rule.estimates_from_updates or not rule.private):
-      raise ValueError(
-          'clip_only needs a rule with fixed weights whose clients clip, got '
-          f'{self.algorithm}: ' + (
-              'its weights come from the updates, and robust PCA would '
-              'estimate noise that is not there' if rule.private else
-              'its clients run plain SGD'))
+    if self.clip_only and not rule.private:
+      raise ValueError(f'clip_only needs a rule whose clients clip, got '
+                       f'{self.algorithm}: its clients run plain SGD')
+    if (self.clip_only and rule.estimates_from_updates and
+        self.backend != 'direct'):
+      raise ValueError(f'clip_only with rule {self.algorithm}, whose weights '
+                       'come from the noised updates, needs backend direct '
+                       '(its clients run twice: noised for the weights, '
+                       f'clip only for the model), got {self.backend!r}')
     if len(self.epsilons) != len(self.batch_sizes) or not self.epsilons:
       raise ValueError('epsilons and batch_sizes must have one entry per '
                        f'client, got {len(self.epsilons)} and '

@@ -557,19 +557,24 @@ class DirectRunner:
         keys)
 
   def server_update(self, state, updates: tf.Tensor,
-                    indices: Optional[Sequence[int]] = None):
+                    indices: Optional[Sequence[int]] = None,
+                    weighed: Optional[tf.Tensor] = None):
     """(new state, measurements) from the stacked updates: of the clients
     of rows `indices` (a partial or empty cohort), or of every client in
-    row order (None)."""
+    row order (None); the weights from `weighed` (default `updates`, as
+    `NoiseAwareAggregationFactory.server_step`)."""
     clients = None
     if indices is not None:
       rows = tf.constant(np.reshape(np.asarray(indices, np.int32), [-1, 1]))
       n = self._aggregator.num_clients
-      updates = tf.scatter_nd(rows, updates, [n, self._spec.num_parameters])
+      shape = [n, self._spec.num_parameters]
+      updates = tf.scatter_nd(rows, updates, shape)
+      if weighed is not None:
+        weighed = tf.scatter_nd(rows, weighed, shape)
       clients = tf.scatter_nd(rows, tf.ones([len(indices)], tf.int32), [n])
     new_aggregator, flat, measurements = self._server(
         tf.nest.map_structure(tf.constant, state['aggregator']), updates,
-        clients)
+        clients, weighed)
     delta = aggregator_lib.unflatten(
         flat, [tf.TensorSpec(s, tf.float32) for s in self._spec.shapes])
     new_state = collections.OrderedDict(
@@ -580,11 +585,16 @@ class DirectRunner:
     return (tf.nest.map_structure(np.asarray, new_state),
             tf.nest.map_structure(np.asarray, measurements))
 
-  def next(self, state, client_data, client_info):
-    """The round of the clients of `client_data` (any subset)."""
+  def next(self, state, client_data, client_info, weighing_info=None):
+    """The round of the clients of `client_data` (any subset). With
+    `weighing_info` (each client's info with another noise multiplier: a
+    clip-only run's calibrated z_i), the clients also run with it, from the
+    same model and keys, and the weights come from those updates."""
+    weighed = (None if weighing_info is None else
+               self.client_updates(state, client_data, weighing_info))
     return self.server_update(
         state, self.client_updates(state, client_data, client_info),
-        [int(info['index']) for info in client_info])
+        [int(info['index']) for info in client_info], weighed)
 
 
 def client_dataset(x: np.ndarray, y: np.ndarray) -> tf.data.Dataset:

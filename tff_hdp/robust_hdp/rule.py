@@ -68,8 +68,9 @@ class Rule(abc.ABC):
     server_knows: What its server must be told, in a few words (Table 1).
     private: False when its clients run plain SGD (no clipping, no noise).
     estimates_from_updates: True when its weights come from each round's
-      updates (then they are measured, and the aggregator can estimate them
-      in the first round only).
+      updates (then they are measured, the aggregator can estimate them in
+      the first round only, and a clip-only run computes them from the
+      noised updates its clients would have sent).
     needs_every_epsilon: True when it cannot weigh a client without privacy.
     is_weighted_sum: False when its aggregate is not sum_i w_i Delta_i (its
       noise power is then undefined).

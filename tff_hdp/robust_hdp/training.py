@@ -128,6 +128,25 @@ class RobustHdpRounds(round_loop.System):
         self._spec, templates.global_weights(state), self._data)))}
 
 
+class WeighingNoised:
+  """A clip-only run's direct runner for a rule whose weights come from the
+  updates: every round its clients also compute the noised updates they
+  would have sent (`noised_info`: their calibrated z_i), from the same
+  model and keys, and the rule weighs those (`process.DirectRunner.next`).
+  """
+
+  def __init__(self, runner: process_lib.DirectRunner, noised_info):
+    self._runner = runner
+    self._noised_info = noised_info
+
+  def initialize(self, key):
+    return self._runner.initialize(key)
+
+  def next(self, state, client_data, client_info):
+    return self._runner.next(state, client_data, client_info,
+                             weighing_info=self._noised_info)
+
+
 @dataclasses.dataclass
 class Experiment:
   """A run's pieces before its rounds (`prepare`)."""
@@ -159,14 +178,18 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
   client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
                  if config.backend == 'tff' else list(data.train))
   # A clip-only run's clients add no noise; its rule still weighs by the
-  # calibrated z_i (`variances`, the aggregator).
+  # calibrated z_i (`variances`, the aggregator), or by the updates of the
+  # calibrated z_i (`noised`) if its weights come from the updates.
   rule = rule_registry.get(config.algorithm)
-  info = [
+  noised = [
       dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
-           noise_multiplier=np.float32(
-               0.0 if config.clip_only else c.noise_multiplier or 0.0))
+           noise_multiplier=np.float32(c.noise_multiplier or 0.0))
       for i, c in enumerate(clients)
   ]
+  info = ([dict(client, noise_multiplier=np.float32(0.0))
+           for client in noised] if config.clip_only else noised)
+  if config.clip_only and rule.estimates_from_updates:
+    runner = WeighingNoised(runner, noised)  # The direct runner (validate).
   rounds = RobustHdpRounds(
       runner, client_data, info, spec, data, variances,
       process_lib.robust_hdp_privacy(

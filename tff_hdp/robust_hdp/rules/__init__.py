@@ -22,10 +22,11 @@ registers them (`rule_registry`) in this order.
 | dpfedavg    | N_i / sum_j N_j                          | N_i              |
 | min_epsilon | N_i / sum_j N_j, all at z(eps_min)       | epsilon_min      |
 | oracle      | 1/sigma_i^2 (eq. (7)), normalised         | everything       |
+| step_aware  | ||L_{:,i}|| / sigma^_i^2, normalised      | nothing          |
 | non_private | N_i / sum_j N_j, clients run SGD         | N_i              |
 
-The first six are paper 003's (Table 1; the Oracle is Table 2's bound),
-and non-private training its reference.
+The first six and non-private training are paper 003's (Table 1, Table 2);
+the step-aware rule is ours (its file derives it).
 """
 
 # pylint: disable=unused-import
@@ -35,4 +36,5 @@ from tff_hdp.robust_hdp.rules import pfa
 from tff_hdp.robust_hdp.rules import dpfedavg
 from tff_hdp.robust_hdp.rules import min_epsilon
 from tff_hdp.robust_hdp.rules import oracle
+from tff_hdp.robust_hdp.rules import step_aware
 from tff_hdp.robust_hdp.rules import non_private
