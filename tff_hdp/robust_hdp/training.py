@@ -224,6 +224,7 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   """The record of the module doc: the clients' privacy, the accuracies,
   the last round's noise power, the history."""
   config, history = experiment.config, run.history
+  rule = rule_registry.get(config.algorithm)
   accuracies = local_accuracies(experiment.spec,
                                 templates.global_weights(run.state),
                                 experiment.data)
@@ -252,8 +253,8 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
               run.ledger, config.mechanism_seed,
               [f'client_{i}' for i, c in enumerate(experiment.clients)
                if c.noise_multiplier is not None],
-              {f'client_{i}': 'the non-private rule adds no noise'
-                              if config.algorithm == 'non_private' else
+              {f'client_{i}': f'rule {config.algorithm} adds no noise'
+                              if not rule.private else
                               'a non-private client (epsilon None)'
                for i, c in enumerate(experiment.clients)
                if c.noise_multiplier is None}),
