@@ -22,6 +22,7 @@ same run, the reference every benchmark reports its achieved FLOP/s against
 Not installed with `tff_hdp`: the benchmarks import it as the plain module
 `timing` (Python searches a script's own folder first), the tests as
 `benchmarks.timing` (pytest.ini puts the repository root on their path).
+Run as a script, it prints the CPU and its peak.
 """
 
 import collections
@@ -136,3 +137,11 @@ def cpu_name() -> str:
     pass
   return 'unknown'
 
+
+
+if __name__ == '__main__':
+  # `python benchmarks/timing.py`: the CPU and its matmul peak, for a figure
+  # timed outside a benchmark (a reproduction's wall time).
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  print(f'cpu: {cpu_name()} x {os.cpu_count()}; 2048^2 float32 matmul peak: '
+        f'{peak(tf) / 1e9:.1f} GFLOP/s')
