@@ -13,9 +13,8 @@
 # limitations under the License.
 """The round loop every system's driver runs (shared).
 
-    run = round_loop.run(system, config, total_rounds=T, eval_every=k,
-                         ledger=..., observers=[...],
-                         options=round_loop.Options(...))
+    record = round_loop.train(lambda: prepare(config, data), results_record)
+    run = round_loop.run_rounds(experiment, observers=[...], options=...)
 
 The loop owns what is the same in the three papers' drivers: where the run
 starts (fresh or from a checkpoint, `checkpoint.start_run`) and under which
@@ -28,7 +27,9 @@ callback. A system supplies only what is its own (`System`): its initial
 state under the run's key, one round (sampling included) and its
 evaluation. Observers (`Observer`: audits, the profiler) see each round's
 state before and after and its entry, without the loop or the system
-knowing what they do.
+knowing what they do. A driver's `prepare` returns an `Experiment` (its
+pieces, which an audit may replace before the rounds), `run_rounds` runs it
+and `train` is the three steps every driver's `train` takes.
 
 An entry is published (results.json, TensorBoard), so a system puts in it
 only what the mechanism released or what the guarantee does not depend on:
@@ -37,6 +38,7 @@ no realised count of a round's participants.
 
 import abc
 import dataclasses
+import time
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -148,3 +150,58 @@ def run(system: System, config, *, total_rounds: int, eval_every: int,
   if not options.keep_checkpoints:
     run.retire()
   return run
+
+
+class Experiment(abc.ABC):
+  """A run's pieces before its rounds, as a system's `prepare` makes them.
+
+  Attributes:
+    config: The run's dataclass configuration: its `rounds` (T),
+      `eval_every` and `mechanism_seed` (see `run`).
+  """
+  config: Any
+
+  @abc.abstractmethod
+  def system(self) -> System:
+    """The run's rounds, from the pieces as they are when the run starts."""
+
+  @abc.abstractmethod
+  def new_ledger(self) -> privacy_ledger.PrivacyLedger:
+    """The empty ledger a new run starts from."""
+
+  def client_store(self) -> Optional[Any]:
+    """Per-client state the checkpoints keep (`checkpoint.start_run`'s
+    `store`: FedHDP's Ditto models); None by default."""
+    return None
+
+
+def run_rounds(experiment: Experiment, *,
+               observers: Sequence[Observer] = (),
+               options: Options = Options()) -> checkpoint.Run:
+  """The T rounds of `experiment` in the loop (`run`), from its initial
+  state or a checkpoint of the same configuration, with `observers` around
+  every round."""
+  config = experiment.config
+  return run(experiment.system(), config, total_rounds=config.rounds,
+             eval_every=config.eval_every, ledger=experiment.new_ledger(),
+             observers=observers, store=experiment.client_store(),
+             options=options)
+
+
+def train(prepare: Callable[[], Experiment],
+          results_record: Callable[[Experiment, checkpoint.Run, float], Any],
+          **options) -> Any:
+  """A driver's `train`: `prepare()`, its rounds (`run_rounds`) and
+  `results_record(experiment, run, wall-clock seconds from the start)`.
+
+  Args:
+    prepare: Makes the run's experiment.
+    results_record: The run's record.
+    **options: `Options`' checkpoint_dir, checkpoint_every,
+      keep_checkpoints, progress, summary_writer and on_round.
+  """
+  start = time.time()
+  options = Options(**options)
+  experiment = prepare()
+  finished = run_rounds(experiment, options=options)
+  return results_record(experiment, finished, time.time() - start)

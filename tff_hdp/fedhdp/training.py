@@ -22,9 +22,9 @@ Ditto models to `backend.next` and stores the updated personal models; the
 ledger of each private group that was queried spends the round; the global
 model is evaluated every `eval_every` rounds. It returns one results record
 (config, the metrics of paper 001's tables, epsilon per group, history).
-`train` is `prepare`, `run_rounds` and `results_record` in turn; an audit
-(`audit.train_audited`) and the profiler (`ProfileObserver`) compose the
-same three with their own observers.
+`train` is `prepare`, the shared `run_rounds` and `results_record` in turn
+(`round_loop.train`); an audit (`audit.train_audited`) and the profiler
+(`ProfileObserver`) compose the same three with their own observers.
 
 Two kinds of randomness (`tff_hdp.privacy.mechanism_key`). Public, from
 `config.seed`: opt-outs, privacy levels, initial weights and dropout
@@ -41,7 +41,7 @@ model (so theirs is the global model) and spend no privacy budget.
 
 import collections
 import dataclasses
-import time
+import functools
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -125,64 +125,58 @@ class FedHdpRounds(round_loop.System):
   audit and tests: it is never published.
   """
 
-  def __init__(self, config: config_lib.FedHdpConfig,
-               setup: config_lib.Setup, data: federated_data.FederatedData,
-               spec: models.ModelSpec, backend,
-               store: Optional[personal_store.PersonalModelStore]):
-    self._config = config
-    self._setup = setup
-    self._data = data
-    self._spec = spec
-    self._backend = backend
-    self._store = store
-    self._excluded = config_lib.excluded_groups(setup.groups)
-    self._sampling = config.round_sampling(data.num_clients)
+  def __init__(self, experiment: 'Experiment'):
+    self._pieces = experiment
+    self._excluded = config_lib.excluded_groups(experiment.setup.groups)
+    self._sampling = experiment.config.round_sampling(
+        experiment.data.num_clients)
     self._cohort_key = None
     self.last_cohort = np.zeros(0, np.int64)
 
   def start(self, key):
     self._cohort_key = mechanism_key.cohort_key(key)
-    return self._backend.initialize(key)
+    return self._pieces.backend.initialize(key)
 
   def _cohort(self, rng) -> np.ndarray:
-    config = self._config
+    config = self._pieces.config
+    client_groups = self._pieces.setup.client_groups
     cohort = sampling.sample_cohort(
-        self._data.num_clients, config.clients_per_round, rng,
+        self._pieces.data.num_clients, config.clients_per_round, rng,
         poisson=config.poisson_sampling, sampling_rate=config.sampling_rate)
-    return np.array([c for c in cohort if self._setup.client_groups[c]
-                     not in self._excluded], np.int64)
+    return np.array([c for c in cohort
+                     if client_groups[c] not in self._excluded], np.int64)
 
   def run_round(self, state, round_num):
+    backend, store = self._pieces.backend, self._pieces.store
     state = tff_backend.to_numpy(state)
     rng = mechanism_key.round_rng(self._cohort_key, round_num)
     cohort = self._cohort(rng)
     self.last_cohort = cohort
     measurements = {}
-    if not len(cohort) and not getattr(self._backend, 'runs_empty_rounds',
-                                       False):
+    if not len(cohort) and not getattr(backend, 'runs_empty_rounds', False):
       return state, measurements
-    client_data = [_shuffled(*self._data.train[c], rng) for c in cohort]
+    client_data = [_shuffled(*self._pieces.data.train[c], rng) for c in cohort]
     theta = templates.global_weights(state)
-    personal = (self._store.gather(cohort, theta)
-                if self._store is not None and len(cohort) else
+    personal = (store.gather(cohort, theta)
+                if store is not None and len(cohort) else
                 [theta] * len(cohort))
     info = [
         collections.OrderedDict(
-            group=np.int32(self._setup.client_groups[c]),
+            group=np.int32(self._pieces.setup.client_groups[c]),
             client_id=np.int32(c))
         for c in cohort
     ]
-    state, personal, round_measurements = self._backend.next(
+    state, personal, round_measurements = backend.next(
         state, client_data, personal, info)
-    if self._store is not None and len(cohort):
-      self._store.scatter(cohort, personal)
+    if store is not None and len(cohort):
+      store.scatter(cohort, personal)
     measurements.update(
         {k: float(v) if not isinstance(v, int) else v
          for k, v in round_measurements.items()})
     return state, measurements
 
   def account(self, ledger, round_num):
-    for i, group in enumerate(self._setup.groups):
+    for i, group in enumerate(self._pieces.setup.groups):
       if group.is_private and i not in self._excluded:
         ledger.step(group.name,
                     noise_multiplier=group.effective_noise_multiplier,
@@ -190,7 +184,8 @@ class FedHdpRounds(round_loop.System):
 
   def evaluate(self, state, ledger):
     loss, accuracy = evaluation.loss_and_accuracy(
-        self._spec, templates.global_weights(state), *self._data.server_test)
+        self._pieces.spec, templates.global_weights(state),
+        *self._pieces.data.server_test)
     return {'loss': loss, 'accuracy': accuracy}
 
 
@@ -210,7 +205,7 @@ class ProfileObserver(round_loop.Observer):
 
 
 @dataclasses.dataclass
-class Experiment:
+class Experiment(round_loop.Experiment):
   """A run's pieces before its rounds (`prepare`)."""
   config: config_lib.FedHdpConfig
   data: federated_data.FederatedData
@@ -218,6 +213,16 @@ class Experiment:
   spec: models.ModelSpec
   backend: Any  # Runs one round (`tff_backend`'s interface).
   store: Optional[personal_store.PersonalModelStore]  # Ditto's models.
+
+  def system(self) -> FedHdpRounds:
+    """Algorithm 2's T rounds."""
+    return FedHdpRounds(self)
+
+  def new_ledger(self) -> privacy_ledger.PrivacyLedger:
+    return privacy_ledger.PrivacyLedger(**self.config.ledger_terms())
+
+  def client_store(self) -> Optional[personal_store.PersonalModelStore]:
+    return self.store
 
 
 def prepare(config: config_lib.FedHdpConfig, data, *,
@@ -249,21 +254,9 @@ def prepare(config: config_lib.FedHdpConfig, data, *,
   return Experiment(config, data, setup, spec, backend, store)
 
 
-def run_rounds(experiment: Experiment, *,
-               observers: Sequence[round_loop.Observer] = (),
-               options: round_loop.Options = round_loop.Options()
-               ) -> checkpoint.Run:
-  """Algorithm 2's T rounds in the shared loop, from the initial state or a
-  checkpoint of the same configuration, with `observers` around every
-  round."""
-  config = experiment.config
-  return round_loop.run(
-      FedHdpRounds(config, experiment.setup, experiment.data, experiment.spec,
-                   experiment.backend, experiment.store),
-      config, total_rounds=config.rounds,
-      eval_every=config.eval_every,
-      ledger=privacy_ledger.PrivacyLedger(**config.ledger_terms()),
-      observers=observers, store=experiment.store, options=options)
+# Algorithm 2's T rounds in the shared loop, from the initial state or a
+# checkpoint of the same configuration, with observers around every round.
+run_rounds = round_loop.run_rounds
 
 
 def results_record(experiment: Experiment, run: checkpoint.Run,
@@ -323,8 +316,6 @@ def train(config: config_lib.FedHdpConfig, data, *,
   Returns:
     `results_record`'s record.
   """
-  start = time.time()
-  options = round_loop.Options(**options)
-  experiment = prepare(config, data, store_dir=store_dir)
-  run = run_rounds(experiment, options=options)
-  return results_record(experiment, run, time.time() - start)
+  return round_loop.train(
+      functools.partial(prepare, config, data, store_dir=store_dir),
+      results_record, **options)

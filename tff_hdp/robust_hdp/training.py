@@ -33,8 +33,8 @@ configuration, cannot regenerate any client's noise.
 """
 
 import dataclasses
-import time
-from typing import Any, Sequence
+import functools
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -90,42 +90,37 @@ class RobustHdpRounds(round_loop.System):
   each private client's ledger spends its round of DP-SGD steps; evaluation
   is the clients' mean local accuracy."""
 
-  def __init__(self, runner, client_data, info, spec: models.ModelSpec,
-               data: federated_data.FederatedData, variances,
-               privacy, *, learning_rate: float, computable: bool):
-    self._runner = runner
-    self._client_data = client_data
-    self._info = info
-    self._spec = spec
-    self._data = data
-    self._variances = variances
-    self._privacy = privacy
-    self._learning_rate = learning_rate
-    self._computable = computable
+  def __init__(self, experiment: 'Experiment'):
+    self._pieces = experiment
 
   def start(self, key):
-    return self._runner.initialize(key)
+    return self._pieces.runner.initialize(key)
 
   def run_round(self, state, round_num):
-    state, measurements = self._runner.next(state, self._client_data,
-                                            self._info)
+    pieces = self._pieces
+    state, measurements = pieces.runner.next(state, pieces.client_data,
+                                             pieces.info)
     weights = np.asarray(measurements['weights'], np.float64)
+    noise_power = None
+    if pieces.noise_power_computable:
+      noise_power = aggregation_rules.noise_power(
+          weights, pieces.variances, pieces.spec.num_parameters,
+          pieces.config.learning_rate)
     return state, {
         'weights': weights.tolist(),
         'sigma_hat2': np.asarray(measurements['sigma_hat2'],
                                  np.float64).tolist(),
-        'noise_power': (aggregation_rules.noise_power(
-            weights, self._variances, self._spec.num_parameters,
-            self._learning_rate) if self._computable else None),
+        'noise_power': noise_power,
     }
 
   def account(self, ledger, round_num):
-    for name, (rate, z, steps) in self._privacy.mechanisms.items():
+    for name, (rate, z, steps) in self._pieces.privacy.mechanisms.items():
       ledger.step(name, rate, z, count=steps)
 
   def evaluate(self, state, ledger):
     return {'accuracy': float(np.nanmean(local_accuracies(
-        self._spec, templates.global_weights(state), self._data)))}
+        self._pieces.spec, templates.global_weights(state),
+        self._pieces.data)))}
 
 
 class WeighingNoised:
@@ -148,7 +143,7 @@ class WeighingNoised:
 
 
 @dataclasses.dataclass
-class Experiment:
+class Experiment(round_loop.Experiment):
   """A run's pieces before its rounds (`prepare`)."""
   config: config_lib.RobustHdpConfig
   data: federated_data.FederatedData
@@ -156,12 +151,26 @@ class Experiment:
   clients: list  # Per client, its calibrated `ClientPrivacy`.
   variances: list  # Per client, its true sigma_i^2 of eq. (7).
   runner: Any  # `build_runner`'s.
-  rounds: RobustHdpRounds
+  client_data: list  # Per client, what the runner takes (TFF: a dataset).
+  info: list  # Per client, its index, batch size and the z_i it adds.
+  privacy: templates.RoundPrivacy  # Per client, what a round spends.
+  # Whether eq. (7)'s noise power is the aggregate's: a private rule's
+  # weighted sum of noised updates.
+  noise_power_computable: bool
+
+  def system(self) -> RobustHdpRounds:
+    return RobustHdpRounds(self)
+
+  def new_ledger(self) -> privacy_ledger.PrivacyLedger:
+    config = self.config
+    return privacy_ledger.PrivacyLedger(**process_lib.ledger_terms(
+        config.poisson, config.mechanism_seed, config.clip_only))
 
 
 def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
   """Calibrates each client's z_i from its epsilon_i and builds the rule's
-  aggregator, the runner and the rounds (`train`'s arguments)."""
+  aggregator, the runner and what each round gives it (`train`'s
+  arguments)."""
   config.validate()
   data = client_data_lib.as_federated_data(data)
   if data.num_clients != len(config.epsilons):
@@ -190,33 +199,19 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
            for client in noised] if config.clip_only else noised)
   if config.clip_only and rule.estimates_from_updates:
     runner = WeighingNoised(runner, noised)  # The direct runner (validate).
-  rounds = RobustHdpRounds(
-      runner, client_data, info, spec, data, variances,
+  return Experiment(
+      config, data, spec, clients, variances, runner, client_data, info,
       process_lib.robust_hdp_privacy(
           clients, local_epochs=config.local_epochs, delta=config.delta,
           accountant=config.accountant, poisson=config.poisson,
           mechanism_seed=config.mechanism_seed),
-      learning_rate=config.learning_rate,
-      computable=(rule.private and rule.is_weighted_sum and
-                  not config.clip_only))
-  return Experiment(config, data, spec, clients, variances, runner, rounds)
+      noise_power_computable=(rule.private and rule.is_weighted_sum and
+                              not config.clip_only))
 
 
-def run_rounds(experiment: Experiment, *,
-               observers: Sequence[round_loop.Observer] = (),
-               options: round_loop.Options = round_loop.Options()
-               ) -> checkpoint.Run:
-  """The run's rounds in the shared loop, from the initial model or a
-  checkpoint of the same configuration, with `observers` around every
-  round."""
-  config = experiment.config
-  return round_loop.run(
-      experiment.rounds, config, total_rounds=config.rounds,
-      eval_every=config.eval_every,
-      ledger=privacy_ledger.PrivacyLedger(
-          **process_lib.ledger_terms(config.poisson, config.mechanism_seed,
-                                     config.clip_only)),
-      observers=observers, options=options)
+# The run's rounds in the shared loop, from the initial model or a
+# checkpoint of the same configuration, with observers around every round.
+run_rounds = round_loop.run_rounds
 
 
 def results_record(experiment: Experiment, run: checkpoint.Run,
@@ -278,8 +273,5 @@ def train(config: config_lib.RobustHdpConfig, data,
     **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
       keep_checkpoints, progress, summary_writer and on_round.
   """
-  start = time.time()
-  options = round_loop.Options(**options)
-  experiment = prepare(config, data)
-  run = run_rounds(experiment, options=options)
-  return results_record(experiment, run, time.time() - start)
+  return round_loop.train(functools.partial(prepare, config, data),
+                          results_record, **options)

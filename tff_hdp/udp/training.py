@@ -16,7 +16,8 @@
 `train(config, data)` composes the run's experiment (`prepare`: the
 hypernetwork for the data's users, the users' weights, the rounds'
 constants, the direct and TFF rounds), runs T rounds of them in the shared
-loop (`run_rounds`) and returns one results record (`results_record`).
+loop (`run_rounds`, `round_loop.train`) and returns one results record
+(`results_record`).
 Each round samples users (Poisson at rate q; pFedHN: one user uniformly),
 draws their K local batches, runs `hypernetfl.round_step` as one
 `tf.function` (backend 'direct', `DirectRound`) or a round of the
@@ -40,8 +41,8 @@ uninterrupted one.
 
 import collections
 import dataclasses
-import time
-from typing import Any, Callable, Optional, Sequence
+import functools
+from typing import Any, Callable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -223,7 +224,7 @@ def user_evaluation(net: hypernetwork.HyperNetwork, phi, embeddings,
 
 
 @dataclasses.dataclass(frozen=True)
-class Experiment:
+class Experiment(round_loop.Experiment):
   """What a run is composed of (`prepare`).
 
   Attributes:
@@ -244,6 +245,15 @@ class Experiment:
   constants: hypernetfl.RoundConstants
   direct_round: Callable[..., Any]
   tff_round: Optional[Callable[..., Any]]
+
+  def system(self) -> 'UdpRounds':
+    """Algorithm 1's T rounds (`UdpRounds`), from phi^0, the initial
+    embeddings and the run's mechanism key."""
+    return UdpRounds(self)
+
+  def new_ledger(self) -> privacy_ledger.PrivacyLedger:
+    return privacy_ledger.PrivacyLedger(
+        **mechanism_key.ledger_terms(self.config.mechanism_seed))
 
 
 def prepare(config: config_lib.UdpConfig,
@@ -354,20 +364,10 @@ class UdpRounds(round_loop.System):
     return entry
 
 
-def run_rounds(experiment: Experiment, *,
-               observers: Sequence[round_loop.Observer] = (),
-               options: round_loop.Options = round_loop.Options()
-               ) -> checkpoint.Run:
-  """The run's T rounds (`UdpRounds`) in the shared loop, from phi^0, the
-  initial embeddings and the run's mechanism key, or a checkpoint of the
-  same configuration, with `observers` around every round."""
-  config = experiment.config
-  return round_loop.run(
-      UdpRounds(experiment), config, total_rounds=config.rounds,
-      eval_every=config.eval_every,
-      ledger=privacy_ledger.PrivacyLedger(
-          **mechanism_key.ledger_terms(config.mechanism_seed)),
-      observers=observers, options=options)
+# The run's T rounds (`UdpRounds`) in the shared loop, from the initial state
+# or a checkpoint of the same configuration, with observers around every
+# round.
+run_rounds = round_loop.run_rounds
 
 
 def results_record(experiment: Experiment, run: checkpoint.Run,
@@ -430,8 +430,5 @@ def train(config: config_lib.UdpConfig, data: federated_data.FederatedData,
     **options: `round_loop.Options`' checkpoint_dir, checkpoint_every,
       keep_checkpoints, progress, summary_writer and on_round.
   """
-  start = time.time()
-  options = round_loop.Options(**options)
-  experiment = prepare(config, data)
-  run = run_rounds(experiment, options=options)
-  return results_record(experiment, run, time.time() - start)
+  return round_loop.train(functools.partial(prepare, config, data),
+                          results_record, **options)

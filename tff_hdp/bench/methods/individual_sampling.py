@@ -198,8 +198,7 @@ def individual_rounds(experiment, rates: Sequence[float],
     """`individual_rounds`'s rounds."""
 
     def __init__(self):
-      super().__init__(experiment.config, experiment.setup, experiment.data,
-                       experiment.spec, experiment.backend, experiment.store)
+      super().__init__(experiment)
       self._rates = np.asarray(rates, np.float64)
       self._z = experiment.setup.groups[0].effective_noise_multiplier
 
