@@ -110,11 +110,9 @@ def udp_run(rounds: int):
   from tff_hdp.udp import config as config_lib
   from tff_hdp.udp import training
   data = datasets.load_udp_data('mnist5k', num_users=200)
-  sizes = [len(y) for _, y in data.train]
-  config = config_lib.UdpConfig(
+  config = config_lib.UdpConfig(  # w_hat: the config's default.
       target='fc', rounds=rounds, sampling_rate=0.2, clip=0.1,
-      noise_multiplier=1.55, sample_cap=float(np.median(sizes)),
-      local_steps=10, batch_size=16, local_learning_rate=0.05,
+      noise_multiplier=1.55, local_steps=10, batch_size=16, local_learning_rate=0.05,
       hyper_learning_rate=1.0, embedding_learning_rate=0.1,
       eval_every=rounds, backend='tff')
   return training.train, config, data

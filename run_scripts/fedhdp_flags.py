@@ -197,9 +197,7 @@ def build_configs():
   else:
     raise cli.UsageError(f'unknown algorithm {_ALGORITHM.value!r} for '
                          f'--algorithm; allowed: {", ".join(ALGORITHMS)}, all')
-  ratios = _floats(_R.value, 'r')
-  cli.check(all(0.0 <= r <= 1.0 for r in ratios),
-            f'--r must be in [0, 1], got {",".join(_R.value)}')
+  ratios = _floats(_R.value, 'r')  # Their range: the config's validate.
   cli.check(0.0 < flags.FLAGS.delta < 1.0,
             f'--delta must be in (0, 1), got {flags.FLAGS.delta}')
   cli.check(_NUM_CLIENTS.value is None or _NUM_CLIENTS.value >= 1,

@@ -16,8 +16,9 @@ checked data and configs they give.
 
 A flag the command line does not set takes the dataset's value in
 `tff_hdp.udp.presets` (paper 004's settings, or ours for the offline data);
-the sample cap w_hat defaults to the median user's training size. Importing
-this module defines the flags; bad values raise `cli.UsageError`.
+the sample cap w_hat takes the config's default
+(`tff_hdp.udp.config.default_sample_cap`). Importing this module defines the
+flags; bad values raise `cli.UsageError`.
 """
 
 import dataclasses
@@ -55,7 +56,8 @@ _NOISE_STDDEV = flags.DEFINE_float(
     'noise_stddev', None, 'Instead of --noise_multiplier: the paper\'s sigma, '
     'the noise stddev z max_w S / (q W) on grad phi; z is solved from it.')
 _SAMPLE_CAP = flags.DEFINE_float(
-    'sample_cap', None, 'w_hat > 0 (default: the median user\'s size).')
+    'sample_cap', None, 'w_hat > 0 (default: the median user\'s training '
+    'size).')
 _LOCAL_STEPS = flags.DEFINE_integer('local_steps', None, 'K >= 1.')
 _BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Local batch size.')
 _LOCAL_LR = flags.DEFINE_float('local_learning_rate', None, 'eta > 0.')
@@ -86,8 +88,8 @@ def _value(flag):
 def build_configs(num_users: int, sizes: np.ndarray):
   """The UdpConfig of each requested run, checked.
 
-  `sizes`: the users' training sizes (the default w_hat, and --noise_stddev
-  into z).
+  `sizes`: the users' training sizes (the default w_hat,
+  `UdpConfig.for_users`, and --noise_stddev into z).
   """
   algorithms = cli.algorithms(_ALGORITHM.value, config_lib.ALGORITHMS)
   given = [f'--{f.name}' for f in (_NOISE, _TARGET_EPSILON, _NOISE_STDDEV)
@@ -98,7 +100,7 @@ def build_configs(num_users: int, sizes: np.ndarray):
       target=_value(_TARGET), rounds=_value(_ROUNDS),
       sampling_rate=_value(_SAMPLING_RATE), clip=_value(_CLIP),
       noise_multiplier=_value(_NOISE),
-      sample_cap=_SAMPLE_CAP.value or presets.default_sample_cap(sizes),
+      sample_cap=_SAMPLE_CAP.value,
       local_steps=_value(_LOCAL_STEPS), batch_size=_value(_BATCH_SIZE),
       local_learning_rate=_value(_LOCAL_LR),
       hyper_learning_rate=_value(_HYPER_LR),
@@ -111,6 +113,7 @@ def build_configs(num_users: int, sizes: np.ndarray):
     base.validate()
   except ValueError as e:
     raise cli.UsageError(f'--{e}') from None
+  base = base.for_users(sizes)
   if _TARGET_EPSILON.value is not None:
     cli.check(_TARGET_EPSILON.value > 0,
               f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')

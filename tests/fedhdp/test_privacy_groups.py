@@ -16,6 +16,7 @@
 import numpy as np
 import pytest
 
+from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import privacy_groups as pg
 
 
@@ -63,10 +64,11 @@ def test_assign_groups():
       pg.assign_groups(pg.Algorithm.FEDHDP, opted, levels), [1, 2, 0, 2])
 
 
-@pytest.mark.parametrize('bad', [-0.1, 1.5])
+@pytest.mark.parametrize('bad', [-0.1, 1.5, (0.1, 1.5)])
 def test_ratio_outside_unit_interval_is_refused(bad):
-  with pytest.raises(ValueError, match='r must be in'):
-    pg.build_groups(pg.Algorithm.FEDHDP, ratios=[bad])
+  # r is checked where it is set, the config; build_groups relies on it.
+  with pytest.raises(ValueError, match=r'^r must be in \[0, 1\], got '):
+    config_lib.FedHdpConfig(ratio=bad).validate()
 
 
 def test_opt_outs_fixed_by_seed_and_sized():

@@ -216,7 +216,8 @@ def test_epsilon_is_the_accountants(tff_runtime):
     (dict(sampling_rate=0.0), r'sampling_rate must be in \(0, 1\], got 0.0'),
     (dict(noise_multiplier=-1.0), 'noise_multiplier must be >= 0, got -1.0'),
     (dict(clip=0.0), 'clip must be > 0, got 0.0'),
-    (dict(sample_cap=0.0), 'sample_cap must be > 0, got 0.0'),
+    (dict(sample_cap=0.0), r'sample_cap must be > 0, or None \(the median '
+     r"user's training size\), got 0.0"),
     (dict(local_steps=0), 'local_steps must be >= 1, got 0'),
     (dict(batch_size=0), 'batch_size must be >= 1, got 0'),
     (dict(hyper_learning_rate=0.0), 'hyper_learning_rate must be > 0'),

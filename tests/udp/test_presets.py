@@ -52,7 +52,15 @@ def test_noise_stddev_and_z_agree_with_the_estimators_sensitivity():
   stddev = z * weights.max() * clip / (q * weights.sum())  # Lemma 3.1.
   assert presets.noise_multiplier_for_stddev(
       stddev, sizes, cap, q, clip) == pytest.approx(z, rel=1e-12)
-  assert presets.default_sample_cap(sizes) == 20.0
+
+
+def test_the_default_sample_cap_is_the_median_users_size():
+  sizes = np.array([5, 10, 20, 40, 80], np.float64)
+  assert config_lib.default_sample_cap(sizes) == 20.0
+  assert config_lib.UdpConfig().sample_cap is None
+  assert config_lib.UdpConfig().for_users(sizes).sample_cap == 20.0
+  given = config_lib.UdpConfig(sample_cap=7.0)
+  assert given.for_users(sizes) is given
 
 
 def test_pfedhn_takes_round_qn_steps_per_round():

@@ -124,8 +124,9 @@ def build_groups(algorithm: Algorithm,
     noise_multipliers: Value noise multiplier z_i of each private level.
     effective_noise_multipliers: z_eff of each level (for accounting).
     ratios: FedHDP's r_i in [0, 1] for each private level, relative to the
-      non-private group's 1 (one value applies to every level). HDP-FedAvg
-      uses r = 1 throughout.
+      non-private group's 1 (one value applies to every level; the range is
+      `FedHdpConfig.validate`'s, where r is set). HDP-FedAvg uses r = 1
+      throughout.
     lambda_p: Ditto lambda of private clients.
     lambda_np: Ditto lambda of non-private clients.
 
@@ -143,9 +144,6 @@ def build_groups(algorithm: Algorithm,
     raise ValueError(f'{levels} private levels need {levels} values of r and '
                      f'of z_eff, got {len(ratios)} and '
                      f'{len(effective_noise_multipliers)}')
-  for r in ratios:
-    if not 0.0 <= r <= 1.0:
-      raise ValueError(f'r must be in [0, 1], got {r}')
   private = [
       PrivacyGroup(name, noise_multiplier=z, ratio=r, ditto_lambda=lambda_p,
                    effective_noise_multiplier=z_eff)

@@ -17,12 +17,15 @@ Paper 004 gives S in {0.05, 0.1, 0.2}, z in {5, 10}, q in {0.05, 0.1, 0.2},
 delta = 1e-5, a hypernetwork learning rate of 0.01 and a local one of 0.001.
 It does not give the sample cap w_hat, the local steps K, the rounds T, the
 batch size or the embedding learning rate zeta: the defaults below are ours
-(K, batch and zeta from pFedHN's code: 50 steps, batch 64, zeta = lambda),
-each a flag of `run_scripts/run_udp.py`.
+(K, batch and zeta from pFedHN's code: 50 steps, batch 64, zeta = lambda;
+w_hat the median user's training size, `default_sample_cap`), each a flag of
+`run_scripts/run_udp.py`.
 """
 
 import dataclasses
-from typing import Optional
+from typing import Optional, Sequence
+
+import numpy as np
 
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import mechanism_key
@@ -32,6 +35,12 @@ ALGORITHMS = ('udp', 'clip_only', 'noiseless', 'pfedhn')
 BACKENDS = ('direct', 'tff')
 # The defaults: paper 004's settings, with CIFAR-10's q (its grid's middle).
 _PAPER = presets.PRESETS['cifar10']
+
+
+def default_sample_cap(num_examples: Sequence[float]) -> float:
+  """w_hat when a run does not give one (ours): the median user's training
+  size |D_u|."""
+  return float(np.median(num_examples))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +70,9 @@ class UdpConfig:
     sampling_rate: q, each user's Poisson sampling probability per round.
     clip: S, the clip norm of each user's hypernetwork gradient.
     noise_multiplier: z (the noise stddev is z max_w S / (q W)).
-    sample_cap: w_hat; w_u = min(|D_u| / w_hat, 1).
+    sample_cap: w_hat; w_u = min(|D_u| / w_hat, 1). None (the default):
+      the median user's training size (`default_sample_cap`), filled in
+      when the users are known (`for_users`).
     local_steps: K local SGD steps per sampled user.
     batch_size: Examples per local step.
     local_learning_rate: eta.
@@ -94,7 +105,7 @@ class UdpConfig:
   sampling_rate: float = _PAPER.sampling_rate
   clip: float = _PAPER.clip
   noise_multiplier: float = _PAPER.noise_multiplier
-  sample_cap: float = 100.0
+  sample_cap: Optional[float] = None
   local_steps: int = _PAPER.local_steps
   batch_size: int = _PAPER.batch_size
   local_learning_rate: float = _PAPER.local_learning_rate
@@ -127,6 +138,14 @@ class UdpConfig:
     """The z the round uses: the config's for UDP-Alg, else 0."""
     return self.noise_multiplier if self.private else 0.0
 
+  def for_users(self, num_examples: Sequence[float]) -> 'UdpConfig':
+    """This config for users of these training sizes |D_u|: w_hat, if
+    None, is `default_sample_cap(num_examples)`."""
+    if self.sample_cap is not None:
+      return self
+    return dataclasses.replace(
+        self, sample_cap=default_sample_cap(num_examples))
+
   def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""
     mechanism_key.check_mechanism_seed(self.mechanism_seed)
@@ -140,8 +159,9 @@ class UdpConfig:
         (self.clip > 0, f'clip must be > 0, got {self.clip}'),
         (self.noise_multiplier >= 0,
          f'noise_multiplier must be >= 0, got {self.noise_multiplier}'),
-        (self.sample_cap > 0,
-         f'sample_cap must be > 0, got {self.sample_cap}'),
+        (self.sample_cap is None or self.sample_cap > 0,
+         'sample_cap must be > 0, or None (the median user\'s training '
+         f'size), got {self.sample_cap}'),
         (self.local_steps >= 1,
          f'local_steps must be >= 1, got {self.local_steps}'),
         (self.batch_size >= 1,

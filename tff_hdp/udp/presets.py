@@ -26,9 +26,9 @@ set. Sources:
 - Section 4.3: FEMNIST's quoted run uses S = 0.05.
 - pFedHN's code (AvivSham/pFedHN): K = 50 local steps, batch 64, and one
   optimiser for the hypernetwork and the embeddings (zeta = lambda).
-- Ours (the paper gives none): T = 500 rounds, evaluation every 10, the
-  sample cap w_hat (the median user's training size), and every value of the
-  two offline presets, tuned on their data (docs/udp.md).
+- Ours (the paper gives none): T = 500 rounds, evaluation every 10, and
+  every value of the two offline presets, tuned on their data (docs/udp.md);
+  the sample cap w_hat is the config's default (`config.default_sample_cap`).
 
 TensorFlow-free.
 """
@@ -103,11 +103,6 @@ PRESETS: Mapping[str, Preset] = {
 
 # The datasets of `run_udp.py --dataset`, its default first.
 DATASETS = ('mnist5k', 'digits', 'cifar10', 'femnist', 'celeba')
-
-
-def default_sample_cap(sizes: Sequence[float]) -> float:
-  """w_hat when not given (ours): the median user's training size."""
-  return float(np.median(sizes))
 
 
 def noise_multiplier_for_stddev(stddev: float, sizes: Sequence[float],

@@ -509,6 +509,7 @@ def build_udp_process(
                      "(pFedHN's one user per step is the driver's), got "
                      "'pfedhn'")
   sizes = _checked_sizes(num_examples)
+  config = config.for_users(sizes)
   num_users = len(sizes)
   rows = max_cohort
   if rows is None:

@@ -262,12 +262,14 @@ def prepare(config: config_lib.UdpConfig,
   """The experiment of a run of `config` on `data`.
 
   Args:
-    config: The run's configuration (validated here).
+    config: The run's configuration (validated here; w_hat filled in,
+      `UdpConfig.for_users`).
     data: Its users.
     noise_multiplier: The mechanism's z (default the config's; an audit's
       planted fault changes it, not the accountant's).
   """
   config.validate()
+  config = config.for_users([len(y) for _, y in data.train])
   target = models.build_model(config.target, data.input_shape,
                               data.num_classes)
   net = hypernetwork.HyperNetwork(

@@ -23,9 +23,9 @@ personal model is not private from user i's data, so UDP-Alg is ranked with
 the personalized methods, on the accuracy of each user's own model, not
 beside the global ones.
 
-The target network is the setting's model; the sample cap w_hat is the
-largest user's dataset, so that every w_u = |D_u| / w_hat <= 1 and the
-estimator weighs users by their data, as paper 004 does.
+The target network is the setting's model; the sample cap w_hat is
+UdpConfig's default (`tff_hdp.udp.config.default_sample_cap`), as the
+binary's.
 """
 
 import math
@@ -63,9 +63,7 @@ class UdpAtMinimumEpsilon(method.Method):
     config = config_lib.UdpConfig(
         algorithm='udp', target='fc' if setting.model == 'fc' else 'lenet',
         rounds=setting.rounds, sampling_rate=rate,
-        clip=self.clip, noise_multiplier=z,
-        sample_cap=float(max(setting.num_examples())),
-        local_steps=self.local_steps, batch_size=setting.batch_size,
+        clip=self.clip, noise_multiplier=z, local_steps=self.local_steps, batch_size=setting.batch_size,
         delta=setting.delta, accountant=setting.accountant,
         eval_every=setting.rounds, backend='direct')
     config.validate()
