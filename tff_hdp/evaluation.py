@@ -51,6 +51,7 @@ from tff_hdp.data import client_data
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import evaluation as fedhdp_evaluation
 from tff_hdp.fedhdp import personal_store as personal_store_lib
+from tff_hdp.udp import process as udp_process
 from tff_hdp.udp import training as udp_training
 
 __all__ = ['PersonalEvaluation', 'evaluate_ditto_personal_models',
@@ -119,7 +120,7 @@ def evaluate_udp_personal_models(process, state,
       or no test example at all.
     TypeError: If `process` is not UDP-Alg's, or `test_data` of another kind.
   """
-  if not hasattr(process, 'hypernetwork'):
+  if not isinstance(process, udp_process.UdpProcess):
     raise TypeError('process must come from tff_hdp.udp.build_udp_process')
   data = _as_test_data(test_data)
   if len(data.test) != process.num_users:

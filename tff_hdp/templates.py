@@ -295,6 +295,24 @@ class RoundPrivacy:
 BUDGET_TOLERANCE = 1e-6
 
 
+@dataclasses.dataclass(frozen=True)
+class Accounting:
+  """What a process accounts, and how it reads a state's rounds.
+
+  Attributes:
+    privacy: What a round spends (`RoundPrivacy`).
+    round_num: The rounds a state has run.
+    participation: Per unit, the rounds a state's unit took part in (None:
+      every unit every round, `round_num`).
+    cohort_units: The units a round's client data charges (None from it, or
+      no function: every unit).
+  """
+  privacy: RoundPrivacy
+  round_num: Callable[[object], int]
+  participation: Optional[Callable[[object], Mapping[str, int]]] = None
+  cohort_units: Optional[Callable[[object], Optional[set[str]]]] = None
+
+
 class PrivateLearningProcess(tff.learning.templates.LearningProcess):
   """A `LearningProcess` that reports the epsilon of the rounds it ran.
 
@@ -305,16 +323,13 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
   `next` refuses, with one line, a round that would spend past a unit's
   budget (`RoundPrivacy.budgets`), and turns the failure of an assertion
   of the round's own (its message starting with one of `assertion_markers`)
-  into a one-line ValueError (`CheckedNext`).
+  into a one-line ValueError (`CheckedNext`). A system's builder returns a
+  subclass that declares what else its process carries (FedHDP's groups,
+  UDP-Alg's hypernetwork, Robust-HDP's clients).
   """
 
   def __init__(self, initialize_fn, next_fn, get_model_weights,
-               set_model_weights, *, privacy: RoundPrivacy,
-               round_num: Callable[[object], int],
-               participation: Optional[
-                   Callable[[object], Mapping[str, int]]] = None,
-               cohort_units: Optional[
-                   Callable[[object], Optional[set[str]]]] = None,
+               set_model_weights, *, accounting: Accounting,
                assertion_markers: Sequence[str] = (),
                client_hint: str = 'its data source selects'):
     """Initializes the process.
@@ -322,12 +337,8 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
     Args:
       initialize_fn, next_fn, get_model_weights, set_model_weights: As
         `tff.learning.templates.LearningProcess`'s.
-      privacy: What a round spends (`RoundPrivacy`).
-      round_num: The rounds a state has run.
-      participation: Per unit, the rounds a state's unit took part in
-        (None: every unit every round, `round_num`).
-      cohort_units: The units a round's client data charges (None from it,
-        or no function: every unit).
+      accounting: What a round spends and how a state counts its rounds
+        (`Accounting`).
       assertion_markers: Starts of the messages of the round's assertions
         that `next` reports as a one-line ValueError.
       client_hint: How a client is made, for `next`'s one-line refusal of a
@@ -335,23 +346,30 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
     """
     super().__init__(initialize_fn, next_fn, get_model_weights,
                      set_model_weights)
-    self._privacy = privacy
-    self._round_num = round_num
-    self._participation = participation
-    self._cohort_units = cohort_units or (lambda data: None)
+    self._accounting = accounting
+    self._checks = dict(assertion_markers=tuple(assertion_markers),
+                        client_hint=client_hint)
     self._checked_next = CheckedNext(next_fn, self, assertion_markers,
                                      client_hint)
 
   @classmethod
-  def wrapping(cls, process: tff.learning.templates.LearningProcess, *,
-               privacy: RoundPrivacy,
-               round_num: Callable[[object], int], **kwargs
-               ) -> 'PrivateLearningProcess':
-    """`process` (e.g. from `compose_learning_process`) with its privacy
-    (`kwargs`: the other arguments of `__init__`)."""
-    return cls(process.initialize, process.next, process.get_model_weights,
-               process.set_model_weights, privacy=privacy,
-               round_num=round_num, **kwargs)
+  def wrapping(cls, process: tff.learning.templates.LearningProcess,
+               **kwargs) -> 'PrivateLearningProcess':
+    """`process` as this class; `kwargs` are the other arguments of
+    `__init__` (a subclass's: its declared attributes too).
+
+    `process` is a `LearningProcess` (e.g. from `compose_learning_process`;
+    `kwargs` then give at least its `accounting`), or a
+    `PrivateLearningProcess`, whose accounting and checks are kept unless
+    `kwargs` give others (a builder's subclass of what it composed).
+    """
+    next_fn = process.next
+    if isinstance(process, PrivateLearningProcess):
+      kwargs = {'accounting': process._accounting, **process._checks,
+                **kwargs}
+      next_fn = process.next.computation
+    return cls(process.initialize, next_fn, process.get_model_weights,
+               process.set_model_weights, **kwargs)
 
   @property
   def next(self) -> 'CheckedNext':
@@ -360,32 +378,62 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
 
   @property
   def privacy(self) -> RoundPrivacy:
-    return self._privacy
+    return self._accounting.privacy
 
   def round_num(self, state) -> int:
     """Rounds `state` has run."""
-    return int(self._round_num(state))
+    return int(self._accounting.round_num(state))
 
   def participation(self, state) -> dict[str, int]:
     """Per accounted unit, the rounds `state`'s unit took part in."""
-    if self._participation is None:
-      return self._privacy.unit_rounds(self.round_num(state))
-    return self._privacy.unit_rounds(self._participation(state))
+    if self._accounting.participation is None:
+      return self.privacy.unit_rounds(self.round_num(state))
+    return self.privacy.unit_rounds(self._accounting.participation(state))
 
   def round_participation(self, state, data) -> dict[str, int]:
     """`participation` after the round `next(state, data)` would run."""
-    units = self._cohort_units(data)
+    cohort_units = self._accounting.cohort_units
+    units = None if cohort_units is None else cohort_units(data)
     return {name: count + (units is None or name in units)
             for name, count in self.participation(state).items()}
 
   def ledger(self, state) -> privacy_ledger.PrivacyLedger:
     """The privacy ledger of the rounds `state` has run (each unit charged
     for the rounds it took part in)."""
-    return self._privacy.ledger(self.participation(state))
+    return self.privacy.ledger(self.participation(state))
 
   def epsilon(self, state) -> dict[str, float]:
     """epsilon per accounted unit at the process's delta (0 rounds: 0)."""
-    return self._privacy.epsilons(self.participation(state))
+    return self.privacy.epsilons(self.participation(state))
+
+
+class PoissonProcess(PrivateLearningProcess):
+  """A builder's process whose rounds draw Poisson cohorts of its config's
+  clients in batches (FedHDP's and UDP-Alg's: their `build_data_source`).
+
+  Attributes:
+    config: The system's configuration the process runs.
+    batch_size: The examples of a client's local step (`config.batch_size`).
+    sampling_rate: q, each client's probability to take part in a round
+      (`config.sampling_rate`).
+  """
+
+  def __init__(self, *args, config, **kwargs):
+    """`args` and `kwargs` as `PrivateLearningProcess`'s."""
+    super().__init__(*args, **kwargs)
+    self._config = config
+
+  @property
+  def config(self):
+    return self._config
+
+  @property
+  def batch_size(self) -> int:
+    return self._config.batch_size
+
+  @property
+  def sampling_rate(self) -> float:
+    return self._config.sampling_rate
 
 
 class CheckedNext:
@@ -487,14 +535,21 @@ def assertion_line(text: str, markers: Sequence[str]) -> str:
 def compose_private_process(spec: models.ModelSpec,
                             initial_weights: Sequence[np.ndarray],
                             client_work, aggregator,
-                            privacy: RoundPrivacy,
+                            privacy: RoundPrivacy, *,
+                            participation: Optional[
+                                Callable[[object], Mapping[str, int]]] = None,
+                            cohort_units: Optional[
+                                Callable[[object], Optional[set[str]]]] = None,
                             **process_kwargs) -> PrivateLearningProcess:
   """FedHDP's and Robust-HDP's learning process, composed by TFF.
 
   TFF's broadcast of theta^t, `client_work` (its state the round number,
   `build_round_client_work`; its update weight an integer index: the
   client's group or row), `aggregator` (a factory of the package's, created
-  for that int32 weight) and theta^{t+1} = theta^t + Delta^t.
+  for that int32 weight) and theta^{t+1} = theta^t + Delta^t. Its
+  `Accounting` is `privacy`, the client work's round counter,
+  `participation` and `cohort_units`; `process_kwargs` are the rest of
+  `PrivateLearningProcess`'s arguments.
   """
   model_type = model_weights_type(spec)
   process = tff.learning.templates.compose_learning_process(
@@ -503,9 +558,10 @@ def compose_private_process(spec: models.ModelSpec,
       client_work,
       aggregator.create(model_type.trainable, tff.TensorType(np.int32)),
       build_apply_delta_finalizer(model_type))
-  return PrivateLearningProcess.wrapping(process, privacy=privacy,
-                                         round_num=client_work_round,
-                                         **process_kwargs)
+  return PrivateLearningProcess.wrapping(
+      process, accounting=Accounting(privacy, client_work_round,
+                                     participation, cohort_units),
+      **process_kwargs)
 
 
 def client_work_round(state) -> int:

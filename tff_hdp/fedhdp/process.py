@@ -416,12 +416,49 @@ def aggregator_factory(config: config_lib.FedHdpConfig,
       mechanism_seed=config.mechanism_seed, key_in_state=key_in_state)
 
 
+class FedHdpProcess(templates.PoissonProcess):
+  """What `build_fedhdp_process` returns: a `PrivateLearningProcess` with
+  its clients' groups and Ditto's personal step.
+
+  Attributes:
+    config: The `FedHdpConfig` it runs: the given one with the clients'
+      `privacy_levels` and the cohort qN they imply.
+    groups: The privacy groups (`privacy_groups.PrivacyGroup`), in the order
+      of the group indices.
+    client_groups: Per client id, its group's index (int32 [N]).
+    ditto_step: Ditto's personal step of a round, beside `next`
+      (`build_ditto_step`).
+    batch_size: B, the clients' batch size (`config.batch_size`).
+    sampling_rate: q, each client's probability to take part in a round.
+  """
+
+  def __init__(self, *args, config: config_lib.FedHdpConfig,
+               setup: config_lib.Setup, ditto_step: 'DittoStep', **kwargs):
+    """`args` and `kwargs` as `PrivateLearningProcess`'s; `setup` the
+    config's groups and the clients' assignment (`config.resolve`)."""
+    super().__init__(*args, config=config, **kwargs)
+    self._setup = setup
+    self._ditto_step = ditto_step
+
+  @property
+  def groups(self) -> tuple[privacy_groups.PrivacyGroup, ...]:
+    return self._setup.groups
+
+  @property
+  def client_groups(self) -> np.ndarray:
+    return self._setup.client_groups
+
+  @property
+  def ditto_step(self) -> 'DittoStep':
+    return self._ditto_step
+
+
 def build_fedhdp_process(
     model,
     config: Optional[config_lib.FedHdpConfig] = None,
     *,
     privacy_levels: Optional[Sequence[Optional[int]]] = None
-) -> templates.PrivateLearningProcess:
+) -> FedHdpProcess:
   """FedHDP (or a baseline of paper 001) as a `LearningProcess`.
 
   Every hyperparameter is `config`'s, a `tff_hdp.fedhdp.FedHdpConfig` (its
@@ -451,10 +488,11 @@ def build_fedhdp_process(
       or None if it opts out of privacy; default `config.privacy_levels`.
 
   Returns:
-    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes per
-    client `client_element(x, y, group=..., client_id=..., batch_size=...)`;
-    `process.client_groups` gives each client's group, `process.ditto_step`
-    the personal step and `process.groups` the privacy groups.
+    A `FedHdpProcess` (a `tff_hdp.templates.PrivateLearningProcess`) whose
+    `next` takes per client `client_element(x, y, group=..., client_id=...,
+    batch_size=...)`; `process.client_groups` gives each client's group,
+    `process.ditto_step` the personal step and `process.groups` the privacy
+    groups.
 
   Raises:
     ValueError: One line naming the field that is out of range.
@@ -472,13 +510,9 @@ def build_fedhdp_process(
                      accountant=config.accountant,
                      mechanism_seed=config.mechanism_seed
                      ).budgeted_for(config.rounds))
-  process.config = config
-  process.groups = setup.groups
-  process.client_groups = setup.client_groups
-  process.ditto_step = build_ditto_step(spec, process, settings)
-  process.batch_size = config.batch_size
-  process.sampling_rate = config.sampling_rate
-  return process
+  return FedHdpProcess.wrapping(
+      process, config=config, setup=setup,
+      ditto_step=build_ditto_step(spec, process, settings))
 
 
 def _checked_config(config, privacy_levels) -> config_lib.FedHdpConfig:
@@ -546,7 +580,7 @@ def _check_clipped_count_noise(config: config_lib.FedHdpConfig) -> None:
       f'e.g. {z_eff:g}, or lower noise_multiplier')
 
 
-def build_data_source(process: templates.PrivateLearningProcess,
+def build_data_source(process: FedHdpProcess,
                       data, *, mechanism_seed: Optional[int] = None
                       ) -> client_data.PoissonClientSource:
   """The clients of `build_fedhdp_process`'s rounds, for TFF programs.

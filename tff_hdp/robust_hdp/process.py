@@ -327,9 +327,36 @@ def dp_sgd_settings(config: config_lib.RobustHdpConfig
                               poisson=config.poisson)
 
 
+class RobustHdpProcess(templates.PrivateLearningProcess):
+  """What `build_robust_hdp_process` returns: a `PrivateLearningProcess`
+  with its clients' calibration.
+
+  Attributes:
+    config: The `RobustHdpConfig` it runs.
+    clients: Per client (row i of the epsilons), its calibration: z_i, b_i,
+      N_i and its DP-SGD steps (`privacy_preferences.ClientPrivacy`).
+  """
+
+  def __init__(self, *args, config: config_lib.RobustHdpConfig,
+               clients: Sequence[privacy_preferences.ClientPrivacy],
+               **kwargs):
+    """`args` and `kwargs` as `PrivateLearningProcess`'s."""
+    super().__init__(*args, **kwargs)
+    self._config = config
+    self._clients = list(clients)
+
+  @property
+  def config(self) -> config_lib.RobustHdpConfig:
+    return self._config
+
+  @property
+  def clients(self) -> list[privacy_preferences.ClientPrivacy]:
+    return self._clients
+
+
 def build_robust_hdp_process(
     model, config: config_lib.RobustHdpConfig, *,
-    num_examples: Sequence[int]) -> templates.PrivateLearningProcess:
+    num_examples: Sequence[int]) -> RobustHdpProcess:
   """Robust-HDP (or another registered rule) as a `LearningProcess`.
 
   Every hyperparameter is `config`'s, a `tff_hdp.robust_hdp.RobustHdpConfig`
@@ -352,11 +379,11 @@ def build_robust_hdp_process(
     num_examples: N_i per client (its dataset's size).
 
   Returns:
-    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes any
-    subset of the clients, each as `client_element(x, y, index=i,
-    batch_size=b_i, noise_multiplier=z_i)`, and refuses a round past a
-    client's epsilon_i; `process.clients` holds each client's calibration
-    (`privacy_preferences.ClientPrivacy`).
+    A `RobustHdpProcess` (a `tff_hdp.templates.PrivateLearningProcess`)
+    whose `next` takes any subset of the clients, each as
+    `client_element(x, y, index=i, batch_size=b_i, noise_multiplier=z_i)`,
+    and refuses a round past a client's epsilon_i; `process.clients` holds
+    each client's calibration (`privacy_preferences.ClientPrivacy`).
 
   Raises:
     ValueError: One line naming the field that is out of range.
@@ -388,12 +415,10 @@ def build_robust_hdp_process(
       num_examples=[c.num_examples for c in clients],
       report_clients=[i for i, c in enumerate(clients)
                       if c.noise_multiplier is None])
-  process.config = config
-  process.clients = clients
-  return process
+  return RobustHdpProcess.wrapping(process, config=config, clients=clients)
 
 
-def build_data_source(process: templates.PrivateLearningProcess, data
+def build_data_source(process: RobustHdpProcess, data
                       ) -> client_data.PoissonClientSource:
   """Every client, every round (paper 003), for TFF programs: `data` is a
   `FederatedData` or a `ClientData` (clients in `client_ids` order, row i

@@ -430,17 +430,65 @@ def compose_udp_process(net: hypernetwork.HyperNetwork,
     key_in_state = mechanism_seed is not None
   types = _process_types(net, num_users, max_cohort, local_steps, batch_size,
                          key_in_state)
-  process = templates.PrivateLearningProcess(
+  return templates.PrivateLearningProcess(
       _initialize_fn(net, num_users, seed, mechanism_seed, key_in_state),
       _next_fn(net, types, constants, max_cohort, key_in_state),
-      *_model_weights_fns(types), privacy=privacy, round_num=state_round_num,
+      *_model_weights_fns(types),
+      accounting=templates.Accounting(privacy, state_round_num),
       client_hint='a user\'s K batches with its index and weight')
-  process.hypernetwork = net
-  process.num_users = num_users
-  process.max_cohort = max_cohort
-  process.local_steps = local_steps
-  process.batch_size = batch_size
-  return process
+
+
+class UdpProcess(templates.PoissonProcess):
+  """What `build_udp_process` returns: a `PrivateLearningProcess` with its
+  hypernetwork and its users.
+
+  Attributes:
+    config: The `UdpConfig` it runs (w_hat filled in,
+      `UdpConfig.for_users`).
+    hypernetwork: h (`hypernetwork.HyperNetwork`): user u's model is
+      `hypernetwork.generate(phi, v_u)`.
+    num_examples: |D_u| of every user, in user-index order.
+    num_users: N.
+    user_weights: w_u = min(|D_u| / w_hat, 1) of every user (float32 [N]).
+    max_cohort: Rows of the cohort stack: the most users a round may take.
+    local_steps: K, each sampled user's local steps (`config.local_steps`).
+    batch_size: A local step's examples (`config.batch_size`).
+    sampling_rate: q, each user's probability to take part in a round.
+  """
+
+  def __init__(self, *args, config: config_lib.UdpConfig,
+               hypernetwork: 'hypernetwork.HyperNetwork',
+               num_examples: Sequence[int], max_cohort: int, **kwargs):
+    """`args` and `kwargs` as `PrivateLearningProcess`'s."""
+    super().__init__(*args, config=config, **kwargs)
+    self._hypernetwork = hypernetwork
+    self._num_examples = tuple(int(n) for n in num_examples)
+    self._max_cohort = max_cohort
+
+  @property
+  def hypernetwork(self) -> 'hypernetwork.HyperNetwork':
+    return self._hypernetwork
+
+  @property
+  def num_examples(self) -> tuple[int, ...]:
+    return self._num_examples
+
+  @property
+  def num_users(self) -> int:
+    return len(self._num_examples)
+
+  @property
+  def user_weights(self) -> np.ndarray:
+    return weights_from_sizes(self._num_examples,
+                              self._config.sample_cap).astype(np.float32)
+
+  @property
+  def max_cohort(self) -> int:
+    return self._max_cohort
+
+  @property
+  def local_steps(self) -> int:
+    return self._config.local_steps
 
 
 def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
@@ -458,7 +506,7 @@ def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
 def build_udp_process(
     model, config: Optional[config_lib.UdpConfig] = None, *,
     num_examples: Sequence[int],
-    max_cohort: Optional[int] = None) -> templates.PrivateLearningProcess:
+    max_cohort: Optional[int] = None) -> UdpProcess:
   """UDP-Alg (paper 004, Algorithm 1) as a `LearningProcess`.
 
   Every hyperparameter is `config`'s, a `tff_hdp.udp.UdpConfig` (its
@@ -489,9 +537,10 @@ def build_udp_process(
       None for qN + 6 standard deviations (`default_max_cohort`).
 
   Returns:
-    A `tff_hdp.templates.PrivateLearningProcess` whose `next` takes per
-    client a `client_type` dataset (`build_data_source` makes them);
-    `process.hypernetwork` is h, `process.user_weights` the w_u.
+    A `UdpProcess` (a `tff_hdp.templates.PrivateLearningProcess`) whose
+    `next` takes per client a `client_type` dataset (`build_data_source`
+    makes them); `process.hypernetwork` is h, `process.user_weights` the
+    w_u.
 
   Raises:
     ValueError: One line naming the field that is out of range.
@@ -533,14 +582,11 @@ def build_udp_process(
                           mechanism_seed=config.mechanism_seed
                           ).budgeted_for(config.rounds),
       seed=config.seed, mechanism_seed=config.mechanism_seed)
-  process.config = config
-  process.user_weights = weights.astype(np.float32)
-  process.num_examples = tuple(int(s) for s in sizes)
-  process.sampling_rate = config.sampling_rate
-  return process
+  return UdpProcess.wrapping(process, config=config, hypernetwork=net,
+                             num_examples=sizes, max_cohort=rows)
 
 
-def build_data_source(process: templates.PrivateLearningProcess,
+def build_data_source(process: UdpProcess,
                       data, *, mechanism_seed: Optional[int] = None
                       ) -> client_data.PoissonClientSource:
   """The users of `build_udp_process`'s rounds, for TFF programs.
@@ -555,7 +601,7 @@ def build_data_source(process: templates.PrivateLearningProcess,
   """
   if isinstance(data, tff.simulation.datasets.ClientData):
     data = client_data.to_federated_data(data)
-  if not hasattr(process, 'user_weights'):
+  if not isinstance(process, UdpProcess):
     raise ValueError('process must come from build_udp_process')
   if data.num_clients != process.num_users:
     raise ValueError(f'the data has {data.num_clients} users, the process '
