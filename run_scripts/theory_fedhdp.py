@@ -147,7 +147,7 @@ def _simulate(dim, num_samples, **kwargs):
 
 def _server_point(sigma_c2, group_sizes, gamma2s, ratios, trials, seed):
   result = theory.simulate_point_estimation(
-      group_sizes=group_sizes, gamma2s=gamma2s, ratios=ratios,
+      groups=theory.Groups(group_sizes, gamma2s, ratios),
       alpha2=sigma_c2 / 2, tau2=sigma_c2 / 2, num_samples=_SERVER_SAMPLES,
       num_trials=trials, seed=seed)
   return result.server_mse, result.server_mse_se
@@ -306,8 +306,9 @@ def figure_opt_out(path: str, setup: OptOutSetup, figure: int, trials: int,
       curve = theory.multi_level_local_risk(_LAMBDA_CURVE, **config)
       ax.plot(_LAMBDA_CURVE, curve, color=color, label=f'client k {world}')
       result = _simulate(
-          s.dim, s.num_samples, group_sizes=sizes, gamma2s=(0.0, s.gamma2),
-          ratios=(1.0, r), alpha2=s.alpha2, tau2=s.tau2,
+          s.dim, s.num_samples,
+          groups=theory.Groups(sizes, (0.0, s.gamma2), (1.0, r)),
+          alpha2=s.alpha2, tau2=s.tau2,
           lambdas=_LAMBDA_POINTS, num_trials=trials, seed=seed)
       _errorbar(ax, _LAMBDA_POINTS, result.client_mse[group],
                 result.client_mse_se[group], color)

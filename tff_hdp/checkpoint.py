@@ -237,29 +237,6 @@ def identity(config: Mapping[str, Any]) -> str:
   return json.dumps(json.loads(json.dumps(fields)), sort_keys=True)
 
 
-def end_round(round_num: int, total_rounds: int, entry: dict, *,
-              summary_writer, checkpointer: Optional['Checkpointer'],
-              key: np.ndarray, state, store: Optional[Any],
-              ledger: privacy_ledger.PrivacyLedger,
-              history: list, on_round) -> None:
-  """What every driver does once round `round_num` (from 1) is recorded.
-
-  The entry's numbers (not its round, lists or Nones) go to TensorBoard at
-  step `round_num`, a checkpoint is saved if one is due, and the caller's
-  `on_round(round_num, entry)` runs.
-  """
-  if summary_writer is not None:
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-    with summary_writer.as_default(step=round_num):
-      for name, value in entry.items():
-        if name != 'round' and isinstance(value, (int, float)):
-          tf.summary.scalar(name, value)
-  if checkpointer is not None and checkpointer.due(round_num, total_rounds):
-    checkpointer.save(round_num, key, state, store, ledger, history)
-  if on_round is not None:
-    on_round(round_num, entry)
-
-
 @dataclasses.dataclass
 class Run:
   """A driver's run of rounds, from `start_run`.
@@ -291,16 +268,24 @@ class Run:
       retire(self.checkpointer.directory)
 
   def end_round(self, round_num: int, entry: dict) -> None:
-    """Records round `round_num` (from 1): appends `entry` to the history,
-    then `end_round` (TensorBoard, the due checkpoint of `self.state`, the
-    caller's callback)."""
+    """Records round `round_num` (from 1), what every driver does once it
+    has run: appends `entry` to the history, writes its numbers (not its
+    round, lists or Nones) to TensorBoard at step `round_num`, saves a
+    checkpoint of `self.state` if one is due, and runs the caller's
+    `on_round(round_num, entry)`."""
     self.history.append(entry)
-    end_round(round_num, self.total_rounds, entry,
-              summary_writer=self.summary_writer,
-              checkpointer=self.checkpointer, key=self.key,
-              state=self.state,
-              store=self.store, ledger=self.ledger, history=self.history,
-              on_round=self.on_round)
+    if self.summary_writer is not None:
+      import tensorflow as tf  # pylint: disable=g-import-not-at-top
+      with self.summary_writer.as_default(step=round_num):
+        for name, value in entry.items():
+          if name != 'round' and isinstance(value, (int, float)):
+            tf.summary.scalar(name, value)
+    if (self.checkpointer is not None and
+        self.checkpointer.due(round_num, self.total_rounds)):
+      self.checkpointer.save(round_num, self.key, self.state, self.store,
+                             self.ledger, self.history)
+    if self.on_round is not None:
+      self.on_round(round_num, entry)
 
 
 def start_run(config, initial_state: Callable[[np.ndarray], Any], *,

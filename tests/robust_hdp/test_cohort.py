@@ -89,8 +89,8 @@ def _cohort_updates(spec, weights, x, y, num_examples, batch, noise, keys,
         np.split(rows.numpy(), np.cumsum(sizes)[:-1], axis=1), spec.shapes)]
   run = tf.function(
       lambda w, x, y, m, b, z, k: cohort.cohort_updates(
-          spec, w, x, y, num_examples=m, batch_sizes=b,
-          noise_multipliers=z if private else None, client_keys=k,
+          spec, w, x, y,
+          cohort.Clients(m, b, z if private else None, k),
           settings=settings, form=form,
           rows_per_group=rows_per_group or cohort.ROWS_PER_GROUP,
           parallel_parts=parallel_parts),

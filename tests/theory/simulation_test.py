@@ -45,49 +45,58 @@ class SimulationExactTest(absltest.TestCase):
         np.broadcast_to(12 * np.eye(5), (7, 5, 5)), atol=1e-10)
 
   def test_common_random_numbers(self):
-    kwargs = dict(group_sizes=(3, 9), alpha2=0.4, tau2=0.2, lambdas=[0.0, 1.0],
-                  num_trials=50, seed=7)
-    a = theory.simulate_point_estimation(gamma2s=(0.0, 0.1), ratios=(1, 1),
-                                         num_samples=5, **kwargs)
-    b = theory.simulate_point_estimation(gamma2s=(0.0, 0.5), ratios=(1, 0.2),
-                                         num_samples=5, **kwargs)
+    kwargs = dict(alpha2=0.4, tau2=0.2, lambdas=[0.0, 1.0], num_trials=50,
+                  seed=7)
+    a = theory.simulate_point_estimation(
+        groups=theory.Groups((3, 9), (0.0, 0.1), (1, 1)), num_samples=5,
+        **kwargs)
+    b = theory.simulate_point_estimation(
+        groups=theory.Groups((3, 9), (0.0, 0.5), (1, 0.2)), num_samples=5,
+        **kwargs)
     # lambda = 0 is the local estimate: it ignores ratios and privacy noise.
     np.testing.assert_array_equal(a.client_mse[:, 0], b.client_mse[:, 0])
     self.assertNotEqual(a.server_mse, b.server_mse)
-    c = theory.simulate_point_estimation(gamma2s=(0.0, 0.1), ratios=(1, 1),
-                                         num_samples=5, **kwargs)
+    c = theory.simulate_point_estimation(
+        groups=theory.Groups((3, 9), (0.0, 0.1), (1, 1)), num_samples=5,
+        **kwargs)
     self.assertEqual(a.server_mse, c.server_mse)
 
   def test_no_noise_at_all_gives_fedavg(self):
     # One group, no privacy noise: the global model is the plain average,
     # identical for every ratio.
-    kwargs = dict(group_sizes=(10,), gamma2s=(0.0,), alpha2=0.3, tau2=0.0,
-                  num_samples=4, num_trials=20, seed=1)
-    a = theory.simulate_point_estimation(ratios=(1.0,), **kwargs)
-    b = theory.simulate_point_estimation(ratios=(7.0,), **kwargs)
+    kwargs = dict(alpha2=0.3, tau2=0.0, num_samples=4, num_trials=20, seed=1)
+    a = theory.simulate_point_estimation(
+        groups=theory.Groups((10,), (0.0,), (1.0,)), **kwargs)
+    b = theory.simulate_point_estimation(
+        groups=theory.Groups((10,), (0.0,), (7.0,)), **kwargs)
     self.assertAlmostEqual(a.server_mse, b.server_mse, delta=1e-15)
 
   def test_empty_group_reports_nan(self):
     result = theory.simulate_point_estimation(
-        group_sizes=(0, 5), gamma2s=(0.0, 0.1), ratios=(1.0, 0.5), alpha2=1.0,
+        groups=theory.Groups((0, 5), (0.0, 0.1), (1.0, 0.5)), alpha2=1.0,
         tau2=0.1, num_samples=3, lambdas=[1.0], num_trials=10, seed=0)
     self.assertTrue(np.isnan(result.client_mse[0, 0]))
     self.assertFalse(np.isnan(result.client_mse[1, 0]))
 
   def test_bad_arguments(self):
-    kwargs = dict(group_sizes=(2, 3), gamma2s=(0.0, 0.1), ratios=(1.0, 0.5),
-                  alpha2=1.0, tau2=0.1, num_trials=10)
+    groups = theory.Groups((2, 3), (0.0, 0.1), (1.0, 0.5))
+    kwargs = dict(groups=groups, alpha2=1.0, tau2=0.1, num_trials=10)
     with self.assertRaisesRegex(ValueError, '^dim must be'):
       theory.simulate_linear_regression(dim=5, num_samples=4, **kwargs)
     with self.assertRaisesRegex(ValueError, '^num_trials must be'):
       theory.simulate_point_estimation(
           num_samples=4, **dict(kwargs, num_trials=1))
-    with self.assertRaisesRegex(ValueError, '^group_sizes must be whole'):
+    with self.assertRaisesRegex(ValueError, '^groups.sizes must be whole'):
       theory.simulate_point_estimation(
-          num_samples=4, **dict(kwargs, group_sizes=(2.5, 3)))
+          num_samples=4, **dict(kwargs, groups=groups._replace(
+              sizes=(2.5, 3))))
     with self.assertRaisesRegex(ValueError, 'one entry per privacy group'):
       theory.simulate_point_estimation(
-          num_samples=4, **dict(kwargs, ratios=(1.0,)))
+          num_samples=4, **dict(kwargs, groups=groups._replace(
+              ratios=(1.0,))))
+    with self.assertRaisesRegex(TypeError, '^groups must be a '):
+      theory.simulate_point_estimation(
+          num_samples=4, **dict(kwargs, groups=((2, 3), (0.0, 0.1))))
 
 
 class SimulationStatisticalTest(parameterized.TestCase):
@@ -106,8 +115,10 @@ class SimulationStatisticalTest(parameterized.TestCase):
     r_star = theory.optimal_ratio(alpha2 + tau2, gamma2, n_p)
     for seed, r in enumerate([r_star, 1.0, 0.05]):
       for own in (True, False):
-        result = _simulate(kind, group_sizes=(n_np, n_p), gamma2s=(0.0, gamma2),
-                           ratios=(1.0, r), alpha2=alpha2, tau2=tau2,
+        result = _simulate(kind,
+                           groups=theory.Groups((n_np, n_p), (0.0, gamma2),
+                                                (1.0, r)),
+                           alpha2=alpha2, tau2=tau2,
                            lambdas=lambdas, num_trials=3000, seed=seed,
                            own_noise_in_global=own)
         self.assertWithinSE(
@@ -125,8 +136,9 @@ class SimulationStatisticalTest(parameterized.TestCase):
   @parameterized.parameters('point', 'regression')
   def test_dp_fedavg(self, kind):
     sigma_c2, gamma2, n, rho_np = 0.6, 0.05, 40, 0.25
-    result = _simulate(kind, group_sizes=(n,),
-                       gamma2s=((1 - rho_np) * gamma2,), ratios=(1.0,),
+    result = _simulate(kind,
+                       groups=theory.Groups((n,), ((1 - rho_np) * gamma2,),
+                                            (1.0,)),
                        alpha2=0.4, tau2=sigma_c2 - 0.4, num_trials=3000,
                        seed=11)
     self.assertWithinSE(
@@ -145,8 +157,8 @@ class SimulationStatisticalTest(parameterized.TestCase):
           alpha2, tau2, gamma2s, sizes, r_star, group))
     lambdas = np.array(lambdas)
     for seed, ratios in enumerate([r_star, (1.0, 1.0, 1.0)]):
-      result = _simulate(kind, group_sizes=sizes, gamma2s=gamma2s,
-                         ratios=ratios, alpha2=alpha2, tau2=tau2,
+      result = _simulate(kind, groups=theory.Groups(sizes, gamma2s, ratios),
+                         alpha2=alpha2, tau2=tau2,
                          lambdas=lambdas, num_trials=3000, seed=20 + seed)
       self.assertWithinSE(
           result.server_mse, result.server_mse_se,
@@ -166,7 +178,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
     # mis-scaled noise shows (5% more noise is about 6 SE here).
     alpha2, tau2, gamma2 = 0.2, 0.1, 1.0
     result = theory.simulate_linear_regression(
-        group_sizes=(5,), gamma2s=(gamma2,), ratios=(1.0,), alpha2=alpha2,
+        groups=theory.Groups((5,), (gamma2,), (1.0,)), alpha2=alpha2,
         tau2=tau2, dim=8, num_samples=10, num_trials=4000, seed=12)
     self.assertWithinSE(result.server_mse, result.server_mse_se,
                         (alpha2 + tau2) / 5 + gamma2, 'server')
@@ -179,7 +191,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
     lambdas = np.array([1.0, 5.0, np.inf])
     for own in (True, False):
       result = theory.simulate_linear_regression(
-          group_sizes=(n_np, n_p), gamma2s=(0.0, gamma2), ratios=(1.0, 1.0),
+          groups=theory.Groups((n_np, n_p), (0.0, gamma2), (1.0, 1.0)),
           alpha2=alpha2, tau2=tau2, dim=8, num_samples=10, lambdas=lambdas,
           num_trials=3000, seed=13, own_noise_in_global=own)
       expected = theory.local_risk(lambdas, alpha2, tau2, gamma2, n_np + n_p,
@@ -197,7 +209,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
     r_star = theory.optimal_ratio(sigma_c2, gamma2, n_p)
     grid = r_star * 3.0**np.arange(-3, 4)
     mses = [theory.simulate_point_estimation(
-        group_sizes=(n_np, n_p), gamma2s=(0.0, gamma2), ratios=(1.0, r),
+        groups=theory.Groups((n_np, n_p), (0.0, gamma2), (1.0, r)),
         alpha2=0.5, tau2=0.5, num_samples=5, num_trials=4000,
         seed=3).server_mse for r in grid]
     self.assertEqual(int(np.argmin(mses)), 3)
@@ -213,7 +225,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
         (theory.optimal_lambda_np(alpha2, tau2),
          theory.optimal_lambda_p(alpha2, tau2, gamma2, n, n_p))):
       result = theory.simulate_linear_regression(
-          group_sizes=(n_np, n_p), gamma2s=(0.0, gamma2), ratios=(1.0, r_star),
+          groups=theory.Groups((n_np, n_p), (0.0, gamma2), (1.0, r_star)),
           alpha2=alpha2, tau2=tau2, dim=8, num_samples=10,
           lambdas=lam * factors, num_trials=3000, seed=5,
           own_noise_in_global=False)
@@ -229,7 +241,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
       lam = theory.multi_level_optimal_lambda(alpha2, tau2, gamma2s, sizes,
                                               ratios, group)
       result = theory.simulate_linear_regression(
-          group_sizes=sizes, gamma2s=gamma2s, ratios=ratios, alpha2=alpha2,
+          groups=theory.Groups(sizes, gamma2s, ratios), alpha2=alpha2,
           tau2=tau2, dim=8, num_samples=10, lambdas=lam * factors,
           num_trials=3000, seed=6)
       self.assertEqual(int(np.argmin(result.client_mse[group])), 3,

@@ -27,7 +27,7 @@ never mentions. Pure TensorFlow, no TFF: the TFF process wraps it.
 """
 
 import collections
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import tensorflow as tf
 
@@ -46,15 +46,20 @@ Attributes:
 """
 
 
+class Rates(NamedTuple):
+  """A client's step sizes in a round (scalars, Python or tensors)."""
+  learning_rate: tf.Tensor  # eta.
+  personal_learning_rate: tf.Tensor  # eta_p.
+  ditto_lambda: tf.Tensor  # lambda_j.
+
+
 def client_update(spec: models.ModelSpec,
                   global_weights: Sequence[tf.Tensor],
                   personal_weights: Sequence[tf.Tensor],
                   dataset: tf.data.Dataset,
                   *,
                   local_epochs: int,
-                  learning_rate: tf.Tensor,
-                  personal_learning_rate: tf.Tensor,
-                  ditto_lambda: tf.Tensor,
+                  rates: Rates,
                   train_personal: bool,
                   seed: tf.Tensor,
                   train_global: bool = True) -> ClientOutput:
@@ -68,9 +73,7 @@ def client_update(spec: models.ModelSpec,
       (the learning process's client elements, `process.client_element`);
       it is iterated `local_epochs` times.
     local_epochs: E.
-    learning_rate: eta.
-    personal_learning_rate: eta_p.
-    ditto_lambda: lambda_j.
+    rates: eta, eta_p and lambda_j (`Rates`).
     train_personal: Whether to run Ditto's personal step.
     seed: int32 [2] seed for dropout (models without dropout ignore it).
     train_global: Whether to run the global model's steps (False: Delta is
@@ -84,8 +87,7 @@ def client_update(spec: models.ModelSpec,
   global_weights = [tf.convert_to_tensor(w) for w in global_weights]
   return _client_update(spec, global_weights,
                         [tf.convert_to_tensor(w) for w in personal_weights],
-                        dataset, local_epochs,
-                        (learning_rate, personal_learning_rate, ditto_lambda),
+                        dataset, local_epochs, tuple(rates),
                         train_personal, seed, train_global)
 
 

@@ -166,22 +166,25 @@ class FedHdpConfig:
     """
     privacy_groups.Algorithm.parse(self.algorithm)
     mechanism_key.check_mechanism_seed(self.mechanism_seed)
-    if num_clients is None:
-      cohort_ok = self.clients_per_round >= 1
-      cohort_range = '>= 1'
-    else:
-      cohort_ok = 1 <= self.clients_per_round <= num_clients
-      cohort_range = f'in [1, {num_clients}] (the population)'
-    checks = [
+    checks = (self._level_checks(num_clients) + self._privacy_checks() +
+              self._round_checks(num_clients))
+    for ok, message in checks:
+      if not ok:
+        raise ValueError(message)
+
+  def _level_checks(self, num_clients: Optional[int]) -> list:
+    """(ok, message) of the ratios r, the levels and the clients' choices
+    (r is checked here, where it is set: the groups rely on it)."""
+    levels = len(self.noise_multipliers)
+    return [
         (all(0.0 <= r <= 1.0 for r in self.ratios),
          f'r must be in [0, 1], got {self.ratio}'),
-        (len(self.ratios) in (1, len(self.noise_multipliers)),
-         f'give one r or one per privacy level '
-         f'({len(self.noise_multipliers)}), got {len(self.ratios)}'),
+        (len(self.ratios) in (1, levels),
+         f'give one r or one per privacy level ({levels}), got '
+         f'{len(self.ratios)}'),
         (self.privacy_levels is not None or
-         len(self.level_fractions) == len(self.noise_multipliers) - 1,
-         f'{len(self.noise_multipliers)} privacy levels need '
-         f'{len(self.noise_multipliers) - 1} level fractions, got '
+         len(self.level_fractions) == levels - 1,
+         f'{levels} privacy levels need {levels - 1} level fractions, got '
          f'{len(self.level_fractions)}'),
         (self.privacy_levels is None or num_clients is None or
          len(self.privacy_levels) == num_clients,
@@ -189,11 +192,17 @@ class FedHdpConfig:
          f'level or None, got {len(self.privacy_levels or ())}'),
         (self.privacy_levels is None or all(
             l is None or (isinstance(l, (int, np.integer)) and
-                          0 <= l < len(self.noise_multipliers))
+                          0 <= l < levels)
             for l in self.privacy_levels),
          'privacy_levels must be None (opt-out) or a level in '
-         f'[0, {len(self.noise_multipliers)}) (one per noise multiplier), '
-         f'got {_first_bad_level(self.privacy_levels, self.noise_multipliers)!r}'),
+         f'[0, {levels}) (one per noise multiplier), got '
+         f'{_first_bad_level(self.privacy_levels, self.noise_multipliers)!r}'),
+    ]
+
+  def _privacy_checks(self) -> list:
+    """(ok, message) of Ditto's and the learning rates, the opt-outs and
+    the mechanism and its accounting."""
+    return [
         (self.lambda_p >= 0, f'lambda_p must be >= 0, got {self.lambda_p}'),
         (self.lambda_np >= 0, f'lambda_np must be >= 0, got {self.lambda_np}'),
         (self.learning_rate > 0,
@@ -215,6 +224,18 @@ class FedHdpConfig:
          'replacement)'),
         (all(z >= 0 for z in self.noise_multipliers),
          f'noise_multiplier must be >= 0, got {self.noise_multiplier}'),
+    ]
+
+  def _round_checks(self, num_clients: Optional[int]) -> list:
+    """(ok, message) of the cohort, the rounds, the client update, adaptive
+    clipping, evaluation and where the rounds run."""
+    if num_clients is None:
+      cohort_ok = self.clients_per_round >= 1
+      cohort_range = '>= 1'
+    else:
+      cohort_ok = 1 <= self.clients_per_round <= num_clients
+      cohort_range = f'in [1, {num_clients}] (the population)'
+    return [
         (cohort_ok, f'clients_per_round must be {cohort_range}, got '
          f'{self.clients_per_round}'),
         (0.0 < self.sampling_rate <= 1.0,
@@ -240,9 +261,6 @@ class FedHdpConfig:
         (not self.tff_workers or self.backend == 'tff',
          'tff_workers needs backend tff (TFF workers run TFF computations)'),
     ]
-    for ok, message in checks:
-      if not ok:
-        raise ValueError(message)
 
 
 def _first_bad_level(levels, noise_multipliers):

@@ -70,6 +70,57 @@ Attributes:
 """
 
 
+def _check_clip(initial_clip: float, target_quantile: float,
+                clip_learning_rate: float) -> None:
+  """Refuses, in one line, adaptive clipping's S^0, kappa or eta_b."""
+  if not initial_clip > 0:
+    raise ValueError(f'initial_clip must be > 0, got {initial_clip}')
+  if not 0.0 <= target_quantile <= 1.0:
+    raise ValueError(
+        f'target_quantile must be in [0, 1], got {target_quantile}')
+  if not clip_learning_rate >= 0:
+    raise ValueError(
+        f'clip_learning_rate must be >= 0, got {clip_learning_rate}')
+
+
+def _checked_expected_counts(expected_counts: Optional[Sequence[float]],
+                             num_groups: int
+                             ) -> Optional[tuple[float, ...]]:
+  """`expected_counts` as floats, one >= 0 per group, or None."""
+  if expected_counts is None:
+    return None
+  expected_counts = tuple(float(c) for c in expected_counts)
+  if len(expected_counts) != num_groups or not all(
+      c >= 0 for c in expected_counts):
+    raise ValueError(f'expected_counts must give one count >= 0 per '
+                     f'group ({num_groups}), got {expected_counts}')
+  return expected_counts
+
+
+def _clipped_count_stddev(given: Optional[float],
+                          expected_counts: Optional[tuple[float, ...]], *,
+                          adapts_noised_clip: bool) -> float:
+  """z_b: `given`, or TFF's default 0.05 x the expected cohort, or 0 when
+  nothing needs it; refused in one line where a group adds noise and the
+  clip norm adapts (`adapts_noised_clip`) without a z_b > 0."""
+  if given is None:
+    if expected_counts is not None and sum(expected_counts) > 0:
+      given = clip_noise.default_clipped_count_stddev(sum(expected_counts))
+    elif adapts_noised_clip:
+      raise ValueError('clipped_count_stddev is needed when a group adds '
+                       'noise, the clip norm adapts and no expected_counts '
+                       'give its default (0.05 x expected cohort)')
+    else:
+      given = 0.0
+  if not given >= 0:
+    raise ValueError(f'clipped_count_stddev must be >= 0, got {given}')
+  if adapts_noised_clip and given == 0:
+    raise ValueError('clipped_count_stddev must be > 0 when a group adds '
+                     'noise and the clip norm adapts (it privatises the '
+                     'clip count)')
+  return float(given)
+
+
 class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
   """Group-wise DP averaging with ratio weighting and adaptive clipping."""
 
@@ -118,43 +169,16 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
     """
     if not groups:
       raise ValueError('groups must name at least one privacy group')
-    if not initial_clip > 0:
-      raise ValueError(f'initial_clip must be > 0, got {initial_clip}')
-    if not 0.0 <= target_quantile <= 1.0:
-      raise ValueError(
-          f'target_quantile must be in [0, 1], got {target_quantile}')
-    if not clip_learning_rate >= 0:
-      raise ValueError(
-          f'clip_learning_rate must be >= 0, got {clip_learning_rate}')
-    if expected_counts is not None:
-      expected_counts = tuple(float(c) for c in expected_counts)
-      if len(expected_counts) != len(groups) or not all(
-          c >= 0 for c in expected_counts):
-        raise ValueError(f'expected_counts must give one count >= 0 per '
-                         f'group ({len(groups)}), got {expected_counts}')
-    noised = any(g.noise_multiplier for g in groups)
-    if clipped_count_stddev is None:
-      if expected_counts is not None and sum(expected_counts) > 0:
-        clipped_count_stddev = clip_noise.default_clipped_count_stddev(
-            sum(expected_counts))
-      elif noised and clip_learning_rate > 0:
-        raise ValueError('clipped_count_stddev is needed when a group adds '
-                         'noise, the clip norm adapts and no expected_counts '
-                         'give its default (0.05 x expected cohort)')
-      else:
-        clipped_count_stddev = 0.0
-    if not clipped_count_stddev >= 0:
-      raise ValueError(
-          f'clipped_count_stddev must be >= 0, got {clipped_count_stddev}')
-    if noised and clip_learning_rate > 0 and clipped_count_stddev == 0:
-      raise ValueError('clipped_count_stddev must be > 0 when a group adds '
-                       'noise and the clip norm adapts (it privatises the '
-                       'clip count)')
+    _check_clip(initial_clip, target_quantile, clip_learning_rate)
+    expected_counts = _checked_expected_counts(expected_counts, len(groups))
     self._groups = tuple(groups)
     self._initial_clip = float(initial_clip)
     self._target_quantile = float(target_quantile)
     self._clip_learning_rate = float(clip_learning_rate)
-    self._clipped_count_stddev = float(clipped_count_stddev)
+    self._clipped_count_stddev = _clipped_count_stddev(
+        clipped_count_stddev, expected_counts,
+        adapts_noised_clip=(any(g.noise_multiplier for g in groups) and
+                            clip_learning_rate > 0))
     self._expected_counts = expected_counts
     self._mechanism_seed = mechanism_key.check_mechanism_seed(mechanism_seed)
     self._key_in_state = (mechanism_seed is not None if key_in_state is None

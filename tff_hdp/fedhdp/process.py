@@ -185,9 +185,10 @@ def _client_update(spec, settings: ClientSettings, weights, personal, dataset,
   return client_update_lib.client_update(
       spec, weights, personal, dataset,
       local_epochs=settings.local_epochs,
-      learning_rate=schedule['learning_rate'],
-      personal_learning_rate=schedule['personal_learning_rate'],
-      ditto_lambda=tf.gather(lambdas, info['group']),
+      rates=client_update_lib.Rates(
+          learning_rate=schedule['learning_rate'],
+          personal_learning_rate=schedule['personal_learning_rate'],
+          ditto_lambda=tf.gather(lambdas, info['group'])),
       train_personal=settings.ditto,
       train_global=train_global,
       seed=tf.random.experimental.stateless_fold_in(schedule['key'],

@@ -45,7 +45,7 @@ tests/robust_hdp/test_cohort.py checks both forms client by client.
 
 import functools
 import os
-from typing import Callable, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -104,13 +104,21 @@ def grouped_forward(spec: models.ModelSpec) -> Optional[Callable]:
   return None
 
 
+class Clients(NamedTuple):
+  """The cohort's per-client values, row i client i's."""
+  num_examples: tf.Tensor  # [n] N_i >= 1.
+  batch_sizes: tf.Tensor  # [n] b_i >= 1 (capped by the caller to N_i).
+  # [n] z_i, or None for non-private SGD (every client).
+  noise_multipliers: Optional[tf.Tensor]
+  keys: tf.Tensor  # [n, 2] int64, client i's mechanism key of the round.
+
+
 class _Sorted:
   """The cohort's per-client values, sorted by step count, longest first."""
 
-  def __init__(self, num_examples, batch_sizes, noise_multipliers,
-               client_keys, settings):
-    num_examples = tf.cast(num_examples, tf.int32)
-    batch_sizes = tf.cast(batch_sizes, tf.int32)
+  def __init__(self, clients: Clients, settings):
+    num_examples = tf.cast(clients.num_examples, tf.int32)
+    batch_sizes = tf.cast(clients.batch_sizes, tf.int32)
     steps_per_epoch = (num_examples + batch_sizes - 1) // batch_sizes
     steps = settings.local_epochs * steps_per_epoch
     self.order = tf.argsort(steps, direction='DESCENDING', stable=True)
@@ -119,9 +127,10 @@ class _Sorted:
     self.batch_sizes = take(batch_sizes)
     self.steps_per_epoch = take(steps_per_epoch)
     self.steps = take(steps)
-    self.keys = take(client_keys)
-    self.noise_multipliers = (None if noise_multipliers is None else
-                              take(tf.cast(noise_multipliers, tf.float32)))
+    self.keys = take(clients.keys)
+    self.noise_multipliers = (
+        None if clients.noise_multipliers is None else
+        take(tf.cast(clients.noise_multipliers, tf.float32)))
 
 
 class _Step:
@@ -318,11 +327,8 @@ def cohort_updates(spec: models.ModelSpec,
                    weights: Sequence[tf.Tensor],
                    x: tf.Tensor,
                    y: tf.Tensor,
+                   clients: Clients,
                    *,
-                   num_examples: tf.Tensor,
-                   batch_sizes: tf.Tensor,
-                   noise_multipliers: Optional[tf.Tensor],
-                   client_keys: tf.Tensor,
                    settings: dp_sgd.DpSgdSettings,
                    form: Optional[str] = None,
                    rows_per_group: int = ROWS_PER_GROUP,
@@ -334,10 +340,7 @@ def cohort_updates(spec: models.ModelSpec,
     weights: theta^e, shared by all clients.
     x: [n, N_max, ...] the clients' examples, client i's first N_i real.
     y: [n, N_max] their labels (int32).
-    num_examples: [n] N_i >= 1.
-    batch_sizes: [n] b_i >= 1 (capped by the caller to N_i).
-    noise_multipliers: [n] z_i, or None for non-private SGD (every client).
-    client_keys: [n, 2] int64, client i's mechanism key of the round.
+    clients: Their N_i, b_i, z_i and keys (`Clients`).
     settings: c, eta_l, K and the batch sampling.
     form: STACKED or IN_TURN (results do not depend on it); default
       `default_form(spec)`. STACKED needs `grouped_forward(spec)`.
@@ -349,7 +352,7 @@ def cohort_updates(spec: models.ModelSpec,
   Returns:
     Per weight tensor, [n, *shape]: row i is `dp_sgd.client_update(spec,
     weights, x[i, :N_i], y[i, :N_i], batch_size=b_i, noise_multiplier=z_i,
-    key=client_keys[i], settings=settings)`, up to float32 round-off.
+    key=clients.keys[i], settings=settings)`, up to float32 round-off.
 
   Raises:
     ValueError: For an unknown form, or STACKED for a model without a
@@ -366,10 +369,8 @@ def cohort_updates(spec: models.ModelSpec,
   x = tf.convert_to_tensor(x, tf.float32)
   y = tf.cast(y, tf.int32)
   if form == IN_TURN:
-    return _in_turn(spec, weights0, x, y, num_examples, batch_sizes,
-                    noise_multipliers, client_keys, settings)
-  clients = _Sorted(num_examples, batch_sizes, noise_multipliers,
-                    client_keys, settings)
+    return _in_turn(spec, weights0, x, y, clients, settings)
+  clients = _Sorted(clients, settings)
   if parallel_parts is None:
     parallel_parts = (1 if tf.config.list_logical_devices('GPU') else
                       min(2, os.cpu_count() or 1))
@@ -385,14 +386,13 @@ def cohort_updates(spec: models.ModelSpec,
   return [tf.gather(w, inverse) - w0 for w, w0 in zip(stacked, weights0)]
 
 
-def _in_turn(spec, weights, x, y, num_examples, batch_sizes,
-             noise_multipliers, client_keys, settings):
+def _in_turn(spec, weights, x, y, clients: Clients, settings):
   """IN_TURN: `dp_sgd.client_update` of each client in turn."""
-  private = noise_multipliers is not None
-  num_examples = tf.cast(num_examples, tf.int32)
-  elems = (x, y, num_examples, tf.cast(batch_sizes, tf.int32),
-           (tf.cast(noise_multipliers, tf.float32) if private else
-            tf.zeros(tf.shape(num_examples))), client_keys)
+  private = clients.noise_multipliers is not None
+  num_examples = tf.cast(clients.num_examples, tf.int32)
+  elems = (x, y, num_examples, tf.cast(clients.batch_sizes, tf.int32),
+           (tf.cast(clients.noise_multipliers, tf.float32) if private else
+            tf.zeros(tf.shape(num_examples))), clients.keys)
 
   def one(args):
     xi, yi, ni, bi, zi, key = args
@@ -434,11 +434,10 @@ def cohort_function(spec: models.ModelSpec, settings: dp_sgd.DpSgdSettings,
   def updates(weights, x, y, num_examples, batch_sizes, noise_multipliers,
               client_keys):
     return flatten_rows(cohort_updates(
-        spec, weights, x, y, num_examples=num_examples,
-        batch_sizes=batch_sizes,
-        noise_multipliers=noise_multipliers if private else None,
-        client_keys=client_keys, settings=settings, form=form,
-        parallel_parts=parallel_parts))
+        spec, weights, x, y,
+        Clients(num_examples, batch_sizes,
+                noise_multipliers if private else None, client_keys),
+        settings=settings, form=form, parallel_parts=parallel_parts))
 
   return updates
 

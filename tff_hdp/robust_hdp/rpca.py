@@ -42,7 +42,7 @@ every round starts cold: docs/robust_hdp.md, "Robust PCA".
 """
 
 import dataclasses
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -192,6 +192,23 @@ def _admm_phase(m64, state, scheme: _Scheme, *, frobenius2, tol,
        tf.constant(0.0, tf.float64), mu))[:6] + (mu,)
 
 
+class _IalmPass(NamedTuple):
+  """`_ialm_phase`'s loop state after k passes (iterate k - 1 made)."""
+  i: tf.Tensor  # k.
+  x: tf.Tensor  # X_k.
+  e: tf.Tensor  # E_{k-1}.
+  minus_low: tf.Tensor  # -L_{k-1}.
+  shifted: tf.Tensor  # T of pass k.
+  clipped: tf.Tensor  # clip(T) of pass k.
+  shifted_last: tf.Tensor  # T of pass k - 1.
+  clipped_last: tf.Tensor  # clip(T) of pass k - 1.
+  weights: tf.Tensor  # W_k.
+  error2: tf.Tensor  # ||M - L_{k-1} - S_{k-1}||_F^2.
+  floor2: tf.Tensor  # float32's floor under error2 (0 in float64).
+  a: tf.Tensor  # a_k.
+  mu: tf.Tensor  # mu_k.
+
+
 def _ialm_phase(m64, state, scheme: _Scheme, *, frobenius2, tol,
                 max_iterations, dtype):
   """Lin et al.'s iterations from `state`, in `dtype`, one graph loop.
@@ -228,36 +245,35 @@ def _ialm_phase(m64, state, scheme: _Scheme, *, frobenius2, tol,
   threshold2 = tol**2 * frobenius2
   float32 = dtype == tf.float32
 
-  def body(i, x, e, minus_low, shifted, clipped, shifted_last, clipped_last,
-           weights, error2, floor2, a, mu):
-    del minus_low, shifted_last, clipped_last, error2, floor2
-    minus_low = tf.matmul(x, tf.cast(-weights, dtype))  # -L_k
-    d = x + minus_low  # Y_k / mu_{k-1}
-    new_e = tf.cast(a, dtype) * d  # E_k = Y_k / mu_k
+  def body(s: _IalmPass):
+    minus_low = tf.matmul(s.x, tf.cast(-s.weights, dtype))  # -L_k
+    d = s.x + minus_low  # Y_k / mu_{k-1}
+    new_e = tf.cast(s.a, dtype) * d  # E_k = Y_k / mu_k
     # ||M - L_k - S_k||_F^2; iterate 0 (L = S = 0) is not tested.
-    error2 = tf.where(i > 0, _squared_norm(d - e),
+    error2 = tf.where(s.i > 0, _squared_norm(d - s.e),
                       tf.constant(np.inf, tf.float64))
     new_shifted = tf.add_n([m, minus_low, new_e])  # T = M - L_k + E_k
-    new_clipped = _clip(new_shifted, scheme.lam / mu)  # S_{k+1} = T - this
+    new_clipped = _clip(new_shifted, scheme.lam / s.mu)  # S_{k+1} = T - this
     new_x = new_clipped - minus_low  # X_{k+1}
     gram = _gram(new_x)
     floor2 = (scheme.float32_floor2(gram, frobenius2) if float32 else
               tf.constant(0.0, tf.float64))
-    next_mu = scheme.next_mu(mu)
-    return (i + 1, new_x, new_e, minus_low, new_shifted, new_clipped, shifted,
-            clipped, _svt_weights(gram, 1.0 / mu), error2, floor2,
-            mu / next_mu, next_mu)
+    next_mu = scheme.next_mu(s.mu)
+    return (_IalmPass(s.i + 1, new_x, new_e, minus_low, new_shifted,
+                      new_clipped, s.shifted, s.clipped,
+                      _svt_weights(gram, 1.0 / s.mu), error2, floor2,
+                      s.mu / next_mu, next_mu),)
 
-  def cond(i, *rest):
-    error2, floor2 = rest[-4:-2]
-    return tf.logical_and(i - 1 < max_iterations,
-                          error2 > tf.maximum(threshold2, floor2))
+  def cond(s: _IalmPass):
+    return tf.logical_and(s.i - 1 < max_iterations,
+                          s.error2 > tf.maximum(threshold2, s.floor2))
 
   i, *matrices, weights, error2, a, mu = state
-  state = tf.while_loop(
+  (state,) = tf.while_loop(
       cond, body,
-      (i, *[tf.cast(v, dtype) for v in matrices], weights, error2,
-       tf.constant(0.0, tf.float64), a, mu))
+      (_IalmPass(i, *[tf.cast(v, dtype) for v in matrices], weights, error2,
+                 tf.constant(0.0, tf.float64), a, mu),))
+  state = tuple(state)
   return state[:10] + state[11:]
 
 

@@ -24,7 +24,8 @@ TensorFlow.
                       the personal model's risk at any r and lambda.
   multi_level         l privacy levels (Appendix A.6): r_i*, server variance,
                       personal risk and a numerical lambda_j*.
-  simulation          Monte-Carlo simulators of Algorithms 1 and 3.
+  simulation          Monte-Carlo simulators of Algorithms 1 and 3 (of the
+                      privacy `Groups` they are given).
 
 Spec: section 8 of FEDHDP.md. Figures: run_scripts/theory_fedhdp.py.
 """
@@ -54,6 +55,7 @@ from tff_hdp.theory.server_aggregation import num_private
 from tff_hdp.theory.server_aggregation import optimal_ratio
 from tff_hdp.theory.server_aggregation import optimal_server_variance
 from tff_hdp.theory.server_aggregation import server_variance
+from tff_hdp.theory.simulation import Groups
 from tff_hdp.theory.simulation import simulate_linear_regression
 from tff_hdp.theory.simulation import simulate_point_estimation
 from tff_hdp.theory.simulation import SimulationResult

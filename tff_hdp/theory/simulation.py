@@ -53,6 +53,22 @@ from tff_hdp.theory import multi_level
 _BATCH_ELEMENTS = 1 << 21
 
 
+class Groups(NamedTuple):
+  """The privacy groups of a simulation, one entry per group.
+
+  Attributes:
+    sizes: N_i, whole numbers of clients.
+    gamma2s: gamma_i^2 (0 for a non-private group); each client of group i
+      adds N(0, N_i gamma_i^2 I_d).
+    ratios: r_i; the server weighs a client of group i by
+      r_i / sum_k N_k r_k. Two-level FedHDP: groups (non-private, private),
+      ratios (1, r).
+  """
+  sizes: Sequence[int]
+  gamma2s: Sequence[float]
+  ratios: Sequence[float]
+
+
 class SimulationResult(NamedTuple):
   """Empirical errors of one simulated configuration.
 
@@ -82,9 +98,10 @@ def _orthogonal_designs(rng: np.random.Generator, num_clients: int,
   return np.sqrt(num_samples) * q
 
 
-def _simulate(designs: np.ndarray, group_sizes, gamma2s, ratios, alpha2, tau2,
-              lambdas, num_trials, rng, own_noise_in_global):
+def _simulate(designs: np.ndarray, groups: Groups, alpha2, tau2, lambdas,
+              num_trials, rng, own_noise_in_global):
   """Runs the trials for client designs F_j, [N, n_s, d]."""
+  group_sizes, gamma2s, ratios = groups
   num_clients, num_samples, dim = designs.shape
   group_sizes = np.asarray(group_sizes, dtype=np.int64)
   num_groups = group_sizes.size
@@ -150,15 +167,19 @@ def _simulate(designs: np.ndarray, group_sizes, gamma2s, ratios, alpha2, tau2,
       num_trials=num_trials)
 
 
-def _check_common(group_sizes, gamma2s, ratios, alpha2, tau2, num_samples,
-                  lambdas, num_trials):
-  group_sizes = _checks.check_integer_sizes('group_sizes', group_sizes)
-  gamma2s = _checks.check_nonnegative('gamma2s', gamma2s)
-  ratios = _checks.check_nonnegative('ratios', ratios)
-  _checks.check_same_length(('group_sizes', 'gamma2s', 'ratios'), group_sizes,
-                            gamma2s, ratios)
+def _check_common(groups, alpha2, tau2, num_samples, lambdas, num_trials):
+  """The checked arguments, `groups` as arrays, or a one-line ValueError."""
+  if not isinstance(groups, Groups):
+    raise TypeError('groups must be a tff_hdp.theory.Groups(sizes, gamma2s, '
+                    f'ratios), got {type(groups).__name__}')
+  group_sizes = _checks.check_integer_sizes('groups.sizes', groups.sizes)
+  gamma2s = _checks.check_nonnegative('groups.gamma2s', groups.gamma2s)
+  ratios = _checks.check_nonnegative('groups.ratios', groups.ratios)
+  _checks.check_same_length(
+      ('groups.sizes', 'groups.gamma2s', 'groups.ratios'), group_sizes,
+      gamma2s, ratios)
   if np.any(np.isinf(gamma2s)):
-    raise ValueError(f'gamma2s must be finite, got {gamma2s!r}')
+    raise ValueError(f'groups.gamma2s must be finite, got {gamma2s!r}')
   alpha2 = float(_checks.check_positive('alpha2', alpha2))
   tau2 = float(_checks.check_nonnegative('tau2', tau2))
   if not isinstance(num_samples, (int, np.integer)) or num_samples < 1:
@@ -169,12 +190,10 @@ def _check_common(group_sizes, gamma2s, ratios, alpha2, tau2, num_samples,
     raise ValueError(f'lambdas must be a scalar or 1-D, got {lambdas!r}')
   if not isinstance(num_trials, (int, np.integer)) or num_trials < 2:
     raise ValueError(f'num_trials must be an integer >= 2, got {num_trials!r}')
-  return group_sizes, gamma2s, ratios, alpha2, tau2, lambdas
+  return Groups(group_sizes, gamma2s, ratios), alpha2, tau2, lambdas
 
 
-def simulate_linear_regression(*, group_sizes: Sequence[int],
-                               gamma2s: Sequence[float],
-                               ratios: Sequence[float], alpha2: float,
+def simulate_linear_regression(*, groups: Groups, alpha2: float,
                                tau2: float, dim: int, num_samples: int,
                                lambdas: Sequence[float] = (),
                                num_trials: int,
@@ -184,12 +203,7 @@ def simulate_linear_regression(*, group_sizes: Sequence[int],
   """Simulates Algorithm 1 of paper 001 (any number of privacy levels).
 
   Args:
-    group_sizes: N_i, whole numbers of clients per privacy group.
-    gamma2s: gamma_i^2 per group (0 for a non-private group); each client of
-      group i adds N(0, N_i gamma_i^2 I_d).
-    ratios: r_i per group; the server weighs a client of group i by
-      r_i / sum_k N_k r_k. Two-level FedHDP: groups (non-private, private),
-      ratios (1, r).
+    groups: N_i, gamma_i^2 and r_i of every privacy group (`Groups`).
     alpha2: alpha^2 = beta^2 / n_s; observations have noise variance
       beta^2 = alpha2 * num_samples.
     tau2: tau^2, the variance of phi_j around phi.
@@ -205,20 +219,17 @@ def simulate_linear_regression(*, group_sizes: Sequence[int],
   Returns:
     A `SimulationResult`.
   """
-  group_sizes, gamma2s, ratios, alpha2, tau2, lambdas = _check_common(
-      group_sizes, gamma2s, ratios, alpha2, tau2, num_samples, lambdas,
-      num_trials)
+  groups, alpha2, tau2, lambdas = _check_common(
+      groups, alpha2, tau2, num_samples, lambdas, num_trials)
   if not isinstance(dim, (int, np.integer)) or not 1 <= dim <= num_samples:
     raise ValueError(f'dim must be an integer in [1, num_samples], got {dim!r}')
   rng = np.random.default_rng(seed)
-  designs = _orthogonal_designs(rng, int(group_sizes.sum()), num_samples, dim)
-  return _simulate(designs, group_sizes, gamma2s, ratios, alpha2, tau2,
-                   lambdas, num_trials, rng, own_noise_in_global)
+  designs = _orthogonal_designs(rng, int(groups.sizes.sum()), num_samples, dim)
+  return _simulate(designs, groups, alpha2, tau2, lambdas, num_trials, rng,
+                   own_noise_in_global)
 
 
-def simulate_point_estimation(*, group_sizes: Sequence[int],
-                              gamma2s: Sequence[float],
-                              ratios: Sequence[float], alpha2: float,
+def simulate_point_estimation(*, groups: Groups, alpha2: float,
                               tau2: float, num_samples: int,
                               lambdas: Sequence[float] = (),
                               num_trials: int,
@@ -231,10 +242,9 @@ def simulate_point_estimation(*, group_sizes: Sequence[int],
   their mean. Same arguments as `simulate_linear_regression`, with d = 1 and
   F_j = [1, ..., 1]^T.
   """
-  group_sizes, gamma2s, ratios, alpha2, tau2, lambdas = _check_common(
-      group_sizes, gamma2s, ratios, alpha2, tau2, num_samples, lambdas,
-      num_trials)
+  groups, alpha2, tau2, lambdas = _check_common(
+      groups, alpha2, tau2, num_samples, lambdas, num_trials)
   rng = np.random.default_rng(seed)
-  designs = np.ones((int(group_sizes.sum()), num_samples, 1))
-  return _simulate(designs, group_sizes, gamma2s, ratios, alpha2, tau2,
-                   lambdas, num_trials, rng, own_noise_in_global)
+  designs = np.ones((int(groups.sizes.sum()), num_samples, 1))
+  return _simulate(designs, groups, alpha2, tau2, lambdas, num_trials, rng,
+                   own_noise_in_global)

@@ -548,24 +548,11 @@ def build_udp_process(
       `UdpConfig`.
   """
   spec = models.as_model_spec(model)
-  config = config_lib.UdpConfig() if config is None else config
-  if not isinstance(config, config_lib.UdpConfig):
-    raise TypeError('config must be a tff_hdp.udp.UdpConfig, got '
-                    f'{type(config).__name__}')
-  config.validate()
-  if config.algorithm == 'pfedhn':
-    raise ValueError("algorithm must be 'udp', 'clip_only' or 'noiseless' "
-                     "(pFedHN's one user per step is the driver's), got "
-                     "'pfedhn'")
+  config = _checked_config(config)
   sizes = _checked_sizes(num_examples)
   config = config.for_users(sizes)
   num_users = len(sizes)
-  rows = max_cohort
-  if rows is None:
-    rows = default_max_cohort(num_users, config.sampling_rate)
-  elif not 1 <= rows <= num_users:
-    raise ValueError(f'max_cohort must be in [1, {num_users}] (the users), '
-                     f'got {rows}')
+  rows = _cohort_rows(max_cohort, num_users, config.sampling_rate)
   net = hypernetwork.HyperNetwork(
       spec, config.embedding_dim or
       hypernetwork.default_embedding_dim(num_users),
@@ -584,6 +571,33 @@ def build_udp_process(
       seed=config.seed, mechanism_seed=config.mechanism_seed)
   return UdpProcess.wrapping(process, config=config, hypernetwork=net,
                              num_examples=sizes, max_cohort=rows)
+
+
+def _checked_config(config: Optional[config_lib.UdpConfig]
+                    ) -> config_lib.UdpConfig:
+  """`config` (default `UdpConfig()`), validated, or a one-line error."""
+  config = config_lib.UdpConfig() if config is None else config
+  if not isinstance(config, config_lib.UdpConfig):
+    raise TypeError('config must be a tff_hdp.udp.UdpConfig, got '
+                    f'{type(config).__name__}')
+  config.validate()
+  if config.algorithm == 'pfedhn':
+    raise ValueError("algorithm must be 'udp', 'clip_only' or 'noiseless' "
+                     "(pFedHN's one user per step is the driver's), got "
+                     "'pfedhn'")
+  return config
+
+
+def _cohort_rows(max_cohort: Optional[int], num_users: int,
+                 sampling_rate: float) -> int:
+  """The cohort stack's rows: `max_cohort`, checked, or by default
+  `default_max_cohort`."""
+  if max_cohort is None:
+    return default_max_cohort(num_users, sampling_rate)
+  if not 1 <= max_cohort <= num_users:
+    raise ValueError(f'max_cohort must be in [1, {num_users}] (the users), '
+                     f'got {max_cohort}')
+  return max_cohort
 
 
 def build_data_source(process: UdpProcess,
