@@ -38,12 +38,9 @@ composition of Poisson-subsampled Gaussians its epsilon is computed from
 accountant, that every client's epsilon_i is met before anything runs; `run`
 trains and returns the mean local test accuracy and each client's epsilon
 as the run's own ledger spent it. A row whose ledger spends more than some
-client asked is invalid and never ranked (`leaderboard`).
-
-Methods are compared within a guarantee family (`Guarantee.family`): the
-same epsilon means different things under sample-level DP against an
-untrusted server (Robust-HDP) and under client-level DP with a trusted
-server (FedHDP). TensorFlow-free.
+client asked is invalid and never ranked (`leaderboard`). Methods are
+compared within a guarantee family only (`Guarantee.family`; why:
+docs/bench.md). TensorFlow-free.
 """
 
 import abc

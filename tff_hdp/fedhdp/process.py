@@ -26,24 +26,16 @@ theta^t, Delta = theta - theta^t, `client_update`), the aggregation
 ratio-weighted combination, adaptive clipping; a client's update weight is
 its group index) and theta^{t+1} = theta^t + Delta^t. Learning rates decay by
 `lr_decay_factor` every `lr_decay_rounds` rounds (Table 7); the client
-work's state is the round number.
+work's state is the round number. `build_fedhdp_process` returns a
+`FedHdpProcess`, which declares what else it carries (the clients' groups,
+Ditto's step).
 
-Ditto's personal models are client state, which a `LearningProcess` does not
-return (its `next` gives SERVER-placed state and metrics). As TFF does for
-stateful clients, they live beside the process: `build_ditto_step` is a
-federated computation (process state, clients, personal models) -> the
-personal models after Ditto's step from theta^t, on the same batches and
-dropout masks as the client's global steps. The driver (`training`) keeps
-them between rounds (`personal_store`).
-
-Metrics: the client work reports nothing (no unnoised training loss). The
-aggregator's measurements are the clip norm S^t and the unclipped fraction
-(both from the noised clip count) and each group's combination weight
-(fixed by the expected counts): no realised count of a round's clients.
-An empty cohort takes a noise-only step (the groups' noise over their
-expected counts), with the same metrics as any other round, so that they do
-not reveal it was empty; `ditto_step` on an empty cohort returns the
-personal models unchanged.
+Ditto's personal models are client state, kept beside the process as TFF
+keeps stateful clients: `build_ditto_step` is their step, a federated
+computation on the same batches and dropout masks as the global steps.
+The metrics hold no realised count of a round's clients, and an empty
+cohort takes a noise-only step with the same metrics as any other round.
+Both in depth: docs/fedhdp.md (The learning process).
 """
 
 import collections
@@ -85,9 +77,10 @@ def client_element(x: np.ndarray, y: np.ndarray, *, group: int,
   """One client as the learning process takes it (`client_data_type`).
 
   Zipped, not mapped: a `map` traces its function anew for every dataset
-  it makes, 16 ms a client (most of a data source's `select`). A client
-  without examples has no batch to carry its group, and is read as group 0
-  (its update is zero): leave it out, as `build_data_source` does.
+  it makes (what that cost a data source's `select`: docs/performance.md).
+  A client without examples has no batch to carry its group, and is read
+  as group 0 (its update is zero): leave it out, as `build_data_source`
+  does.
   """
   batches = lambda a: tf.data.Dataset.from_tensor_slices(a).batch(batch_size)
   constant = lambda v: tf.data.Dataset.from_tensors(np.int32(v)).repeat()

@@ -13,9 +13,8 @@
 # limitations under the License.
 """Paper 003's Algorithm 1 as a `tff.learning.templates.LearningProcess`.
 
-    process = build_robust_hdp_process(model, epsilons=..., batch_sizes=...,
-                                       num_examples=..., rounds=...)
-    output = process.next(state, clients)   # every client, `client_element`s
+    process = build_robust_hdp_process(model, config, num_examples=...)
+    output = process.next(state, clients)   # any clients, `client_element`s
     process.epsilon(output.state)           # each client's epsilon so far
 
 Composed from TFF's templates: a broadcast of theta^e, the client work (each
@@ -26,26 +25,17 @@ rule's aggregation (`aggregator.NoiseAwareAggregationFactory`; a client's
 update weight is its row index) and theta^{e+1} = theta^e + Delta^e. A
 client's DP-SGD key is derived from (the mechanism key, round, client
 index), so every rule of one comparison (one key) trains on the same
-batches and noise draws. The mechanism key is the clients' secret: the
-untrusted server of paper 003 must not be able to regenerate their noise.
-This simulation keeps one key in the client work's state and derives each
-client's from it (`tff_hdp.privacy.mechanism_key.fold_in`); in a
-deployment each client draws its own. `build_robust_hdp_process` keeps no
-key in its state: every round's key is fresh and secret, unless a
-`mechanism_seed` makes the run reproducible (then the key, derived from it,
-is in the state, and epsilon is not a guarantee for its outputs).
+batches and noise. The key is the clients' secret: fresh every round unless
+a `mechanism_seed` makes the run reproducible.
 
-A client's data is one element: all its examples, (x [N_i, ...], y [N_i]),
-N_i its declared size (checked: a client bringing another number of
-examples fails the round); DP-SGD samples its batches itself (Poisson by
-default). Paper 003 runs every client every round; any subset works: the
-rule aggregates the present rows only, an empty round leaves the model
-unchanged. Each client's epsilon is that of its DP-SGD steps in the rounds
-it took part in (counted in the aggregator's state, `participation`): E_i =
-K ceil(N_i / b_i) Poisson-subsampled Gaussian steps of rate b_i / N_i and
-multiplier z_i per round, at the example level of its own data
-(`process.epsilon`); `process.next` refuses a round that would take a client
-past its epsilon_i.
+A client's data is one element, all its N_i examples (checked); DP-SGD
+samples its batches itself (Poisson by default). Any subset of the clients
+makes a round; each client is charged for the DP-SGD steps of the rounds it
+took part in (`participation`), and `process.next` refuses a round that
+would take a client past its epsilon_i. `build_robust_hdp_process` returns
+a `RobustHdpProcess`, which declares the clients' calibration. In depth
+(keys, sizes, cohorts, the accounting): docs/robust_hdp.md (The learning
+process).
 
 `TffRunner` (the driver's TFF backend) and `DirectRunner` (the same round in
 plain TensorFlow) run it with the driver's state dict.

@@ -20,49 +20,25 @@
     process.epsilon(output.state)              # {'users': user-level epsilon}
 
 The server is trusted (paper 004): its state holds the round number, phi and
-every user's embedding v_u. Every round's noise is fresh and secret
-(`tff_hdp.privacy.mechanism_key.key_tensor`), and the state holds no key,
-unless a `mechanism_seed` makes the run reproducible: then the key derived
-from it is the state's `noise_key`, split every round (the driver keeps its
-run's secret key there too). `process.get_model_weights`
-gives phi (as `tff.learning.models.ModelWeights`); user u's personal model
-is `process.hypernetwork.generate(phi, v_u)`.
+every user's embedding v_u, and a noise key only when a `mechanism_seed`
+makes the run reproducible (else every round's noise is fresh and secret).
+`process.get_model_weights` gives phi; user u's personal model is
+`process.hypernetwork.generate(phi, v_u)`.
 
-A round, from the clients alone (`next(state@SERVER, clients@CLIENTS)`):
-each client is a one-element dataset (`client_type`, made by
-`client_elements`; TFF's program platform passes only sequences through)
-whose element carries its user index u, its weight w_u, its row in the
-cohort (0..B-1), its examples and its K batches (`local_batches`' rows).
-The server assembles
-the cohort (users and weights padded to `max_cohort` rows, and the count B)
-as a `federated_sum` of one-hot rows; it generates the cohort's
-theta_u = h(phi, v_u) as one [max_cohort, ...] stack and broadcasts it; each
-client takes its own row, runs its K local steps and returns its Delta_u in
-its row of a zero stack, and a `federated_sum` gives the server the cohort's
-deltas, on which it runs the VJPs, clipping, weighting and noise
-(`hypernetfl`, TF Privacy's queries) and the embeddings' step. Both
-directions cost max_cohort times a model per client: a simulation's way to
-give each user its own model and to see each user's update, which the
-trusted server of UDP-Alg is allowed to. An empty cohort still releases the
-noised (empty) estimator, as the driver does.
-
-Why not `tff.learning.templates.compose_learning_process` (as FedHDP): its
-distributor broadcasts one model to every client and its aggregator sums the
-clients' updates of that model, whereas here each user receives its own
-theta_u = h(phi, v_u), and the server, not the client, maps Delta_u back
-through h (to phi, clipped and weighted per user, and to v_u, which only the
-server holds). So the process is built directly as a
-`tff_hdp.templates.PrivateLearningProcess`.
-
-Privacy: user-level, each round a Poisson-subsampled Gaussian of rate q and
-multiplier z (`udp_privacy`); it holds when every round's clients are a
-Poisson cohort of rate q (`build_data_source`). Metrics hold only the
-released noise stddev (and the empty `client_work/train` of every
-`tff.learning` process, which `tff.learning.programs.train_model` reads).
-
-`training.py`'s backend 'tff' runs this same process (`compose_udp_process`);
-its backend 'direct' runs the same maths without TFF, faster; tests check
-the two agree.
+A round, from the clients alone: each client is a one-element dataset
+(`client_type`, made by `client_elements`) carrying its user index u, its
+weight w_u, its row in the cohort, its examples and its K batches. The
+server assembles the cohort from one-hot rows, generates the cohort's
+theta_u = h(phi, v_u) as one [max_cohort, ...] stack and broadcasts it;
+each client trains its own row and returns its Delta_u in its row of a zero
+stack, and the server runs the VJPs, clipping, weighting and noise
+(`hypernetfl`) and the embeddings' step. Each user receiving its own model,
+the process is built directly as a `tff_hdp.templates.PrivateLearningProcess`
+(not with `compose_learning_process`); `build_udp_process` returns a
+`UdpProcess`, which declares its hypernetwork and users. Privacy is
+user-level (`udp_privacy`), a bound for Poisson cohorts of rate q
+(`build_data_source`); the metrics hold only the released noise stddev.
+In depth: docs/udp.md (On TFF).
 """
 
 import collections
