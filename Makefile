@@ -100,10 +100,13 @@ figure4-mnist: install
 	$(PY) run_scripts/sweep_robust_hdp.py --figures=4 --dataset=mnist \
 	    --results_dir=$(FIGURE4) --plot_only
 
-# HDP-Bench (docs/bench.md): every registered method on paper 003's 20
-# clients of mnist5k and its nine preference distributions, three seeds;
-# bench-quick: Dist1, Dist5 and Dist9, one seed. Resumable (runs.jsonl); the
-# mechanism's randomness is secret unless you add --mechanism_seed.
+# HDP-Bench (docs/bench.md): every registered method on two populations,
+# cross-silo (paper 003's 20 clients of mnist5k, its nine preference
+# distributions) and cross-device (paper 001's 2,000 clients of the full
+# MNIST), three seeds; bench-quick: one seed, Dist1, Dist5 and Dist9
+# cross-silo, and cross-device on the 200 clients of mnist5k. Resumable
+# (runs.jsonl); the mechanism's randomness is secret unless you add
+# --mechanism_seed.
 bench: install
 	$(PY) run_scripts/hdp_bench.py --noprogress --output_dir=results/hdp_bench
 
