@@ -34,7 +34,7 @@ class RobustHdp(rule.Rule):
     self.rpca_options = dict(rpca_options or {})
 
   def configured(self, config):
-    return RobustHdp(rule.rpca_options(config))
+    return type(self)(rule.rpca_options(config))
 
   def min_cohort(self, num_clients):
     # Robust PCA separates the updates' common low-rank part from each

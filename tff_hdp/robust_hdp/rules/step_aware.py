@@ -23,11 +23,11 @@ sigma^_i^2 from S also gives, in L, each update's signal, whose norm stands
 for E_i up to a factor common to all clients.
 """
 
-from tff_hdp.robust_hdp import rule
 from tff_hdp.robust_hdp import rule_registry
+from tff_hdp.robust_hdp.rules import robust_hdp
 
 
-class StepAware(rule.Rule):
+class StepAware(robust_hdp.RobustHdp):
   """w_i = (||L_{:,i}|| / sigma^_i^2) / sum_j (||L_{:,j}|| / sigma^_j^2).
 
   Derivation. Client i's update is E_i steps of eq. (6), Delta_i =
@@ -65,20 +65,9 @@ class StepAware(rule.Rule):
   signal found) the rule falls back to 1/sigma^_i^2.
   """
 
+  # Robust-HDP's server (told nothing), robust PCA settings and cohort.
   name = 'step_aware'
   label = 'Step-aware'
-  server_knows = 'nothing'
-  estimates_from_updates = True
-
-  def __init__(self, rpca_options=None):
-    """`rpca_options`: robust PCA's settings (`rule.rpca_options`)."""
-    self.rpca_options = dict(rpca_options or {})
-
-  def configured(self, config):
-    return StepAware(rule.rpca_options(config))
-
-  def min_cohort(self, num_clients):
-    return min(2, num_clients)  # As Robust-HDP's robust PCA.
 
   def weights(self, updates, told):
     del told  # Told nothing.
