@@ -61,7 +61,7 @@ demo: install
 	$(PY) run_scripts/sweep_robust_hdp.py --figures=2 --distributions=dist1 \
 	    --seeds=0,1,2 --reproducible --results_dir=results/robust_hdp_demo \
 	    -- --algorithm=robust_hdp,weiavg,dpfedavg --rounds=40 \
-	    --backend=direct --rpca_method=ialm
+	    --backend=direct
 	$(PY) run_scripts/run_udp.py --dataset=mnist5k \
 	    --algorithm=udp,clip_only,noiseless --noprogress \
 	    $(DEMO_SEED) --output_dir=results/udp_mnist5k
@@ -95,7 +95,7 @@ FIGURE4 := results/paper_scale_robust
 figure4-mnist: install
 	$(PY) run_scripts/run_robust_hdp.py --dataset=mnist \
 	    --privacy_distribution=dist8 --algorithm=robust_hdp --rounds=10 \
-	    --eval_every=10 --backend=direct --rpca_method=ialm --noprogress \
+	    --eval_every=10 --backend=direct --noprogress \
 	    --output_dir=$(FIGURE4)/sweep_robust_hdp/mnist/dist8_n20_seed0_robust_hdp_10rounds
 	$(PY) run_scripts/sweep_robust_hdp.py --figures=4 --dataset=mnist \
 	    --results_dir=$(FIGURE4) --plot_only

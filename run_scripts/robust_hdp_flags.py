@@ -91,9 +91,9 @@ _RPCA_ITERATIONS = flags.DEFINE_integer(
     'The rules weighing by RPCA: bound on RPCA iterations.')
 _RPCA_METHOD = flags.DEFINE_enum(
     'rpca_method', _DEFAULT.rpca_method, list(config_lib.RPCA_METHODS),
-    "The rules weighing by RPCA: its solver: 'admm' (fixed mu, as the "
-    "authors' code) or 'ialm' (growing mu: the same solution in far fewer "
-    'iterations).')
+    "The rules weighing by RPCA: its solver: 'ialm' (growing mu, solved to "
+    "the tolerance) or 'admm' (fixed mu, the authors' code's: on these "
+    'updates it stops at its iteration bound).')
 _PFA_RANK = flags.DEFINE_integer('pfa_rank', _DEFAULT.pfa_rank,
                                  'PFA: projection rank k.')
 _CLIP_ONLY = flags.DEFINE_bool(

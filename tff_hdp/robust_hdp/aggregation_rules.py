@@ -50,7 +50,7 @@ def robust_hdp_weights(updates: tf.Tensor,
                        block_rows: Optional[int] = None,
                        tol: float = rpca.DEFAULT_TOL,
                        max_iterations: int = rpca.DEFAULT_MAX_ITERATIONS,
-                       method: str = 'admm'):
+                       method: str = rpca.DEFAULT_METHOD):
   """(w, sigma^2) of Robust-HDP from the [n, p] updates alone (Alg. 1, 7-10).
 
   Takes no epsilon, batch size or dataset size: the untrusted server knows

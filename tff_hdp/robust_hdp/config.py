@@ -26,8 +26,9 @@ from tff_hdp.robust_hdp import presets
 from tff_hdp.robust_hdp import rule_registry
 
 BACKENDS = ('tff', 'direct')
-# The solvers of `rpca.principal_component_pursuit`.
-RPCA_METHODS = ('admm', 'ialm')
+# The solvers of `rpca.principal_component_pursuit` (the default:
+# `presets.PAPER.rpca_method`).
+RPCA_METHODS = ('ialm', 'admm')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,9 +66,9 @@ class RobustHdpConfig:
       (Robust-HDP's): weights from the first round only.
     block_rows: RPCA on blocks of p' rows.
     rpca_max_iterations: Bound on RPCA's iterations.
-    rpca_method: RPCA's solver: 'admm' (Candes et al.'s fixed mu, as the
-      authors' code) or 'ialm' (Lin et al.'s growing mu, far fewer
-      iterations); see `rpca`.
+    rpca_method: RPCA's solver: 'ialm' (Lin et al.'s growing mu, solved to
+      the tolerance) or 'admm' (Candes et al.'s fixed mu, as the authors'
+      code, which its iteration bound stops first); see `rpca`.
     pfa_rank: PFA's k.
     eval_every: Evaluate every k rounds (and after the last).
     backend: 'tff' (TFF's runtime) or 'direct' (the same round in plain TF,

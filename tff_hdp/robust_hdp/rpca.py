@@ -16,8 +16,8 @@
 Principal component pursuit (Candes, Li, Ma and Wright, "Robust Principal
 Component Analysis?", J. ACM 2011) splits M = L + S, L low-rank and S sparse,
 by minimising ||L||_* + lambda ||S||_1 subject to L + S = M, with lambda =
-1 / sqrt(max(p, n)). `method='admm'` (the default, as in the authors' code)
-is their Algorithm 1, alternating directions on the augmented Lagrangian
+1 / sqrt(max(p, n)). `method='admm'` (as in the authors' code) is their
+Algorithm 1, alternating directions on the augmented Lagrangian
 with mu = p n / (4 ||M||_1), ||M||_1 the sum of |M_ij|:
 
   L <- SVT_{1/mu}(M - S + Y/mu)          singular-value thresholding
@@ -28,7 +28,9 @@ until ||M - L - S||_F <= tol ||M||_F. `method='ialm'` is the inexact
 augmented Lagrange multiplier method of Lin, Chen and Ma (2010, Algorithm
 5): the same problem and tolerance with a growing mu (Y = M / max(||M||_2,
 ||M||_max / lambda), mu_0 = 1.25 / ||M||_2, the S step first, then
-mu <- min(rho mu, 1e7 mu_0)), with rho = 1.05, not the paper's 1.5.
+mu <- min(rho mu, 1e7 mu_0)), with rho = 1.05, not the paper's 1.5. It is
+the default (`DEFAULT_METHOD`): on Robust-HDP's updates ADMM's fixed mu
+reaches its iteration bound before the tolerance.
 
 Robust-HDP (paper 003, Algorithm 1, lines 7-10) runs it on the p x n matrix
 M = [Delta_1 | ... | Delta_n] of the clients' updates and estimates client
@@ -48,10 +50,12 @@ import numpy as np
 import tensorflow as tf
 
 from tff_hdp.robust_hdp import config
+from tff_hdp.robust_hdp import presets
 
 DEFAULT_TOL = 1e-7
 DEFAULT_MAX_ITERATIONS = 1000
-METHODS = config.RPCA_METHODS  # 'admm', 'ialm'
+METHODS = config.RPCA_METHODS  # 'ialm', 'admm'
+DEFAULT_METHOD = presets.PAPER.rpca_method  # 'ialm'
 IALM_RHO = 1.05  # mu's growth per inexact-ALM iteration (see module doc).
 
 # The iterations run in float32 while float32's round-off cannot move the
@@ -293,7 +297,7 @@ def principal_component_pursuit(matrix: tf.Tensor,
                                 mu: Optional[float] = None,
                                 tol: float = DEFAULT_TOL,
                                 max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                                method: str = 'admm'):
+                                method: str = DEFAULT_METHOD):
   """(L, S, iterations) of PCP on `matrix` (TensorFlow; see module doc).
 
   Args:
@@ -303,8 +307,8 @@ def principal_component_pursuit(matrix: tf.Tensor,
       1.25 / ||M||_2 when None.
     tol: Stop when ||M - L - S||_F <= tol ||M||_F.
     max_iterations: Upper bound on the iterations.
-    method: 'admm' (Candes et al., fixed mu) or 'ialm' (Lin et al., growing
-      mu); see the module doc.
+    method: 'ialm' (Lin et al., growing mu; the default) or 'admm' (Candes
+      et al., fixed mu); see the module doc.
 
   Returns:
     (L, S, iterations), L and S float64 [p, n].
@@ -371,7 +375,7 @@ def robust_pca(matrix,
                mu: Optional[float] = None,
                tol: float = DEFAULT_TOL,
                max_iterations: int = DEFAULT_MAX_ITERATIONS,
-               method: str = 'admm') -> tuple[np.ndarray, np.ndarray]:
+               method: str = DEFAULT_METHOD) -> tuple[np.ndarray, np.ndarray]:
   """(low_rank, sparse) of `matrix` by principal component pursuit, as numpy.
 
   `matrix` is any [p, n] array; the arguments are those of
@@ -409,7 +413,7 @@ def noise_variances(updates: tf.Tensor,
                     block_rows: Optional[int] = None,
                     tol: float = DEFAULT_TOL,
                     max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                    method: str = 'admm') -> tf.Tensor:
+                    method: str = DEFAULT_METHOD) -> tf.Tensor:
   """sigma^_i^2 = ||S_{:,i}||^2 / p for each column of the [p, n] `updates`.
 
   With `block_rows` = p', PCP runs on consecutive blocks of p' rows (the last
@@ -426,7 +430,7 @@ def split_norms(updates: tf.Tensor,
                 block_rows: Optional[int] = None,
                 tol: float = DEFAULT_TOL,
                 max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                method: str = 'admm') -> tuple[tf.Tensor, tf.Tensor]:
+                method: str = DEFAULT_METHOD) -> tuple[tf.Tensor, tf.Tensor]:
   """(||L_{:,i}||, sigma^_i^2) for each column of the [p, n] `updates`.
 
   M = L + S by PCP; sigma^_i^2 as `noise_variances`. With `block_rows`, a
