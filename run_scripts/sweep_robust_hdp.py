@@ -19,8 +19,14 @@
     python run_scripts/sweep_robust_hdp.py --plot_only --results_dir=results
 
 Every run is one `run_robust_hdp.py --algorithm=all` (all rules on the same
-clients, batch sizes, initial model and DP-SGD noise), written to
+clients, batch sizes, initial model and DP-SGD noise; `--algorithms` names
+fewer), written to
 `<results_dir>/sweep_robust_hdp/<dataset>/<distribution>_n<clients>_seed<s>/`.
+With `--per_rule` each rule of a run is a run of its own, in
+`<distribution>_n<clients>_seed<s>_<rule>/`: a sweep of long runs (the
+papers' scale: 30 to 80 minutes a rule) then resumes rule by rule, across
+machines and sessions (copy a finished `results.json` in, and its rule is
+skipped); the figures merge the folders of one run.
 The figures need:
 
   2  accuracy per algorithm and distribution, mean +- std over --seeds
@@ -88,6 +94,13 @@ _CLIENT_COUNTS = flags.DEFINE_list('client_counts', ['20', '40', '60'],
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results',
                                    'Root of the results tree.')
 _PARALLEL = flags.DEFINE_integer('parallel', 1, 'Runs at a time.')
+_ALGORITHMS = flags.DEFINE_list(
+    'algorithms', ['all'], 'The rules of every run (run_robust_hdp.py '
+    '--algorithm): all, or registered rule names.')
+_PER_RULE = flags.DEFINE_bool(
+    'per_rule', False, 'Run each rule of a run on its own, in a folder of its '
+    'own (<run>_<rule>), each skipped once finished: long sweeps resume rule '
+    'by rule.')
 _REPRODUCIBLE = flags.DEFINE_bool(
     'reproducible', False,
     'Give each run --mechanism_seed=<its --seed>, so that its noise and '
@@ -132,9 +145,12 @@ def runs_for(figures: Sequence[int], distributions: Sequence[str],
   return list(dict.fromkeys(runs))
 
 
-def run_one(run: Run, output_dir: str, extra: Sequence[str]) -> int:
-  """One run to completion (resuming if interrupted); returns its rc."""
-  command = [sys.executable, RUN_ROBUST_HDP, '--algorithm=all',
+def run_one(run: Run, output_dir: str, extra: Sequence[str],
+            algorithms: Sequence[str] = ('all',)) -> int:
+  """One run of `algorithms` to completion (resuming if interrupted);
+  returns its rc."""
+  command = [sys.executable, RUN_ROBUST_HDP,
+             f'--algorithm={",".join(algorithms)}',
              *run.run_flags(_REPRODUCIBLE.value),
              f'--dataset={_DATASET.value}', f'--output_dir={output_dir}',
              '--noprogress']
@@ -359,6 +375,27 @@ def _check_same_mechanism(run: Run, output_dir: str) -> None:
             'secret key): use another --results_dir')
 
 
+def _algorithms(values: Sequence[str]) -> list[str]:
+  """--algorithms, checked: 'all' or registered rules."""
+  names = rule_registry.names()
+  if list(values) == ['all']:
+    return list(names)
+  bad = [v for v in values if v not in names]
+  cli.check(bool(values) and not bad,
+            f'--algorithms: {",".join(bad) or "none given"}; allowed: all, '
+            f'{", ".join(names)}')
+  return list(values)
+
+
+def _jobs(run: Run, algorithms: Sequence[str], per_rule: bool):
+  """[(folder name, rules)] of `run`: one folder for all its rules, or
+  with `per_rule` one per rule."""
+  if per_rule:
+    return [(f'{run.name}_{rule}', [rule]) for rule in algorithms]
+  everything = list(algorithms) == list(rule_registry.names())
+  return [(run.name, ['all'] if everything else list(algorithms))]
+
+
 def _integers(values, flag):
   try:
     return [int(v) for v in values]
@@ -387,26 +424,32 @@ def main(argv):
       a.startswith('--mechanism_seed') for a in extra)),
             '--reproducible sets each run\'s --mechanism_seed to its --seed; '
             'do not also pass --mechanism_seed after --')
+  algorithms = _algorithms(_ALGORITHMS.value)
+  cli.check(not (_PER_RULE.value and any(
+      a.startswith('--algorithm') for a in extra)),
+            '--per_rule runs the rules of --algorithms one by one; name them '
+            'there, not with --algorithm after --')
   runs = runs_for(figures, _DISTRIBUTIONS.value, seeds, counts)
   sweep_dir = os.path.join(_RESULTS_DIR.value, 'sweep_robust_hdp',
                            _DATASET.value)
   if _LIST.value:
     for run in runs:
-      print(f'{run.name}\t{" ".join(run.run_flags(_REPRODUCIBLE.value))}')
+      for name, _ in _jobs(run, algorithms, _PER_RULE.value):
+        print(f'{name}\t{" ".join(run.run_flags(_REPRODUCIBLE.value))}')
     return
   failed = []
   if not _PLOT_ONLY.value:
     todo = []
     for run in runs:
-      output_dir = os.path.join(sweep_dir, run.name)
-      if os.path.isfile(os.path.join(output_dir, 'results.json')):
-        _check_same_mechanism(run, output_dir)
-        print(f'skip {run.name}: results exist', flush=True)
-      else:
-        todo.append((run, output_dir))
-    failed = cli.run_jobs(
-        [(run.name, functools.partial(run_one, run, out, extra))
-         for run, out in todo], _PARALLEL.value)
+      for name, rules in _jobs(run, algorithms, _PER_RULE.value):
+        output_dir = os.path.join(sweep_dir, name)
+        if os.path.isfile(os.path.join(output_dir, 'results.json')):
+          _check_same_mechanism(run, output_dir)
+          print(f'skip {name}: results exist', flush=True)
+        else:
+          todo.append((name, functools.partial(run_one, run, output_dir,
+                                               extra, rules)))
+    failed = cli.run_jobs(todo, _PARALLEL.value)
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top

@@ -16,6 +16,7 @@ data from results records, the figures drawn, a real run swept, bad flags."""
 
 import json
 import os
+import shutil
 
 import matplotlib
 import numpy as np
@@ -166,6 +167,21 @@ def test_list_names_the_runs():
       '--seed=0']
 
 
+def test_per_rule_gives_each_rule_its_own_folder():
+  assert sweep._jobs(Run('dist1', 20, 0), ['oracle', 'weiavg'], True) == [
+      ('dist1_n20_seed0_oracle', ['oracle']),
+      ('dist1_n20_seed0_weiavg', ['weiavg'])]
+  assert sweep._jobs(Run('dist1', 20, 0), ['oracle', 'weiavg'], False) == [
+      ('dist1_n20_seed0', ['oracle', 'weiavg'])]
+  assert sweep._jobs(Run('dist1', 20, 0), list(rule_registry.names()),
+                     False) == [('dist1_n20_seed0', ['all'])]
+  result = _run(['--figures=4', '--per_rule', '--algorithms=robust_hdp,pfa',
+                 '--list'], timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert [line.split('\t')[0] for line in result.stdout.splitlines()] == [
+      'dist8_n20_seed0_robust_hdp', 'dist8_n20_seed0_pfa']
+
+
 def test_reproducible_gives_each_run_its_seed_as_mechanism_seed():
   result = _run(['--figures=2', '--distributions=dist1', '--seeds=0,1',
                  '--reproducible', '--list'], timeout=120)
@@ -215,6 +231,27 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
       'asks for 0')
 
 
+def test_per_rule_runs_a_rule_in_its_own_folder_then_skips_it(tmp_path):
+  # A finished rule's results.json, copied in from elsewhere (another
+  # machine or session), is skipped: the sweep resumes rule by rule.
+  args = ['--figures=4', '--dataset=digits', f'--results_dir={tmp_path}',
+          '--per_rule', '--algorithms=dpfedavg', '--', '--model=fc',
+          '--rounds=1', '--backend=direct']
+  first = _run(args)
+  assert first.returncode == 0, first.stderr
+  sweep_dir = tmp_path / 'sweep_robust_hdp' / 'digits'
+  with open(sweep_dir / 'dist8_n20_seed0_dpfedavg' / 'results.json') as f:
+    records = json.load(f)['runs']
+  assert [r['config']['algorithm'] for r in records] == ['dpfedavg']
+  # Keep its results.json alone, as a tracked archive holds it.
+  for path in (sweep_dir / 'dist8_n20_seed0_dpfedavg').iterdir():
+    if path.name != 'results.json':
+      shutil.rmtree(path) if path.is_dir() else path.unlink()
+  second = _run(args)
+  assert second.returncode == 0, second.stderr
+  assert 'skip dist8_n20_seed0_dpfedavg: results exist' in second.stdout
+
+
 @pytest.mark.parametrize('args,message', [
     (['--figures=7'], '--figures: [7] not among 2, 3, 4, 5'),
     (['--figures=x'], '--figures takes integers'),
@@ -222,6 +259,9 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
     (['--client_counts=30'], '--client_counts: [30]; allowed: 20, 40, 60'),
     (['--seeds='], '--seeds needs at least one seed'),
     (['--parallel=0'], '--parallel must be >= 1'),
+    (['--algorithms=fedavg'], '--algorithms: fedavg; allowed: all, '),
+    (['--per_rule', '--', '--algorithm=oracle'],
+     '--per_rule runs the rules of --algorithms one by one'),
     (['--reproducible', '--', '--mechanism_seed=3'],
      '--reproducible sets each run\'s --mechanism_seed'),
 ])
