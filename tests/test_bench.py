@@ -13,8 +13,10 @@
 # limitations under the License.
 """HDP-Bench: a new method is one object in one file; every calibration meets
 every client's epsilon_i (checked against the independent accountant of
-tests/privacy/test_accounting.py); individual sampling is flidp's; a row
-that overspends is never ranked; the binary's leaderboard and refusals.
+tests/privacy/test_accounting.py); individual sampling is flidp's;
+individual clip norms (Scale) are the idp-sgd authors', run each client at
+its calibrated multiplier and add the planned noise; a row that overspends
+is never ranked; the binary's leaderboard and refusals.
 
 The toy method below is a whole method: registered from this file, and
 written alone to a file of its own for the binary (--extra_methods).
@@ -37,7 +39,10 @@ from tff_hdp.bench import leaderboard
 from tff_hdp.bench import method as method_lib
 from tff_hdp.bench import preferences as preferences_lib
 from tff_hdp.bench.methods import individual_sampling
+from tff_hdp.bench.methods import individual_scale
 from tff_hdp.privacy import accounting
+from tff_hdp.privacy import mechanism_key
+from tff_hdp.privacy import privacy_ledger
 
 
 class MajorityLabel(bench.Method):
@@ -180,6 +185,147 @@ def test_individual_sampling_is_flidps_and_spends_each_epsilon():
   assert rates.mean() == pytest.approx(0.2, rel=0.01)
   # A looser client is sampled more often, at the same noise.
   assert list(rates) == sorted(rates)
+
+
+# Three distinct epsilons and an opt-out: each distinct epsilon is one
+# calibration of z at q = 0.5 (about 3 s of RDP on the two-core machine).
+SCALE_PREFERENCES = bench.Preferences('scale',
+                                      (1.0, 2.0, 8.0, 8.0, math.inf, 2.0))
+
+
+def _scale_run(setting):
+  """idp_scale's calibration to SCALE_PREFERENCES and its experiment (the
+  direct backend's pieces, mechanism seed 0)."""
+  from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
+  calibration = bench.get(['idp_scale'])[0].calibrate(setting,
+                                                      SCALE_PREFERENCES)
+  experiment = method_lib.prepare_run(training, calibration.config[0],
+                                      setting, seed=0, mechanism_seed=0)
+  return calibration, experiment
+
+
+def test_individual_scale_spends_each_epsilon_with_the_authors_clips(setting):
+  calibration = bench.get(['idp_scale'])[0].calibrate(setting,
+                                                      SCALE_PREFERENCES)
+  config, clips = calibration.config
+  asked = SCALE_PREFERENCES.epsilons
+  private = [i for i, e in enumerate(asked) if math.isfinite(e)]
+  for i in private:
+    mechanism = calibration.clients[i]
+    assert (mechanism.sampling_rate, mechanism.steps) == (
+        setting.sampling_rate, setting.rounds)
+    spent = _reference_epsilon(mechanism, setting.delta)
+    assert spent <= asked[i] * (1 + 1e-6), (i, spent)
+    assert spent == pytest.approx(asked[i], rel=1e-3)
+  assert calibration.clients[4] is None  # The opt-out: no guarantee.
+  # sprintml/idp-sgd's `get_weights` (individualize='clipping'), written
+  # out on the value multipliers v_p (z_p less the clipped count's share,
+  # z_b = 2 max z_p): sigma_bar = sum_p r_p v_p over the privacy groups'
+  # shares r_p, and C_p = S sigma_bar / v_p.
+  z = {asked[i]: calibration.clients[i].noise_multiplier for i in private}
+  z_b = 2 * max(z.values())
+  v = {e: (z_e**-2 - (2 * z_b)**-2)**-0.5 for e, z_e in z.items()}
+  shares = {e: sum(asked[i] == e for i in private) / len(private) for e in v}
+  sigma_bar = sum(shares[e] * v[e] for e in v)
+  for i in private:
+    assert clips[i] == pytest.approx(1.0 * sigma_bar / v[asked[i]],
+                                     rel=1e-12)
+  # So the private clients' clips have harmonic mean S = 1; the group clips
+  # at the largest, the loosest client's and the opt-out's.
+  assert len(private) / sum(1 / clips[i] for i in private) == (
+      pytest.approx(1.0, rel=1e-12))
+  assert clips[4] == max(clips) == clips[2] == clips[3] == config.initial_clip
+  assert config.noise_multiplier == calibration.clients[3].noise_multiplier
+  assert config.clipped_count_stddev == z_b
+  with pytest.raises(ValueError, match='need a client with a finite'):
+    bench.get(['idp_scale'])[0].calibrate(
+        setting, bench.Preferences('none', (math.inf,) * 6))
+
+
+def test_individual_scale_runs_each_clients_calibrated_multiplier(setting):
+  calibration, experiment = _scale_run(setting)
+  _, clips = calibration.config
+  accounted = [i for i, m in enumerate(calibration.clients) if m is not None]
+  rounds = individual_scale.scaled_rounds(experiment, clips, accounted)
+  ledger = privacy_ledger.PrivacyLedger()
+  rounds.account(ledger, 0)
+  assert set(ledger.groups) == {f'client_{i}' for i in accounted}
+  # What runs: the group's value noise v S_max on the sum, client i's
+  # update clipped to S_i, the clipped count's noise z_b.
+  (group,) = experiment.setup.groups
+  v, s_max = group.noise_multiplier, experiment.config.initial_clip
+  z_b = experiment.setup.clipped_count_stddev
+  for i in accounted:
+    ((q, z, count),) = ledger.history(f'client_{i}')
+    value = v * s_max / clips[i]  # Client i's value noise multiplier.
+    by_hand = (value**-2 + (2 * z_b)**-2)**-0.5
+    assert (q, count) == (setting.sampling_rate, 1)
+    assert z == pytest.approx(by_hand, rel=1e-12)
+    assert by_hand == pytest.approx(
+        calibration.clients[i].noise_multiplier, rel=1e-9)
+
+
+def test_individual_scale_clips_each_client_to_its_own_norm():
+  deltas = [np.array([[3.0, 4.0], [0.3, 0.0], [5.0, 0.0]], np.float32),
+            np.array([[[0.0, 0.0]], [[0.0, 0.4]], [[0.0, 12.0]]],
+                     np.float32)]
+  clips = [1.0, 1.0, 2.6]  # Norms 5, 0.5 and 13.
+  clipped = individual_scale.clip_each(deltas, clips)
+  norms = np.sqrt(sum(np.sum(np.square(d.reshape(3, -1)), 1)
+                      for d in clipped))
+  np.testing.assert_allclose(norms, [1.0, 0.5, 2.6], rtol=1e-6)
+  np.testing.assert_allclose(clipped[0][0], [0.6, 0.8], rtol=1e-6)
+  np.testing.assert_allclose(clipped[1][2], [[0.0, 2.4]], rtol=1e-6)
+  for d, c in zip(deltas, clipped):  # Within its norm: unchanged, exactly.
+    assert c.dtype == np.float32 and np.array_equal(c[1], d[1])
+  empty = individual_scale.clip_each([np.zeros((0, 2, 2), np.float32)], [])
+  assert empty[0].shape == (0, 2, 2)
+
+
+def test_individual_scale_clips_the_direct_backends_updates_by_client(
+    setting):
+  calibration, experiment = _scale_run(setting)
+  _, clips = calibration.config
+  backend = experiment.backend
+  state = backend.initialize(mechanism_key.new_key(0))
+  # Clients 2, 0 and 5 with 1, 3 and 2 local steps: trained longest first.
+  cohort = [(2, 16), (0, 48), (5, 32)]
+  data = [tuple(a[:n] for a in setting.data.train[c]) for c, n in cohort]
+  theta = [np.asarray(w) for w in state['global_weights']]
+  info = [{'group': np.int32(0), 'client_id': np.int32(c)}
+          for c, _ in cohort]
+  work = backend.client_work(state, data, [theta] * 3, info)
+  assert list(work.client_ids) == [0, 5, 2]
+  clipped = individual_scale.clip_each(work.deltas,
+                                       np.asarray(clips)[work.client_ids])
+  norms = np.sqrt(sum(np.sum(np.square(np.reshape(d, (3, -1))), 1)
+                      for d in clipped))
+  assert np.all(norms <= np.array(clips)[[0, 5, 2]] * (1 + 1e-6))
+  # The server's noise on all-zero updates: N(0, (v S_max)^2) a coordinate
+  # of the group's release (its sum before the mean), v S_max = sigma.
+  zeros = individual_scale.clip_each(
+      [np.zeros_like(np.asarray(d)) for d in work.deltas], [1.0] * 3)
+  _, _, releases = backend.aggregate(state, zeros, work.groups)
+  noise = np.concatenate([np.ravel(r) for r in releases[0]])
+  (group,) = experiment.setup.groups
+  sigma = group.noise_multiplier * experiment.config.initial_clip
+  individual = individual_scale.individual_clips(
+      SCALE_PREFERENCES.epsilons, setting.sampling_rate, setting.rounds,
+      setting.delta)
+  assert sigma == pytest.approx(individual.noise_stddev, rel=1e-9)
+  d = noise.size  # One draw per coordinate: 5 standard errors.
+  assert abs(noise.std() - sigma) < 5 * sigma / math.sqrt(2 * d), d
+  assert abs(noise.mean()) < 5 * sigma / math.sqrt(d)
+
+
+def test_individual_scale_meets_every_budget_in_the_benchmark(setting):
+  (result,) = benchmark.run(setting, [SCALE_PREFERENCES],
+                            bench.get(['idp_scale']), seeds=[0],
+                            mechanism_seed=0)
+  assert result.budgets_met and math.isfinite(result.accuracy)
+  assert result.spent[4] == math.inf  # The opt-out.
+  for spent, planned in zip(result.spent, result.planned):
+    assert spent == pytest.approx(planned, rel=1e-9)
 
 
 def _run(method, preferences, spent, accuracy=50.0):

@@ -45,6 +45,7 @@ def heavy_imports(module: str) -> subprocess.CompletedProcess:
     'tff_hdp.fedhdp.audit',
     # HDP-Bench's flag checks import every registered method.
     'tff_hdp.bench.registry',
+    'tff_hdp.bench.methods',  # Every method's file (e.g. idp_scale's).
     'tff_hdp.bench.preferences',
     'tff_hdp.bench.population',
     'tff_hdp.bench.leaderboard',

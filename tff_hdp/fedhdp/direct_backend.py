@@ -439,6 +439,7 @@ class ClientWork(NamedTuple):
   """What `DirectBackend.client_work` returns."""
   deltas: list  # Per weight tensor, [K, ...] the updates, clients sorted.
   groups: np.ndarray  # [K] their group indices, sorted alike.
+  client_ids: np.ndarray  # [K] their client ids, sorted alike.
   personal: list  # Per client, in the caller's order, its personal model.
   seconds: dict  # 'prepare' and 'client_work' seconds.
   work: dict  # Example-passes: 'examples', 'computed', 'padded_to_largest'.
@@ -549,8 +550,9 @@ class DirectBackend:
 
     The clients run sorted by step count, longest first, at most
     `clients_per_call` at a time (the activations of a CNN cohort are
-    large); `ClientWork` gives their updates in that order and their
-    personal models in the caller's. No client: no update.
+    large); `ClientWork` gives their updates, groups and client ids in that
+    order and their personal models in the caller's. No client: no
+    update.
     """
     t0 = time.perf_counter()
     k = len(client_data)
@@ -592,6 +594,7 @@ class DirectBackend:
         deltas=(deltas[0] if len(deltas) == 1 else
                 [tf.concat(parts, 0) for parts in zip(*deltas)]),
         groups=groups,
+        client_ids=client_ids,
         personal=self._personal_out(new_personal, order, personal_weights),
         seconds={'prepare': seconds['prepare'],
                  'client_work': seconds['client_work']},

@@ -166,7 +166,7 @@ class FedHdpRounds(round_loop.System):
             client_id=np.int32(c))
         for c in cohort
     ]
-    state, personal, round_measurements = backend.next(
+    state, personal, round_measurements = self.backend_round(
         state, client_data, personal, info)
     if store is not None and len(cohort):
       store.scatter(cohort, personal)
@@ -174,6 +174,14 @@ class FedHdpRounds(round_loop.System):
         {k: float(v) if not isinstance(v, int) else v
          for k, v in round_measurements.items()})
     return state, measurements
+
+  def backend_round(self, state, client_data, personal, client_info):
+    """The backend's round on the cohort: `backend.next`'s arguments and
+    results (`tff_backend`'s interface). A method that acts between the
+    clients' work and the server's (`idp_scale`'s per-client clip norms)
+    overrides it; the cohort, data and Ditto models stay `run_round`'s."""
+    return self._pieces.backend.next(state, client_data, personal,
+                                     client_info)
 
   def account(self, ledger, round_num):
     for i, group in enumerate(self._pieces.setup.groups):

@@ -21,6 +21,8 @@ takes too) when imported, in this order.
   minimum epsilon (trusted server, client-level, privacy levels).
 - `individual_sampling`: individualized client sampling rates (Boenisch et
   al. 2023; Lange et al. 2025), client-level.
+- `individual_scale`: individualized client clip norms (Boenisch et al.
+  2023, Scale), client-level.
 - `udp_min_epsilon`: paper 004's UDP-Alg at the minimum epsilon
   (personalized, user-level).
 """
@@ -29,4 +31,5 @@ takes too) when imported, in this order.
 from tff_hdp.bench.methods import robust_hdp_rules
 from tff_hdp.bench.methods import fedhdp_levels
 from tff_hdp.bench.methods import individual_sampling
+from tff_hdp.bench.methods import individual_scale
 from tff_hdp.bench.methods import udp_min_epsilon
