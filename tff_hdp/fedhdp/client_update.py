@@ -91,42 +91,60 @@ def client_update(spec: models.ModelSpec,
                         train_personal, seed, train_global)
 
 
-@tf.function(autograph=True)
+@tf.function(autograph=False)
 def _client_update(spec, global_weights, personal_weights, dataset,
                    local_epochs, rates, train_personal, seed, train_global):
-  """`client_update`, with rates = (eta, eta_p, lambda_j)."""
+  """`client_update`, with rates = (eta, eta_p, lambda_j).
+
+  The loop is one `dataset.reduce` whose state holds only what the round
+  trains (theta, theta_j), not autograph's form of a `for` over a dataset
+  (a scan, then a reduce): TFF's runtime instantiates a dataset's functions
+  for every client, and that form's cost more (docs/performance.md).
+  """
   learning_rate, personal_learning_rate, ditto_lambda = [
       tf.cast(rate, tf.float32) for rate in rates]
-  # Loop-carried weights are tuples: autograph would try to stack lists.
   global_weights = tuple(global_weights)
-  weights = global_weights
-  personal = tuple(personal_weights)
-  num_examples = tf.constant(0, tf.int32)
-  loss_sum = tf.constant(0.0, tf.float32)
-  step = tf.constant(0, tf.int32)
-  for batch in dataset.repeat(local_epochs):
+
+  def step(state, batch):
     x, y = (batch['x'], batch['y']) if isinstance(batch, dict) else batch
-    batch_seed = tf.random.experimental.stateless_fold_in(seed, step)
+    batch_seed = tf.random.experimental.stateless_fold_in(seed, state['step'])
     loss = tf.constant(0.0, tf.float32)
+    state = dict(state)
     if train_global:
+      weights = state['weights']
       with tf.GradientTape() as tape:
         tape.watch(weights)
         loss = models.loss_fn(spec.apply(weights, x, True, batch_seed), y)
       grads = tape.gradient(loss, weights)
-      weights = tuple(w - learning_rate * g for w, g in zip(weights, grads))
+      state['weights'] = tuple(
+          w - learning_rate * g for w, g in zip(weights, grads))
     if train_personal:
+      personal = state['personal']
       personal_seed = tf.random.experimental.stateless_fold_in(batch_seed, 7)
       with tf.GradientTape() as tape:
         tape.watch(personal)
         personal_loss = models.loss_fn(
             spec.apply(personal, x, True, personal_seed), y)
       personal_grads = tape.gradient(personal_loss, personal)
-      personal = tuple(
+      state['personal'] = tuple(
           p - personal_learning_rate * (g + ditto_lambda * (p - w0))
           for p, g, w0 in zip(personal, personal_grads, global_weights))
     batch_size = tf.shape(y)[0]
-    num_examples += batch_size
-    loss_sum += loss * tf.cast(batch_size, tf.float32)
-    step += 1
+    state['num_examples'] += batch_size
+    state['loss_sum'] += loss * tf.cast(batch_size, tf.float32)
+    state['step'] += 1
+    return state
+
+  initial = dict(num_examples=tf.constant(0, tf.int32),
+                 loss_sum=tf.constant(0.0, tf.float32),
+                 step=tf.constant(0, tf.int32))
+  if train_global:
+    initial['weights'] = global_weights
+  if train_personal:
+    initial['personal'] = tuple(personal_weights)
+  final = dataset.repeat(local_epochs).reduce(initial, step)
+  weights = final.get('weights', global_weights)
   delta = [w - w0 for w, w0 in zip(weights, global_weights)]
-  return ClientOutput(delta, list(personal), num_examples, loss_sum)
+  personal = final.get('personal', tuple(personal_weights))
+  return ClientOutput(delta, list(personal), final['num_examples'],
+                      final['loss_sum'])

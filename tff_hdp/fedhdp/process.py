@@ -172,7 +172,8 @@ def _schedule(settings: ClientSettings, round_num: tf.Tensor):
 
 
 def _client_update(spec, settings: ClientSettings, weights, personal, dataset,
-                   info, schedule, *, train_global: bool):
+                   info, schedule, *, train_global: bool,
+                   train_personal: bool):
   """`client_update` of one client, seeded by (round key, client id)."""
   lambdas = tf.constant(np.asarray(settings.ditto_lambdas, np.float32))
   return client_update_lib.client_update(
@@ -182,7 +183,7 @@ def _client_update(spec, settings: ClientSettings, weights, personal, dataset,
           learning_rate=schedule['learning_rate'],
           personal_learning_rate=schedule['personal_learning_rate'],
           ditto_lambda=tf.gather(lambdas, info['group'])),
-      train_personal=settings.ditto,
+      train_personal=train_personal,
       train_global=train_global,
       seed=tf.random.experimental.stateless_fold_in(schedule['key'],
                                                     info['client_id']))
@@ -212,7 +213,8 @@ def build_round_parts(spec: models.ModelSpec, aggregator_state_type,
                               server_message.type_signature.result)
   def client_fn(dataset, personal, info, message):
     out = _client_update(spec, settings, message['weights'], personal,
-                         dataset, info, message, train_global=True)
+                         dataset, info, message, train_global=True,
+                         train_personal=settings.ditto)
     return collections.OrderedDict(delta=out.delta,
                                    personal=out.personal_weights)
 
@@ -248,8 +250,12 @@ def build_client_work(spec: models.ModelSpec, settings: ClientSettings
                               schedule.type_signature.result)
   def work(weights, client, message):
     data, info = _split(client)
+    # theta^t's steps only: Ditto's personal models are the clients' state,
+    # stepped by `build_ditto_step` beside the round, so a personal step
+    # here would be thrown away (it cost every client a second pass).
     out = _client_update(spec, settings, weights.trainable, weights.trainable,
-                         data, info, message, train_global=True)
+                         data, info, message, train_global=True,
+                         train_personal=False)
     return tff.learning.templates.ClientResult(update=out.delta,
                                                update_weight=info['group'])
 
@@ -320,8 +326,8 @@ def build_ditto_step(spec: models.ModelSpec,
   def personal_step(client, personal, message):
     data, info = _split(client)
     return _client_update(spec, settings, message['weights'].trainable,
-                          personal, data, info, message,
-                          train_global=False).personal_weights
+                          personal, data, info, message, train_global=False,
+                          train_personal=settings.ditto).personal_weights
 
   @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
                              tff.FederatedType(data_type, tff.CLIENTS),
