@@ -70,10 +70,13 @@ def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
   for a, b in zip(tff_record['history'], direct['history']):
     # The clients' updates are bit-identical. RPCA's float64 sums may be
     # grouped differently by TFF's graph optimiser, so Robust-HDP's sigma^2
-    # and weights agree to the last bits of a float32; every other rule's
-    # weights are exact.
+    # and weights agree to the last bits of a float32: within 1e-6 of each
+    # other, as the weights sum to 1 (the step-aware rule's also carry the
+    # round-off of the low-rank part's norms, a few float32 ulps at 1);
+    # every other rule's weights are exact.
     if rule_registry.get(algorithm).estimates_from_updates:
-      np.testing.assert_allclose(a['weights'], b['weights'], rtol=1e-6)
+      np.testing.assert_allclose(a['weights'], b['weights'], rtol=1e-6,
+                                 atol=1e-6)
     else:
       assert a['weights'] == b['weights']
     assert a['accuracy'] == b['accuracy']
