@@ -197,8 +197,12 @@ def run_populations(
   With jobs > 1 every population's runs share one set of workers, which
   start at once: the runs are calibrated (and checked) one method and
   preferences after another while the workers run those already
-  calibrated, in order, each population's after the previous one's; so no
-  core waits for all calibrations, nor between populations.
+  calibrated, so no core waits for all calibrations, nor between
+  populations. They go out method by method, in the order of `methods`
+  (the registry's puts first the sample-level rules, whose runs train every
+  client every round and take longest), then population by population:
+  the long runs start first, the short ones fill the end, and while the
+  workers run the first rules' runs the other methods calibrate.
   """
   if jobs < 1:
     raise ValueError(f'jobs must be >= 1, got {jobs}')
@@ -243,7 +247,9 @@ def run_populations(
                           time.perf_counter() - start))
     return results
 
-  entries = [entry for plan in plans for entry in plan]
+  position = {m.name: k for k, m in enumerate(methods)}
+  entries = sorted((entry for plan in plans for entry in plan),
+                   key=lambda entry: (position[entry[2].name], entry[0]))
   runs = sum(len(todo) for *_, todo in entries)
   if not runs:
     return results
