@@ -303,15 +303,16 @@ def _run_all(loaded, methods, seeds, output_dir):
             flush=True)
 
   jobs = _JOBS.value or parallel.available_cores()
-  results = {}
   with runtime.local_cpp_context():
-    for p, setting, prefs in loaded:
-      results[p.name] = benchmark.run(
-          setting, prefs, methods, seeds,
-          mechanism_seed=_MECHANISM_SEED.value,
-          done=[r for r in done if r.population == p.name], on_result=save,
-          jobs=jobs, method_files=[os.path.abspath(x) for x in _EXTRA.value])
-  return results
+    # Every population at once: with jobs > 1 they share the workers.
+    results = benchmark.run_populations(
+        [(setting, prefs) for _, setting, prefs in loaded], methods, seeds,
+        mechanism_seed=_MECHANISM_SEED.value,
+        done=[[r for r in done if r.population == p.name]
+              for p, _, _ in loaded],
+        on_result=save, jobs=jobs,
+        method_files=[os.path.abspath(x) for x in _EXTRA.value])
+  return {p.name: r for (p, _, _), r in zip(loaded, results)}
 
 
 def _write_leaderboards(loaded, methods, seeds, results, output_dir):

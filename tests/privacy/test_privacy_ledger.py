@@ -69,6 +69,23 @@ class PrivacyLedgerTest(parameterized.TestCase):
     self.assertEqual(one_by_one.rounds('private'), 500)
     self.assertGreater(eps, once.get_epsilon('private', 1e-3))
 
+  def test_a_history_is_composed_once_and_a_step_recomposes(self):
+    first = privacy_ledger.PrivacyLedger()
+    first.step('private', 0.05, 1.5, count=300)
+    eps = first.get_epsilon('private', 1e-4)
+    # Another ledger (another run) of the same history: the same epsilon,
+    # from the composition already made.
+    hits = privacy_ledger._composed.cache_info().hits
+    second = privacy_ledger.PrivacyLedger()
+    second.step('private', 0.05, 1.5, count=300)
+    self.assertEqual(second.get_epsilon('private', 1e-4), eps)
+    self.assertEqual(privacy_ledger._composed.cache_info().hits, hits + 1)
+    # A step after a read: the epsilon of the longer history.
+    first.step('private', 0.05, 1.5, count=200)
+    self.assertEqual(first.get_epsilon('private', 1e-4),
+                     accounting.compute_epsilon(0.05, 1.5, 500, 1e-4))
+    self.assertEqual(second.get_epsilon('private', 1e-4), eps)
+
   def test_heterogeneous_runs_compose(self):
     ledger = privacy_ledger.PrivacyLedger()
     runs = [(0.05, 1.5, 100), (0.03, 4.0, 200), (0.05, 1.5, 50)]

@@ -13,12 +13,15 @@
 # limitations under the License.
 """End to end: the TFF process and the direct runner, every rule, resume."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from tff_hdp import templates
 from tff_hdp.data import federated_data
 from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import process
 from tff_hdp.robust_hdp import rule as rule_lib
 from tff_hdp.robust_hdp import rule_registry
 from tff_hdp.robust_hdp import training
@@ -243,3 +246,30 @@ def test_clip_only_weighs_the_noised_updates(data):
                                   templates.global_weights(run.state)])
                   for run in runs)
   assert np.abs(noisy - clean).max() > 1e-3
+
+
+def test_prepare_takes_a_calibration_it_checks(data):
+  # HDP-Bench calibrates in its own process and hands the clients'
+  # calibration to the run: the same experiment, not calibrated again.
+  config = _config('min_epsilon', 'direct')
+  sizes = [len(y) for _, y in data.train]
+  clients = process.client_privacy(config, sizes)
+  given = training.prepare(config, data, clients=clients)
+  assert given.clients == training.prepare(config, data).clients
+  assert given.variances == training.prepare(config, data).variances
+  # A calibration of other rounds (so other steps) is refused.
+  other = process.client_privacy(_config('min_epsilon', 'direct', rounds=3),
+                                 sizes)
+  with pytest.raises(ValueError, match=r'^clients: client 0 was calibrated '
+                     r'as .* not for \(epsilon, b, N, steps\) = '
+                     r'\(1\.0, 4, 24, 12\) of this run$'):
+    training.prepare(config, data, clients=other)
+  with pytest.raises(ValueError, match=r'^clients: 3 calibrations for 4 '):
+    training.prepare(config, data, clients=clients[:3])
+  # A noise multiplier under the calibration's spends more than epsilon_i.
+  weaker = [dataclasses.replace(c, noise_multiplier=c.noise_multiplier / 2)
+            if c.noise_multiplier else c for c in clients]
+  with pytest.raises(ValueError, match=r"^clients: client 0's noise "
+                     r'multiplier .* spends epsilon .* over its 1 in this '
+                     r'run; allowed: a z_i of at most'):
+    training.prepare(config, data, clients=weaker)

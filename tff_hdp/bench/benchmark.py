@@ -26,7 +26,8 @@ a worker process: `parallel`) and records the accuracy and the epsilon each
 client's ledger spent. A method that does not fit the setting's population
 (`Method.refuses_population`) or refuses a distribution (`Method.refuses`)
 is recorded as refused, with its reason. Runs already in `done` (a resumed
-benchmark) are skipped. One call runs one population (`population`).
+benchmark) are skipped. `run` runs one population (`population`),
+`run_populations` several, on the same worker processes.
 
 Every run's noise and sampling come from a fresh secret key unless a
 `mechanism_seed` is given: then seed s runs with mechanism seed
@@ -34,6 +35,7 @@ mechanism_seed + s, reproducible, and its epsilon is not a guarantee for its
 outputs (the leaderboard's caption says so).
 """
 
+import functools
 import os
 import sys
 import time
@@ -89,13 +91,12 @@ def _check_workers_find(methods: Sequence[method_lib.Method],
           'method_files (--extra_methods), or run with jobs=1')
 
 
-def _plan(setting, distributions, methods, seeds, mechanism_seed, *,
-          finished, refused: Callable[[leaderboard.RunResult], None]):
-  """The runs to do: ((method name, calibration, seed, mechanism seed),
-  (preferences, planned epsilons, calibration seconds per seed)) each, the
-  calibrations checked; a run in `finished` ((population, method,
-  preferences, seed)) is left out, and a refused one goes to `refused`."""
-  tasks = []
+def _to_calibrate(setting, distributions, methods, seeds, *, finished,
+                  refused: Callable[[leaderboard.RunResult], None]):
+  """[(preferences, method, its seeds to run)] of one population: a run in
+  `finished` ((population, method, preferences, seed)) is left out, and a
+  refused one goes to `refused` (nothing of it is calibrated)."""
+  todo_all = []
   for preferences in distributions:
     if preferences.num_clients != setting.num_clients:
       raise ValueError(f'preferences {preferences.name!r} give '
@@ -115,17 +116,34 @@ def _plan(setting, distributions, methods, seeds, mechanism_seed, *,
               m.name, preferences.name, s, None, refused=reason,
               population=setting.population))
         continue
-      start = time.perf_counter()
-      calibration = m.calibrate(setting, preferences)
-      calibration_share = (time.perf_counter() - start) / len(todo)
-      planned = (method_lib.planned_epsilons(calibration, setting.delta,
-                                             setting.accountant)
-                 if m.guarantee.kind == 'none' else  # A reference.
-                 check_calibration(m, setting, preferences, calibration))
-      tasks += [((m.name, calibration, s,
-                  None if mechanism_seed is None else mechanism_seed + s),
-                 (preferences, planned, calibration_share)) for s in todo]
-  return tasks
+      todo_all.append((preferences, m, todo))
+  return todo_all
+
+
+def _calibrated(setting, preferences, m, todo, mechanism_seed):
+  """The runs of method `m` on `preferences` for the seeds `todo`, its
+  calibration checked: ((method name, calibration, seed, mechanism seed),
+  (preferences, planned epsilons, calibration seconds per seed)) each."""
+  start = time.perf_counter()
+  calibration = m.calibrate(setting, preferences)
+  calibration_share = (time.perf_counter() - start) / len(todo)
+  planned = (method_lib.planned_epsilons(calibration, setting.delta,
+                                         setting.accountant)
+             if m.guarantee.kind == 'none' else  # A reference.
+             check_calibration(m, setting, preferences, calibration))
+  return [((m.name, calibration, s,
+            None if mechanism_seed is None else mechanism_seed + s),
+           (preferences, planned, calibration_share)) for s in todo]
+
+
+def _result(setting, task, about, outcome, seconds) -> leaderboard.RunResult:
+  (name, _, seed, _), (preferences, planned, calibration_share) = task, about
+  return leaderboard.RunResult(
+      name, preferences.name, seed, float(outcome.accuracy),
+      spent=tuple(float(e) for e in outcome.epsilons),
+      asked=tuple(float(e) for e in preferences.epsilons),
+      planned=tuple(float(e) for e in planned),
+      seconds=seconds + calibration_share, population=setting.population)
 
 
 def run(setting: method_lib.Setting,
@@ -156,6 +174,36 @@ def run(setting: method_lib.Setting,
   Returns:
     `done`'s results and the new ones.
   """
+  (results,) = run_populations(
+      [(setting, distributions)], methods, seeds,
+      mechanism_seed=mechanism_seed, done=[list(done)], on_result=on_result,
+      jobs=jobs, method_files=method_files)
+  return results
+
+
+def run_populations(
+    populations: Sequence[tuple[method_lib.Setting,
+                                Sequence[method_lib.Preferences]]],
+    methods: Sequence[method_lib.Method], seeds: Sequence[int], *,
+    mechanism_seed: Optional[int] = None,
+    done: Optional[Sequence[Iterable[leaderboard.RunResult]]] = None,
+    on_result: Optional[Callable[[leaderboard.RunResult], None]] = None,
+    jobs: int = 1, method_files: Sequence[str] = ()
+) -> list[list[leaderboard.RunResult]]:
+  """`run` of several populations at once: per population (setting, its
+  preferences), its results (`done[i]`'s, population i's results of an
+  earlier benchmark, and the new ones); the other arguments are `run`'s.
+
+  With jobs > 1 every population's runs share one set of workers, which
+  start at once: the runs are calibrated (and checked) one method and
+  preferences after another while the workers run those already
+  calibrated, so no core waits for all calibrations, nor between
+  populations. They go out method by method, in the order of `methods`
+  (the registry's puts first the sample-level rules, whose runs train every
+  client every round and take longest), then population by population:
+  the long runs start first, the short ones fill the end, and while the
+  workers run the first rules' runs the other methods calibrate.
+  """
   if jobs < 1:
     raise ValueError(f'jobs must be >= 1, got {jobs}')
   if jobs > 1:
@@ -163,38 +211,61 @@ def run(setting: method_lib.Setting,
   # The methods train on TensorFlow and TFF: retire TFF's default context,
   # whose worker_binary can outlive Python (tff_hdp.runtime), before any does.
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top,unused-import
-  results = list(done)
+  results = [list(d) for d in (done or [()] * len(populations))]
+  if len(results) != len(populations):
+    raise ValueError(f'done: {len(results)} lists for {len(populations)} '
+                     'populations')
   by_name = {m.name: m for m in methods}
 
-  def record(result):
-    results.append(result)
+  def record(i, result):
+    results[i].append(result)
     if on_result is not None:
       on_result(result)
 
-  tasks = _plan(setting, distributions, methods, seeds, mechanism_seed,
-                finished={(r.population, r.method, r.preferences, r.seed)
-                          for r in results},
-                refused=record)
-
-  def result(task, about, outcome, seconds):
-    (name, _, seed, _), (preferences, planned, calibration_share) = task, about
-    return leaderboard.RunResult(
-        name, preferences.name, seed, float(outcome.accuracy),
-        spent=tuple(float(e) for e in outcome.epsilons),
-        asked=tuple(float(e) for e in preferences.epsilons),
-        planned=tuple(float(e) for e in planned),
-        seconds=seconds + calibration_share, population=setting.population)
+  # Every refusal first: it needs no calibration.
+  plans = [
+      [(i, *entry) for entry in _to_calibrate(
+          setting, distributions, methods, seeds,
+          finished={(r.population, r.method, r.preferences, r.seed)
+                    for r in results[i]},
+          refused=functools.partial(record, i))]
+      for i, (setting, distributions) in enumerate(populations)]
+  settings = [setting for setting, _ in populations]
 
   if jobs == 1:
-    for task, about in tasks:
-      name, calibration, seed, mechanism = task
-      start = time.perf_counter()
-      outcome = by_name[name].run(setting, calibration, seed=seed,
-                                  mechanism_seed=mechanism)
-      record(result(task, about, outcome, time.perf_counter() - start))
-  else:
-    from tff_hdp.bench import parallel  # pylint: disable=g-import-not-at-top
-    for index, outcome, seconds in parallel.run_all(
-        setting, [t for t, _ in tasks], jobs, method_files):
-      record(result(*tasks[index], outcome, seconds))
+    for plan in plans:
+      # Every run of the population calibrated and checked before any runs.
+      tasks = [(i, task) for i, preferences, m, todo in plan
+               for task in _calibrated(settings[i], preferences, m, todo,
+                                       mechanism_seed)]
+      for i, (task, about) in tasks:
+        name, calibration, seed, mechanism = task
+        start = time.perf_counter()
+        outcome = by_name[name].run(settings[i], calibration, seed=seed,
+                                    mechanism_seed=mechanism)
+        record(i, _result(settings[i], task, about, outcome,
+                          time.perf_counter() - start))
+    return results
+
+  position = {m.name: k for k, m in enumerate(methods)}
+  entries = sorted((entry for plan in plans for entry in plan),
+                   key=lambda entry: (position[entry[2].name], entry[0]))
+  runs = sum(len(todo) for *_, todo in entries)
+  if not runs:
+    return results
+  handed_out = []  # Per task handed to the workers: (population, task, about).
+
+  def calibrated_tasks():
+    for i, preferences, m, todo in entries:
+      for task, about in _calibrated(settings[i], preferences, m, todo,
+                                     mechanism_seed):
+        handed_out.append((i, task, about))
+        yield i, task
+
+  from tff_hdp.bench import parallel  # pylint: disable=g-import-not-at-top
+  for index, outcome, seconds in parallel.run_all(
+      dict(enumerate(settings)), calibrated_tasks(), min(jobs, runs),
+      method_files):
+    i, task, about = handed_out[index]
+    record(i, _result(settings[i], task, about, outcome, seconds))
   return results

@@ -259,13 +259,14 @@ class Method(abc.ABC):
 
 
 def prepare_run(training, config, setting: Setting, *, seed: int,
-                mechanism_seed: Optional[int]):
+                mechanism_seed: Optional[int], **prepare_args):
   """A system's driver experiment (`training.prepare`: FedHDP's, Robust-HDP's
   or UDP-Alg's) of a calibrated `config` on the setting's clients, with this
-  run's public seed and mechanism seed (None: a secret key)."""
+  run's public seed and mechanism seed (None: a secret key); `prepare_args`
+  go to `training.prepare` (e.g. Robust-HDP's calibrated `clients`)."""
   return training.prepare(
       dataclasses.replace(config, seed=seed, mechanism_seed=mechanism_seed),
-      setting.data)
+      setting.data, **prepare_args)
 
 
 # The methods calibrate to the same few epsilons (a level's, the minimum) at

@@ -16,10 +16,12 @@
 The benchmark's runs are independent and mostly one-threaded (small models,
 small batches), so on a machine of c cores k processes of c/k threads each
 finish the benchmark sooner than one process of c threads. Each worker is a
-fresh Python running this module: it imports TensorFlow once, receives the
-setting once, then runs one (method, preferences, seed) after another, each
-exactly as `Method.run` runs it in the benchmark's own process; the parent
-hands out the runs as workers free up and records each result as it comes.
+fresh Python running this module: it imports TensorFlow once, receives each
+population's setting once, then runs one (method, preferences, seed) after
+another, each exactly as `Method.run` runs it in the benchmark's own
+process; the parent hands out the runs as workers free up (reading them
+from the benchmark as it calibrates them: the workers start meanwhile) and
+records each result as it comes.
 
 Not `multiprocessing`: its start methods that are safe beside TensorFlow's
 threads (spawn, forkserver) re-import the caller's `__main__` in every child
@@ -41,7 +43,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Iterator, Optional, Sequence
+from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
 
 def available_cores() -> int:
@@ -59,7 +61,7 @@ class WorkerError(RuntimeError):
 class _Worker:
   """One worker process (this module's `main`) that we started and end."""
 
-  def __init__(self, setting, method_files: Sequence[str], threads: int):
+  def __init__(self, method_files: Sequence[str], threads: int):
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -68,16 +70,21 @@ class _Worker:
     self._process = subprocess.Popen(
         [sys.executable, '-m', 'tff_hdp.bench.parallel'],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-    self._send((setting, tuple(method_files), threads))
+    self._send((tuple(method_files), threads))
+    self._settings = set()  # The keys of the settings it holds.
 
   def _send(self, obj):
     pickle.dump(obj, self._process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
     self._process.stdin.flush()
 
-  def run(self, task):
+  def run(self, key, setting, task):
     """(outcome, seconds) of `task` = (method name, calibration, seed,
-    mechanism seed), or WorkerError."""
-    self._send(task)
+    mechanism seed) on `setting` (sent once per worker, under `key`), or
+    WorkerError."""
+    if key not in self._settings:
+      self._send(('setting', key, setting))
+      self._settings.add(key)
+    self._send(('run', key, task))
     try:
       ok, value = pickle.load(self._process.stdout)
     except EOFError:
@@ -100,68 +107,102 @@ class _Worker:
       self._process.wait()
 
 
-def run_all(setting, tasks: Sequence, jobs: int,
+_END = object()  # No run is left (one per worker, on the queue of runs).
+_FED = object()  # Every run has been handed out (on the queue of results).
+
+
+def run_all(settings: Mapping, tasks: Iterable, jobs: int,
             method_files: Sequence[str] = (),
             threads: Optional[int] = None) -> Iterator:
   """Yields (index, outcome, seconds) for each of `tasks` as workers finish
   them, on `jobs` workers of `threads` threads each (default: the cores
-  shared among the jobs). A failed run raises WorkerError once the other
-  workers have stopped.
+  shared among the jobs); index counts the tasks from 0 in their order.
+
+  The workers start at once and `tasks` is read as they take runs, so a
+  generator that calibrates each run before it yields it (the benchmark's)
+  calibrates while the workers import TensorFlow and run what it has
+  yielded. A failed run raises WorkerError, and an error of `tasks` itself
+  (e.g. a calibration's) is raised as it is, once the workers have
+  stopped.
 
   Args:
-    setting: The benchmark's `Setting` (sent to each worker once).
-    tasks: (method name, calibration, seed, mechanism seed) each.
+    settings: The `Setting` of each key (each is sent to a worker once, before
+      its first run on it).
+    tasks: (setting key, (method name, calibration, seed, mechanism seed))
+      each.
     jobs: Workers, >= 1.
     method_files: Files that register methods outside the package.
     threads: TensorFlow threads of each worker.
   """
   threads = threads or max(1, available_cores() // jobs)
   todo = queue.Queue()
-  for index, task in enumerate(tasks):
-    todo.put((index, task))
   done = queue.Queue()
+  stop = threading.Event()
+
+  def feed():
+    count = 0
+    try:
+      for key, task in tasks:
+        if stop.is_set():
+          return
+        todo.put((count, key, task))
+        count += 1
+    except Exception as e:  # pylint: disable=broad-except
+      done.put((None, None, e))
+    finally:
+      for _ in range(jobs):
+        todo.put(_END)
+      done.put((_FED, count, None))
 
   def serve(worker_box):
     try:
-      worker_box.append(_Worker(setting, method_files, threads))
-      while True:
-        try:
-          index, task = todo.get_nowait()
-        except queue.Empty:
+      worker_box.append(_Worker(method_files, threads))
+      while not stop.is_set():
+        item = todo.get()
+        if item is _END:
           return
-        done.put((index, worker_box[0].run(task), None))
+        index, key, task = item
+        done.put((index, worker_box[0].run(key, settings[key], task), None))
     except Exception as e:  # pylint: disable=broad-except
-      _drain(todo)
       done.put((None, None, e))
 
-  boxes = [[] for _ in range(min(jobs, len(tasks)))]
+  boxes = [[] for _ in range(jobs)]
   servers = [threading.Thread(target=serve, args=(b,), daemon=True)
              for b in boxes]
   for server in servers:
     server.start()
+  # Daemon: a calibration cannot be interrupted, and an error elsewhere
+  # must not wait for it.
+  feeder = threading.Thread(target=feed, daemon=True)
+  feeder.start()
   failure = None
   finished = False
   try:
-    for _ in range(len(tasks)):
+    expected, received = None, 0
+    while expected is None or received < expected:
       index, result, error = done.get()
       if error is not None:
         failure = error
         break
+      if index is _FED:
+        expected = result
+        continue
       outcome, seconds = result
+      received += 1
       yield index, outcome, seconds
-    finished = True
+    finished = failure is None
   finally:
     # A failed run, or a caller that stopped reading (an exception in its
     # on_result, an interrupt), ends the workers now, not after the runs left.
-    stop = not finished
-    if stop:
+    stop.set()
+    if not finished:
       _drain(todo)
     for server in servers:
-      if not stop:
+      if finished:
         server.join()
     for box in boxes:
       for worker in box:
-        worker.close(kill=stop)
+        worker.close(kill=not finished)
   if failure is not None:
     raise failure
 
@@ -181,7 +222,7 @@ def main() -> None:
   os.dup2(2, 1)  # What methods print goes to stderr.
   sys.stdout = sys.stderr
   inputs = sys.stdin.buffer
-  setting, method_files, threads = pickle.load(inputs)
+  method_files, threads = pickle.load(inputs)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   tf.config.threading.set_intra_op_parallelism_threads(threads)
   tf.config.threading.set_inter_op_parallelism_threads(threads)
@@ -190,12 +231,18 @@ def main() -> None:
   for path in method_files:
     registry.load_file(path)
   known = registry.registered()
+  settings = {}
   with runtime.local_cpp_context():
     while True:
       try:
-        name, calibration, seed, mechanism_seed = pickle.load(inputs)
+        kind, key, value = pickle.load(inputs)
       except EOFError:
         return
+      if kind == 'setting':
+        settings[key] = value
+        continue
+      setting = settings[key]
+      name, calibration, seed, mechanism_seed = value
       try:
         if name not in known:
           raise LookupError(

@@ -324,6 +324,10 @@ def default_cnn_conv() -> str:
   return 'grouped' if grouped_conv_has_gradient() else 'im2col'
 
 
+# One per model, like `_CNN_FORWARDS`: backends of equal models (e.g.
+# HDP-Bench's runs of cnn5, one after another in a process) share one
+# traced client-work function.
+@functools.lru_cache(maxsize=None)
 def _mapped_forward(spec: models.ModelSpec):
   """Any model: its own forward, mapped over the clients (slow, exact)."""
 

@@ -34,7 +34,8 @@ configuration, cannot regenerate any client's noise.
 
 import dataclasses
 import functools
-from typing import Any
+import math
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -167,18 +168,30 @@ class Experiment(round_loop.Experiment):
         config.poisson, config.mechanism_seed, config.clip_only))
 
 
-def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
+def prepare(config: config_lib.RobustHdpConfig, data, *,
+            clients: Optional[Sequence[
+                privacy_preferences.ClientPrivacy]] = None) -> Experiment:
   """Calibrates each client's z_i from its epsilon_i and builds the rule's
   aggregator, the runner and what each round gives it (`train`'s
-  arguments)."""
+  arguments).
+
+  `clients`: the clients' calibration, `process.client_privacy(config,
+  N_i)`, when the caller has computed it already (HDP-Bench calibrates once,
+  in its own process, and hands it to the run): it is checked to be of this
+  configuration's epsilons, batch sizes and rounds, not recomputed.
+  """
   config.validate()
   data = client_data_lib.as_federated_data(data)
   if data.num_clients != len(config.epsilons):
     raise ValueError(f'the data has {data.num_clients} clients but the '
                      f'privacy distribution {len(config.epsilons)}')
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
-  clients = process_lib.client_privacy(config,
-                                       [len(y) for _, y in data.train])
+  num_examples = [len(y) for _, y in data.train]
+  if clients is None:
+    clients = process_lib.client_privacy(config, num_examples)
+  else:
+    clients = list(clients)
+    _check_calibrated(config, clients, num_examples)
   variances = process_lib.true_variances(config, clients,
                                          spec.num_parameters)
   factory = process_lib.build_aggregator(config, clients, variances)
@@ -207,6 +220,39 @@ def prepare(config: config_lib.RobustHdpConfig, data) -> Experiment:
           mechanism_seed=config.mechanism_seed),
       noise_power_computable=(rule.private and rule.is_weighted_sum and
                               not config.clip_only))
+
+
+def _check_calibrated(config: config_lib.RobustHdpConfig, clients,
+                      num_examples: Sequence[int]) -> None:
+  """Raises ValueError unless `clients` is a calibration of `config`'s
+  clients (of N_i `num_examples`): the epsilon each calibrated to
+  (`Rule.calibration_epsilons`), b_i capped to N_i and the run's DP-SGD
+  steps, with a noise multiplier exactly where there is an epsilon."""
+  targets = rule_registry.get(config.algorithm).calibration_epsilons(
+      config.epsilons)
+  if len(clients) != len(num_examples):
+    raise ValueError(f'clients: {len(clients)} calibrations for '
+                     f'{len(num_examples)} clients')
+  for i, (c, eps, b, n) in enumerate(zip(clients, targets,
+                                         config.batch_sizes, num_examples)):
+    b = min(int(b), int(n))
+    expected = (None if eps is None else float(eps), b, int(n),
+                config.rounds * config.local_epochs * math.ceil(n / b))
+    if ((c.epsilon, c.batch_size, c.num_examples, c.steps) != expected or
+        (c.noise_multiplier is None) != (eps is None)):
+      raise ValueError(f'clients: client {i} was calibrated as {c}, not for '
+                       f'(epsilon, b, N, steps) = {expected} of this run')
+    # Its z_i must spend at most epsilon_i: one composition, not the
+    # calibration's search (the run's ledger would report a wrong z_i's
+    # epsilon, but only after spending it).
+    if eps is not None:
+      spent = privacy_preferences.achieved_epsilon(
+          c, config.delta, accountant=config.accountant)
+      if spent > eps * (1 + templates.BUDGET_TOLERANCE):
+        raise ValueError(
+            f'clients: client {i}\'s noise multiplier {c.noise_multiplier:g} '
+            f'spends epsilon {spent:.4g} over its {eps:g} in this run; '
+            'allowed: a z_i of at most epsilon_i (process.client_privacy)')
 
 
 # The run's rounds in the shared loop, from the initial model or a

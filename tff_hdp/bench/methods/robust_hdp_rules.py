@@ -105,20 +105,24 @@ class RobustHdpRule(method.Method):
     from tff_hdp.robust_hdp import process  # pylint: disable=g-import-not-at-top
     config = self.config(setting, preferences)
     config.validate()
-    clients = process.client_privacy(config, setting.num_examples())
+    clients = tuple(process.client_privacy(config, setting.num_examples()))
+    # The run takes the clients' calibration with its config: a worker
+    # process (jobs > 1) does not calibrate them again.
     return method.Calibration(
         clients=tuple(
             None if c.noise_multiplier is None else
             method.ClientMechanism(c.sampling_rate, c.noise_multiplier,
                                    c.steps)
             for c in clients),
-        config=config)
+        config=(config, clients))
 
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
     from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
-    experiment = method.prepare_run(training, calibration.config, setting,
-                                    seed=seed, mechanism_seed=mechanism_seed)
+    config, clients = calibration.config
+    experiment = method.prepare_run(training, config, setting, seed=seed,
+                                    mechanism_seed=mechanism_seed,
+                                    clients=clients)
     run = training.run_rounds(experiment)
     accuracy = float(np.nanmean(training.local_accuracies(
         experiment.spec, run.state['global_weights'], setting.data)))
