@@ -151,6 +151,45 @@ def test_empty_poisson_batch_releases_the_noise_alone(name, shape):
     np.testing.assert_array_equal(g, e)
 
 
+@pytest.mark.parametrize('private', [True, False])
+def test_the_step_is_a_graph_of_its_own(private):
+  # `dp_sgd.own_graph`: traced, each step is a function of its own that the
+  # loop calls (not inlined into the loop's body), where oneDNN's rewrite
+  # gives every pooling gradient its own kernel; the same update as eagerly.
+  spec = models.build_model('cnn5', (8, 8), 3)
+  x, y = np.random.default_rng(0).random((12, 8, 8), np.float32), np.arange(
+      12, dtype=np.int32) % 3
+  args = dict(batch_size=tf.constant(4),
+              noise_multiplier=tf.constant(0.5) if private else None,
+              key=tf.constant([1, 2], tf.int64),
+              settings=dp_sgd.DpSgdSettings())
+  update = tf.function(lambda w: dp_sgd.client_update(spec, w, x, y, **args),
+                       autograph=False)
+  weights = [tf.constant(w) for w in spec.init(0)]
+  for got, want in zip(update(weights),
+                       dp_sgd.client_update(spec, weights, x, y, **args)):
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+  graph = update.get_concrete_function(weights).graph.as_graph_def()
+  functions = {f.signature.name: f for f in graph.library.function}
+
+  def reached(name):  # The ops of function `name` and of those it calls.
+    ops = set()
+    for n in functions[name].node_def:
+      ops.add(n.op)
+      for v in n.attr.values():
+        if v.func.name in functions:
+          ops |= reached(v.func.name)
+    return ops
+
+  (loop,) = [n for n in graph.node if n.op in ('While', 'StatelessWhile')]
+  body = functions[loop.attr['body'].func.name]
+  calls = [n.attr['f'].func.name for n in body.node_def
+           if n.op in ('PartitionedCall', 'StatefulPartitionedCall')]
+  assert len(calls) == 1 and functions[calls[0]].attr['_noinline'].b
+  assert 'MaxPoolGrad' in reached(calls[0])
+  assert 'MaxPoolGrad' not in {n.op for n in body.node_def}
+
+
 def test_steps_per_round():
   assert dp_sgd.steps_per_round(2400, 64, 1) == 38
   assert dp_sgd.steps_per_round(2400, 32, 2) == 150

@@ -230,6 +230,26 @@ def batch_indices(step, num_examples, batch_size, steps_per_epoch, key,
   return order[start:tf.minimum(start + batch_size, num_examples)]
 
 
+def own_graph(fn):
+  """`fn` as a function that TensorFlow optimises as a graph of its own and
+  calls, not inlined into its caller's graph: for a loop's step.
+
+  In a loop's body, the oneDNN rewrite of TensorFlow's graph
+  (`MklLayoutRewritePass`) gives a MaxPoolGrad its oneDNN kernel only if it
+  has already rewritten the forward MaxPool, and the loop's back edge
+  leaves the order of its visits open: in most traces of a DP-SGD round,
+  one of cnn5's two pooling gradients ran TensorFlow's generic kernel, some
+  ten times slower (docs/performance.md). A step traced as a function of
+  its own has no back edge; the call costs some tens of microseconds.
+  Both kernels pass the gradient to the first maximum of a window, so the
+  results do not change. Run eagerly (no graph, no loop), `fn` itself.
+  """
+  if tf.executing_eagerly():
+    return fn
+  return tf.function(fn, autograph=False,
+                     experimental_attributes={'_noinline': True})
+
+
 def client_update(spec: models.ModelSpec,
                   initial_weights: Sequence[tf.Tensor],
                   x: tf.Tensor,
@@ -268,6 +288,7 @@ def client_update(spec: models.ModelSpec,
     global_state = query.initial_global_state()
   denominator = tf.cast(batch_size, tf.float32)
 
+  @own_graph
   def step_fn(step, weights):
     idx = batch_indices(step, num_examples, batch_size, steps_per_epoch,
                         key, settings.poisson and private)
@@ -280,9 +301,10 @@ def client_update(spec: models.ModelSpec,
         tape.watch(weights)
         loss = models.loss_fn(spec.apply(weights, xb), yb)
       gradient = tape.gradient(loss, weights)
-    return step + 1, [w - lr * g for w, g in zip(weights, gradient)]
+    return [w - lr * g for w, g in zip(weights, gradient)]
 
   _, weights = tf.while_loop(
-      lambda step, _: step < num_steps, step_fn,
+      lambda step, _: step < num_steps,
+      lambda step, weights: (step + 1, step_fn(step, weights)),
       (tf.constant(0, tf.int32), weights0))
   return [w - w0 for w, w0 in zip(weights, weights0)]
