@@ -316,9 +316,10 @@ def default_form(spec: models.ModelSpec) -> str:
   clients made a round slower there; on a GPU, stacking replaces each
   client's small kernel launches by one per layer. IN_LANES (two clients at
   once, each with its own kernels) has been timed only on a loaded 2-core
-  CPU, where it was as fast or somewhat faster for the same CPU time, which
-  does not tell a quiet machine's answer: `benchmarks/benchmark_robust_hdp.py`
-  times it beside the driver's form (docs/performance.md).
+  CPU, where it was somewhat faster in some runs and somewhat slower in
+  others, for about the same CPU time; that does not tell a quiet
+  machine's answer: `benchmarks/benchmark_robust_hdp.py` times it beside
+  the driver's form (docs/performance.md).
   """
   if grouped_forward(spec) is not None and tf.config.list_logical_devices(
       'GPU'):
