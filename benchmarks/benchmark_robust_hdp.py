@@ -13,7 +13,7 @@
 # limitations under the License.
 """Times Robust-HDP's pieces at paper 003's MNIST scale, against the same-run peak.
 
-    python benchmarks/benchmark_robust_hdp.py           # about 5 minutes
+    python benchmarks/benchmark_robust_hdp.py           # several minutes
     python benchmarks/benchmark_robust_hdp.py --rounds=1
 
 In one process, on synthetic data of the real shapes (28 x 28 images, the
@@ -35,16 +35,29 @@ cnn5 model, p = 28,938):
 3. A full round: 20 clients x 2,400 examples, 1 epoch, Dist1's batch sizes,
    Robust-HDP with RPCA every round, on the direct runner: client training
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
+   The clients are timed in two forms, one after the other in each round
+   (the order alternating), from the same keys: as the driver's
+   `process.DirectRunner` trains them (`cohort.default_form`: on a CPU each
+   client in turn), and in two lanes of clients at once
+   (`cohort.IN_LANES`); each with its wall and CPU seconds and its
+   fraction of the peak, and the updates of the two compared. FLOPs: 3 x 2
+   x the forward multiply-adds of the E_i b_i examples the clients' steps
+   take in expectation.
 4. RPCA's noise estimate on that round's updates by each of its solvers
-   (`--rpca_method`: the authors' ADMM, the inexact ALM), the ALM's
-   sigma^2 against ADMM's;
+   (`--rpca_method`: the inexact ALM, the authors' ADMM), each sigma^2
+   against the first solver's;
    and its profile (`rpca_profile`): iterations, milliseconds per
    iteration, and an iteration's two p x n x n matmuls (its floor) and its
    element-wise passes timed alone, the passes also fused by XLA.
 
 Run it on a quiet machine (nothing else running): shared cores make every
-figure slower. The last line is `dp_sgd_over_sgd=<x at b=64>
-seconds_per_round=<s> run_minutes_200_rounds=<m>`.
+figure slower, and a form with more threads takes a larger share of them.
+The last line gives the ratios issues 41 and 51 set goals for:
+`dp_sgd_over_sgd=<x at b=64> rpca_ialm_seconds=<s>
+clients_fraction_of_peak=<the driver's> in_lanes_clients_fraction_of_peak=<>
+seconds_per_round=<s> run_minutes_200_rounds=<m>` (the driver's clients and
+the configured solver). `--clients=k` times the first k of Dist1's 20
+clients only, for a quicker look.
 """
 
 import os
@@ -66,6 +79,9 @@ import timing
 
 _ROUNDS = flags.DEFINE_integer('rounds', 2, 'Timed full rounds (>= 1).')
 _STEPS = flags.DEFINE_integer('steps', 30, 'Timed steps per batch size.')
+_CLIENTS = flags.DEFINE_integer(
+    'clients', 20, "The full round's clients: the first k (2 to 20) of "
+    "Dist1's 20.")
 _OUTPUT = flags.DEFINE_string('output_json', None,
                               'Also write the figures to this JSON file.')
 
@@ -133,6 +149,8 @@ def main(argv):
   cli.check_no_arguments(argv)
   cli.check(_ROUNDS.value >= 1, f'--rounds must be >= 1, got {_ROUNDS.value}')
   cli.check(_STEPS.value >= 1, f'--steps must be >= 1, got {_STEPS.value}')
+  cli.check(2 <= _CLIENTS.value <= 20,
+            f'--clients must be in [2, 20], got {_CLIENTS.value}')
   import numpy as np
   import tensorflow as tf
   from tff_hdp import models
@@ -140,6 +158,7 @@ def main(argv):
   # Retires TFF's default context, whose idle executor factory, collected
   # at interpreter exit, prints a traceback (tff_hdp/runtime.py).
   from tff_hdp import runtime  # pylint: disable=unused-import
+  from tff_hdp.robust_hdp import cohort
   from tff_hdp.robust_hdp import config as config_lib
   from tff_hdp.robust_hdp import dp_sgd
   from tff_hdp.robust_hdp import privacy_preferences
@@ -223,34 +242,65 @@ def main(argv):
         f"{max(v['max_weight_difference'] for v in figures['steps'].values()):.1e})")
 
   eps, batch_sizes = privacy_preferences.load_distribution('dist1', 20)
+  k = _CLIENTS.value
   config = config_lib.RobustHdpConfig(algorithm='robust_hdp',
-                                      epsilons=tuple(eps),
-                                      batch_sizes=tuple(batch_sizes),
+                                      epsilons=tuple(eps[:k]),
+                                      batch_sizes=tuple(batch_sizes[:k]),
                                       backend='direct')
   data = [(rng.random((2400, 28, 28), np.float32),
-           rng.integers(0, 10, 2400).astype(np.int32)) for _ in range(20)]
-  clients = process.client_privacy(config, [2400] * 20)
+           rng.integers(0, 10, 2400).astype(np.int32)) for _ in range(k)]
+  clients = process.client_privacy(config, [2400] * k)
+  settings = dp_sgd.DpSgdSettings()
   # One runner per RPCA solver; the clients' rows come from the first.
+  # (Robust-HDP's server is told no variances: `Rule.told`.)
+  variances = process.true_variances(config, clients, spec.num_parameters)
   runners = {
       method: process.DirectRunner(
           spec, spec.init(0),
           process.build_aggregator(
-              dataclasses.replace(config, rpca_method=method), clients, None),
-          settings=dp_sgd.DpSgdSettings())
+              dataclasses.replace(config, rpca_method=method), clients,
+              variances),
+          settings=settings)
       for method in config_lib.RPCA_METHODS}
   info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
                noise_multiplier=np.float32(c.noise_multiplier))
           for i, c in enumerate(clients)]
+  in_lanes = cohort.cohort_function(spec, settings, True, cohort.IN_LANES)
+  packed = cohort.pack_clients(data)
+
+  def lanes_rows(state):
+    """The round's rows by `in_lanes`, from the runner's keys."""
+    key = process.round_key(tf.constant(mechanism_key.as_key(state['key'])),
+                            tf.constant(int(state['round_num'])))
+    keys = tf.stack([process.client_key(key, i['index']) for i in info])
+    return in_lanes(
+        [tf.constant(w) for w in state['global_weights']], packed[0],
+        packed[1], packed[2], np.array([i['batch_size'] for i in info]),
+        np.array([i['noise_multiplier'] for i in info]), keys)
+
   states = {method: r.initialize(mechanism_key.new_key(0))
             for method, r in runners.items()}
-  client_times = []
+  client_times = collections.defaultdict(list)
   server_times = collections.defaultdict(list)
-  weights_gap = 0.0
+  weights_gap = rows_gap = 0.0
+  first = config_lib.RPCA_METHODS[0]
   for r in range(_ROUNDS.value + 1):  # Round 0 is the warm-up.
-    first = config_lib.RPCA_METHODS[0]
-    with timing.Clock() as c:
-      rows = runners[first].client_updates(states[first], data, info)
-      rows.numpy()
+    clocks = {}
+    timed = dict(
+        driver=lambda: runners[first].client_updates(states[first], data,
+                                                     info),
+        lanes=lambda: lanes_rows(states[first]))
+    for name in (('driver', 'lanes') if r % 2 else ('lanes', 'driver')):
+      with timing.Clock() as clocks[name]:
+        rows = timed[name]()
+        rows.numpy()
+      if name == 'driver':
+        driver_rows = rows
+      else:
+        in_lanes_rows = rows
+    rows = driver_rows
+    rows_gap = max(rows_gap, float(np.max(np.abs(
+        driver_rows.numpy() - in_lanes_rows.numpy()))))
     round_weights = {}
     for method, runner in runners.items():
       with timing.Clock() as s:
@@ -260,29 +310,53 @@ def main(argv):
       if r:
         server_times[method].append(s.wall)
     if r:
-      client_times.append(c.wall)
+      for name, c in clocks.items():
+        client_times[name].append((c.wall, c.cpu))
     weights_gap = max(weights_gap, float(np.max(np.abs(
         round_weights['admm'] - round_weights['ialm']))))
   steps = sum(-(-2400 // c.batch_size) for c in clients)
-  client_s = statistics.median(client_times)
-  server_s = {m: statistics.median(t) for m, t in server_times.items()}
-  per_round = client_s + server_s[config.rpca_method]
   round_flops = flops_per_example * sum(
       -(-2400 // c.batch_size) * c.batch_size for c in clients)
-  figures['round'] = dict(client_seconds=client_s, server_seconds=server_s,
+  server_s = {m: statistics.median(t) for m, t in server_times.items()}
+  timed_clients = {}
+  driver_form = cohort.default_form(spec)
+  for name, label in (
+      ('driver', f'as the driver trains them ({driver_form})'),
+      ('lanes', f'in {cohort.IN_LANES} (two at once)')):
+    wall = statistics.median(w for w, _ in client_times[name])
+    per_round = wall + server_s[config.rpca_method]
+    timed_clients[name] = dict(
+        form=driver_form if name == 'driver' else cohort.IN_LANES,
+        client_seconds=wall,
+        client_cpu_seconds=statistics.median(c for _, c in client_times[name]),
+        client_gflops=round_flops / wall / 1e9,
+        fraction_of_peak=round_flops / wall / peak,
+        seconds_per_round=per_round,
+        run_minutes_200_rounds=200 * per_round / 60,
+        run_minutes_200_rounds_by_solver={
+            m: 200 * (wall + t) / 60 for m, t in server_s.items()},
+        label=label)
+  figures['round'] = dict(clients=timed_clients, server_seconds=server_s,
                           rpca_weights_max_difference=weights_gap,
-                          dp_sgd_steps=steps,
-                          client_gflops=round_flops / client_s / 1e9,
-                          run_minutes_200_rounds=200 * per_round / 60)
-  print(f'\nfull round (20 x 2,400, Dist1, {steps} DP-SGD steps): clients '
-        f'{client_s:.1f} s ({round_flops / client_s / 1e9:.1f} GFLOP/s, '
-        f'{round_flops / client_s / peak:.2f} of peak), server (RPCA) '
+                          rows_max_difference=rows_gap,
+                          dp_sgd_steps=steps, round_gflop=round_flops / 1e9)
+  print(f'\nfull round ({k} x 2,400, Dist1, {steps} DP-SGD steps, '
+        f'{round_flops / 1e9:.0f} GFLOP): server (RPCA) '
         + ', '.join(f'{m} {t:.2f} s' for m, t in server_s.items()) +
-        f' (weights differ by at most {weights_gap:.1e}); 200 rounds with '
-        f'{config.rpca_method}: {200 * per_round / 60:.0f} min, with ialm: '
-        f"{200 * (client_s + server_s['ialm']) / 60:.0f} min")
-  # Each RPCA solver on the last round's update matrix; the first (ADMM,
-  # the authors') is the reference of the others' sigma^2.
+        f' (weights differ by at most {weights_gap:.1e}); the clients\' '
+        f'rows of the two forms differ by at most {rows_gap:.1e}')
+  for row in timed_clients.values():
+    print(f"clients, {row['label']}: {row['client_seconds']:.1f} s "
+          f"(cpu {row['client_cpu_seconds']:.1f} s, "
+          f"{row['client_gflops']:.1f} GFLOP/s, "
+          f"{row['fraction_of_peak']:.2f} of peak); 200 rounds: " +
+          ', '.join(f'{minutes:.0f} min with {m}' for m, minutes in
+                    row['run_minutes_200_rounds_by_solver'].items()))
+  if k < 20:
+    print(f'(--clients={k}: a part of the round; the 200-round figures are '
+          'for these clients only)')
+  # Each RPCA solver on the last round's update matrix; the first of
+  # `config_lib.RPCA_METHODS` is the reference of the others' sigma^2.
   from tff_hdp.robust_hdp import rpca
   matrix = tf.transpose(tf.cast(rows, tf.float64))
   figures['rpca'] = {}
@@ -307,13 +381,14 @@ def main(argv):
   if _OUTPUT.value:
     with open(_OUTPUT.value, 'w') as f:
       json.dump(figures, f, indent=1)
-  # One machine-readable line of the ratios issue 41 set goals for.
+  # One machine-readable line of the ratios issues 41 and 51 set goals for.
+  driver, lanes = timed_clients['driver'], timed_clients['lanes']
   print(f"dp_sgd_over_sgd={figures['steps'][64]['ratio']:.2f} "
         f"rpca_ialm_seconds={figures['rpca']['ialm']['seconds']:.3f} "
-        f'clients_fraction_of_peak={round_flops / client_s / peak:.2f} '
-        f'seconds_per_round={per_round:.1f} '
-        f"run_minutes_200_rounds={figures['round']['run_minutes_200_rounds']:.0f}")
-
+        f"clients_fraction_of_peak={driver['fraction_of_peak']:.2f} "
+        f"in_lanes_clients_fraction_of_peak={lanes['fraction_of_peak']:.2f} "
+        f"seconds_per_round={driver['seconds_per_round']:.1f} "
+        f"run_minutes_200_rounds={driver['run_minutes_200_rounds']:.0f}")
 
 if __name__ == '__main__':
   app.run(cli.run_main(main), flags_parser=cli.parse_flags)

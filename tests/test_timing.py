@@ -56,6 +56,7 @@ def test_training_flops_are_six_per_multiply_add():
 @pytest.mark.parametrize('script,flag', [
     ('profile_fedhdp.py', '--clients=0'),
     ('time_presets_fedhdp.py', '--presets=cifar'),
+    ('benchmark_robust_hdp.py', '--clients=1'),
 ])
 def test_benchmark_binaries_refuse_bad_flags_in_one_line(script, flag):
   path = os.path.join(os.path.dirname(os.path.dirname(__file__)),

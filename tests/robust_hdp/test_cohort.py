@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 """Tests of tff_hdp/robust_hdp/cohort.py against dp_sgd.client_update, client
-by client: the same keys give the same batches, noise and updates."""
+by client: the same keys give the same batches, noise and updates (IN_TURN
+and IN_LANES bit for bit, STACKED up to float32 round-off)."""
 
 import functools
 import types
@@ -139,6 +140,40 @@ def test_stacked_equals_each_clients_own_update(name, n, poisson, private,
   assert quiet.any() and np.all(moved[quiet] > 3 * by_noise[quiet])
 
 
+@pytest.mark.parametrize('name,n,poisson,private,parts', [
+    ('fc', 7, True, True, 2),
+    ('cnn5', 7, True, True, 2),
+    ('cnn5', 5, False, True, 3),
+    ('cnn5', 4, True, False, 2),
+    ('cnn', 3, True, True, 5),  # More lanes than clients; any model.
+])
+def test_in_lanes_equals_each_clients_own_update_bit_for_bit(
+    name, n, poisson, private, parts):
+  problem = _cohort(name, n, seed=20 + n)
+  settings = POISSON if poisson else SHUFFLED
+  want = _one_by_one(*problem, settings, private)
+  got = _cohort_updates(*problem, settings, private, cohort.IN_LANES,
+                        parallel_parts=parts)
+  for g, w in zip(got, want):
+    np.testing.assert_array_equal(g, w)
+
+
+def test_lanes_split_the_work_longest_first():
+  steps = tf.constant([150, 75, 38, 19, 150, 75, 150])
+  batch_sizes = tf.constant([16, 32, 64, 128, 16, 32, 16])
+  members = [m.numpy() for m in cohort.lanes(steps, batch_sizes, 2)]
+  assert sorted(np.concatenate(members)) == list(range(7))
+  cost = steps.numpy() * (batch_sizes.numpy() + cohort.STEP_COST_EXAMPLES)
+  for m in members:  # Each lane's clients, longest first.
+    assert list(cost[m]) == sorted(cost[m], reverse=True)
+  loads = [cost[m].sum() for m in members]
+  # Longest processing time first: within 4/3 of the best split.
+  assert max(loads) <= 4 / 3 * max(cost.sum() / 2, cost.max())
+  # More lanes than clients: the rest are empty.
+  members = cohort.lanes(steps[:2], batch_sizes[:2], 4)
+  assert [len(m) for m in members] == [1, 1, 0, 0]
+
+
 def test_in_turn_equals_each_clients_own_update():
   # IN_TURN runs any model ('cnn' has no grouped form, and dropout).
   problem = _cohort('cnn', 4, seed=3)
@@ -194,6 +229,18 @@ def test_default_form():
       cohort.STACKED if gpu else cohort.IN_TURN)
   assert cohort.default_form(models.build_model('cnn', (8, 8), 3)) == (
       cohort.IN_TURN)
+
+
+def test_empty_cohort():
+  spec = models.build_model('fc', SHAPES['fc'], CLASSES)
+  weights = [tf.constant(w) for w in spec.init(0)]
+  for form in cohort.FORMS:
+    rows = cohort.cohort_function(spec, POISSON, True, form)(
+        weights, np.zeros((0, 0) + SHAPES['fc'], np.float32),
+        np.zeros((0, 0), np.int32), np.zeros(0, np.int32),
+        np.zeros(0, np.int32), np.zeros(0, np.float32),
+        np.zeros((0, 2), np.int64))
+    assert rows.shape == (0, spec.num_parameters)
 
 
 def test_the_direct_runner_uses_the_cohort_where_it_is_faster(monkeypatch):

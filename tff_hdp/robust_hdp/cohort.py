@@ -22,25 +22,21 @@ steps of eqs. (1), (6),
 
 with each client's own N_i, b_i and z_i, its batches and noise drawn from
 k_i as there (`dp_sgd.poisson_key`, `shuffle_key`, `noise_key`,
-`gaussian_noise`); only the order of float32 sums differs. Two forms:
+`gaussian_noise`). Three forms:
 
-- STACKED: step t of every client still training is one batched step.
-  Clients are sorted by E_i, longest first, so those still training are a
-  prefix and a finished client drops out. Each client's batch (b_i, and
-  Poisson's sampling, vary) is cut into groups of `rows_per_group` rows,
-  the last padded, each group with its client's weights, and the model for
-  G groups at once (`layers.grouped_dense`, `layers.grouped_conv2d`:
-  batched matmuls, grouped convolutions) runs the step; padding is at most
-  a group per client, not the step's largest batch. One recorded forward
-  and backward pass (`tff_hdp.per_example`) gives every row's norm and each
-  group's clipped sum; padded rows have zero loss and zero weight. The
-  clients still training step as `parallel_parts` independent parts (one
-  per CPU core). For 'fc' and 'cnn5' (`grouped_forward`).
-- IN_TURN: `dp_sgd.client_update` of each client in turn, inside the same
-  computation: any model.
+- IN_LANES: the clients cut into `parallel_parts` lanes of about equal work,
+  each lane `dp_sgd.client_update` of its clients in turn; TensorFlow runs
+  the lanes at once (on a CPU, one per core). Any model; the same updates
+  as IN_TURN, bit for bit.
+- IN_TURN: `dp_sgd.client_update` of each client in turn: any model.
+- STACKED: step t of every client still training is one batched step,
+  each client's rows in groups of `rows_per_group` with its own weights
+  (`layers.grouped_dense`, `layers.grouped_conv2d`; 'fc' and 'cnn5',
+  `grouped_forward`), in `parallel_parts` independent parts; only the
+  order of float32 sums differs.
 
 `default_form` picks one per device (why: its docstring, docs/performance.md);
-tests/robust_hdp/test_cohort.py checks both forms client by client.
+tests/robust_hdp/test_cohort.py checks every form client by client.
 """
 
 import functools
@@ -57,7 +53,8 @@ from tff_hdp.robust_hdp import dp_sgd
 
 STACKED = 'stacked'
 IN_TURN = 'in_turn'
-FORMS = (STACKED, IN_TURN)
+IN_LANES = 'in_lanes'
+FORMS = (STACKED, IN_TURN, IN_LANES)
 # Rows of a group: a client's batch takes ceil(|B|/ROWS_PER_GROUP) groups.
 ROWS_PER_GROUP = 8
 
@@ -114,7 +111,8 @@ class Clients(NamedTuple):
 
 
 class _Sorted:
-  """The cohort's per-client values, sorted by step count, longest first."""
+  """The cohort's per-client values, sorted by step count, longest first:
+  the clients still training are a prefix, and a finished one drops out."""
 
   def __init__(self, clients: Clients, settings):
     num_examples = tf.cast(clients.num_examples, tf.int32)
@@ -222,9 +220,10 @@ class _Step:
     return client, example, rank, sizes
 
   def groups(self, lo, hi, client, example, rank, sizes):
-    """The step's rows cut into groups of `rows` per client: (the group's
-    client [G] (from 0), its inputs [G, rows, ...], labels, real-row
-    mask)."""
+    """The step's rows cut into groups of `rows` per client, a client's
+    last group padded (at most a group of padding per client; a padded row
+    has zero loss and zero weight): (the group's client [G] (from 0), its
+    inputs [G, rows, ...], labels, real-row mask)."""
     r = self.rows
     per_client = (sizes + r - 1) // r
     num_groups = tf.maximum(tf.reduce_sum(per_client), 1)  # >= 1 (oneDNN).
@@ -315,12 +314,25 @@ def default_form(spec: models.ModelSpec) -> str:
   of many small groups ran well below the rate of each client's own
   convolutions on its own batch (which stays in cache), so stacking the
   clients made a round slower there; on a GPU, stacking replaces each
-  client's small kernel launches by one per layer.
+  client's small kernel launches by one per layer. IN_LANES (two clients at
+  once, each with its own kernels) has been timed only on a loaded 2-core
+  CPU, where it was somewhat faster in some runs and somewhat slower in
+  others, for about the same CPU time; that does not tell a quiet
+  machine's answer: `benchmarks/benchmark_robust_hdp.py` times it beside
+  the driver's form (docs/performance.md).
   """
   if grouped_forward(spec) is not None and tf.config.list_logical_devices(
       'GPU'):
     return STACKED
   return IN_TURN
+
+
+def _cpu_cores() -> int:
+  """The CPU cores this process may run on."""
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # Not on Linux.
+    return os.cpu_count() or 1
 
 
 def cohort_updates(spec: models.ModelSpec,
@@ -342,12 +354,12 @@ def cohort_updates(spec: models.ModelSpec,
     y: [n, N_max] their labels (int32).
     clients: Their N_i, b_i, z_i and keys (`Clients`).
     settings: c, eta_l, K and the batch sampling.
-    form: STACKED or IN_TURN (results do not depend on it); default
+    form: A form of `FORMS` (results do not depend on it); default
       `default_form(spec)`. STACKED needs `grouped_forward(spec)`.
     rows_per_group: STACKED's rows per group (results do not depend on it).
-    parallel_parts: STACKED's independent parts of a step, which TensorFlow
-      runs at once; default 2 on a CPU of 2 or more cores, 1 on a GPU
-      (results do not depend on it).
+    parallel_parts: IN_LANES's lanes, or STACKED's independent parts of a
+      step, which TensorFlow runs at once; default 2 on a CPU of 2 or more
+      cores, 1 on a GPU (results do not depend on it).
 
   Returns:
     Per weight tensor, [n, *shape]: row i is `dp_sgd.client_update(spec,
@@ -368,41 +380,108 @@ def cohort_updates(spec: models.ModelSpec,
   weights0 = [tf.convert_to_tensor(w, tf.float32) for w in weights]
   x = tf.convert_to_tensor(x, tf.float32)
   y = tf.cast(y, tf.int32)
-  if form == IN_TURN:
-    return _in_turn(spec, weights0, x, y, clients, settings)
-  clients = _Sorted(clients, settings)
   if parallel_parts is None:
     parallel_parts = (1 if tf.config.list_logical_devices('GPU') else
-                      min(2, os.cpu_count() or 1))
+                      min(2, _cpu_cores()))
+  if form == IN_TURN:
+    return _in_turn(spec, weights0, x, y, clients, settings)
+  if form == IN_LANES:
+    return _in_lanes(spec, weights0, x, y, clients, settings, parallel_parts)
+  clients = _Sorted(clients, settings)
   step = _Step(spec, forward, x, y, clients, settings, rows_per_group,
                parallel_parts)
   n = tf.shape(y)[0]
   stacked = [tf.tile(w[tf.newaxis], tf.concat([[n], tf.ones_like(
       tf.shape(w))], 0)) for w in weights0]
+  step_fn = dp_sgd.own_graph(lambda t, stacked: step(t, stacked)[1])
   _, stacked = tf.while_loop(
       lambda t, _: t < tf.reduce_max(tf.concat([clients.steps, [0]], 0)),
-      step, (tf.constant(0, tf.int32), stacked))
+      lambda t, stacked: (t + 1, step_fn(t, stacked)),
+      (tf.constant(0, tf.int32), stacked))
   inverse = tf.math.invert_permutation(clients.order)
   return [tf.gather(w, inverse) - w0 for w, w0 in zip(stacked, weights0)]
 
 
-def _in_turn(spec, weights, x, y, clients: Clients, settings):
-  """IN_TURN: `dp_sgd.client_update` of each client in turn."""
+def _one_client(spec, weights, x, y, clients: Clients, settings):
+  """`fn(i)`: `dp_sgd.client_update` of client i of the cohort."""
   private = clients.noise_multipliers is not None
   num_examples = tf.cast(clients.num_examples, tf.int32)
-  elems = (x, y, num_examples, tf.cast(clients.batch_sizes, tf.int32),
-           (tf.cast(clients.noise_multipliers, tf.float32) if private else
-            tf.zeros(tf.shape(num_examples))), clients.keys)
+  batch_sizes = tf.cast(clients.batch_sizes, tf.int32)
+  noise = (tf.cast(clients.noise_multipliers, tf.float32) if private else
+           None)
 
-  def one(args):
-    xi, yi, ni, bi, zi, key = args
+  def one(i):
+    n = num_examples[i]
     return dp_sgd.client_update(
-        spec, weights, xi[:ni], yi[:ni], batch_size=bi,
-        noise_multiplier=zi if private else None, key=key, settings=settings)
+        spec, weights, x[i, :n], y[i, :n], batch_size=batch_sizes[i],
+        noise_multiplier=noise[i] if private else None,
+        key=clients.keys[i], settings=settings)
 
+  return one
+
+
+def _in_turn(spec, weights, x, y, clients: Clients, settings):
+  """IN_TURN: `dp_sgd.client_update` of each client in turn."""
   return tf.map_fn(
-      one, elems, parallel_iterations=1,
+      _one_client(spec, weights, x, y, clients, settings),
+      tf.range(tf.shape(y)[0]), parallel_iterations=1,
       fn_output_signature=[tf.TensorSpec(s, tf.float32) for s in spec.shapes])
+
+
+# A step's fixed cost (the ops between kernels, the noise), in examples of
+# work: a lane's load is sum_i E_i (b_i + STEP_COST_EXAMPLES). cnn5's DP-SGD
+# step took about (b + 13) examples' time at b = 16 and 64 on the CPU
+# measured. Only the balance of the lanes depends on it, not the updates.
+STEP_COST_EXAMPLES = 16
+
+
+def lanes(steps: tf.Tensor, batch_sizes: tf.Tensor,
+          parts: int) -> list[tf.Tensor]:
+  """Per lane of `parts`, its clients, longest first: longest processing
+  time first (Graham, 1969), client i's work E_i (b_i +
+  STEP_COST_EXAMPLES) going to the lane of least work so far, which is
+  within 4/3 of the best balance."""
+  cost = tf.cast(steps, tf.int64) * tf.cast(
+      batch_sizes + STEP_COST_EXAMPLES, tf.int64)
+  order = tf.argsort(cost, direction='DESCENDING', stable=True)
+
+  def assign(j, loads, lane):
+    k = tf.argmin(loads, output_type=tf.int32)
+    return (j + 1, tf.tensor_scatter_nd_add(loads, [[k]], [cost[order[j]]]),
+            tf.tensor_scatter_nd_update(lane, [[j]], [k]))
+
+  n = tf.size(cost)
+  lane = tf.while_loop(  # lane[j]: the lane of client order[j].
+      lambda j, *_: j < n, assign,
+      (tf.constant(0), tf.zeros([parts], tf.int64),
+       tf.zeros([n], tf.int32)))[2]
+  return [tf.boolean_mask(order, tf.equal(lane, k)) for k in range(parts)]
+
+
+def _in_lanes(spec, weights, x, y, clients: Clients, settings, parts: int):
+  """IN_LANES: each lane's clients (`lanes`) in turn; the lanes are
+  independent loops of one graph, which TensorFlow's executor runs at
+  once."""
+  num_examples = tf.cast(clients.num_examples, tf.int32)
+  batch_sizes = tf.cast(clients.batch_sizes, tf.int32)
+  steps = settings.local_epochs * (
+      (num_examples + batch_sizes - 1) // batch_sizes)
+  one = _one_client(spec, weights, x, y, clients, settings)
+  members = lanes(steps, batch_sizes, parts)
+  rows = []
+  for mine in members:
+
+    def body(j, arrays, mine=mine):
+      return j + 1, [a.write(j, d) for a, d in zip(arrays, one(mine[j]))]
+
+    arrays = [tf.TensorArray(tf.float32, size=tf.size(mine),
+                             element_shape=s) for s in spec.shapes]
+    _, arrays = tf.while_loop(lambda j, _, mine=mine: j < tf.size(mine),
+                              body, (tf.constant(0), arrays),
+                              parallel_iterations=1)
+    rows.append([a.stack() for a in arrays])
+  return [tf.dynamic_stitch(members, [r[i] for r in rows])
+          for i in range(len(spec.shapes))]
 
 
 @functools.lru_cache(maxsize=None)
