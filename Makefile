@@ -60,8 +60,8 @@ demo: install
 	    $(DEMO_SEED) --output_dir=results/mnist5k
 	$(PY) run_scripts/sweep_robust_hdp.py --figures=2 --distributions=dist1 \
 	    --seeds=0,1,2 --reproducible --results_dir=results/robust_hdp_demo \
-	    --algorithms=robust_hdp,weiavg,dpfedavg -- --rounds=40 \
-	    --backend=direct
+	    --algorithms=robust_hdp,weiavg,dpfedavg --per_rule --parallel=2 \
+	    -- --rounds=40 --backend=direct
 	$(PY) run_scripts/run_udp.py --dataset=mnist5k \
 	    --algorithm=udp,clip_only,noiseless --noprogress \
 	    $(DEMO_SEED) --output_dir=results/udp_mnist5k

@@ -598,13 +598,31 @@ def load_runs(results_dir: str, load: Callable[[str], Sequence]) -> Sequence:
   return runs
 
 
-def run_logged(command: Sequence[str], output_dir: str) -> int:
+def run_logged(command: Sequence[str], output_dir: str,
+               threads: Optional[int] = None) -> int:
   """Runs `command` with its output appended to `<output_dir>/log.txt`;
-  returns its exit status (the sweeps' one run)."""
+  returns its exit status (the sweeps' one run). `threads`: TensorFlow's
+  intra- and inter-op threads in that process (None: its default, every
+  core)."""
   os.makedirs(output_dir, exist_ok=True)
+  env = None if threads is None else dict(
+      os.environ, TF_NUM_INTRAOP_THREADS=str(threads),
+      TF_NUM_INTEROP_THREADS=str(threads))
   with open(os.path.join(output_dir, 'log.txt'), 'ab') as log:
     return subprocess.run(list(command), stdout=log, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL, check=False).returncode
+                          stdin=subprocess.DEVNULL, env=env,
+                          check=False).returncode
+
+
+def threads_per_job(parallel: int) -> Optional[int]:
+  """TensorFlow threads of each of `parallel` runs at a time: the cores
+  shared among them (None for one run: TensorFlow's default). k runs of
+  every core's threads each oversubscribe the cores, and TensorFlow's
+  spinning thread pools then slow each other down."""
+  if parallel <= 1:
+    return None
+  from tff_hdp.bench import parallel as bench_parallel  # pylint: disable=g-import-not-at-top
+  return max(1, bench_parallel.available_cores() // parallel)
 
 
 def run_jobs(jobs: Sequence[tuple[str, Callable[[], int]]],

@@ -120,7 +120,8 @@ def run_row(row: paper_tables.PaperRow, output_dir: str, extra: Sequence[str]) -
              f'--output_dir={output_dir}', '--noprogress']
   if _DATA_DIR.value:
     command.append(f'--data_dir={_DATA_DIR.value}')
-  return cli.run_logged(command + list(extra), output_dir)
+  return cli.run_logged(command + list(extra), output_dir,
+                        cli.threads_per_job(_PARALLEL.value))
 
 
 def main(argv):

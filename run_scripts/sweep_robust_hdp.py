@@ -156,7 +156,8 @@ def run_one(run: Run, output_dir: str, extra: Sequence[str],
              '--noprogress']
   if _DATA_DIR.value:
     command.append(f'--data_dir={_DATA_DIR.value}')
-  return cli.run_logged(command + list(extra), output_dir)
+  return cli.run_logged(command + list(extra), output_dir,
+                        cli.threads_per_job(_PARALLEL.value))
 
 
 def load_runs(sweep_dir: str) -> dict[Run, dict[str, dict]]:

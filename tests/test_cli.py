@@ -133,3 +133,20 @@ def test_help_lists_the_system_and_shared_flags(script, listed):
              for line in result.stdout.splitlines()
              if line.startswith('  --')}
   assert set(listed) <= defined, result.stdout
+
+
+def test_runs_at_a_time_share_the_cores(tmp_path, monkeypatch):
+  # A sweep's --parallel=k: each run's TensorFlow gets the cores / k threads
+  # (one run keeps TensorFlow's default), through its environment.
+  monkeypatch.setattr(os, 'sched_getaffinity', lambda _: {0, 1, 2, 3},
+                      raising=False)
+  assert cli.threads_per_job(1) is None
+  assert [cli.threads_per_job(k) for k in (2, 3, 4, 8)] == [2, 1, 1, 1]
+  show = [sys.executable, '-c', 'import os; print(os.environ.get('
+          '"TF_NUM_INTRAOP_THREADS"), os.environ.get("TF_NUM_INTEROP_THREADS"))']
+  assert cli.run_logged(show, str(tmp_path / 'a'), threads=2) == 0
+  assert cli.run_logged(show, str(tmp_path / 'b')) == 0
+  assert (tmp_path / 'a' / 'log.txt').read_text() == '2 2\n'
+  unset = (f'{os.environ.get("TF_NUM_INTRAOP_THREADS")} '
+           f'{os.environ.get("TF_NUM_INTEROP_THREADS")}\n')
+  assert (tmp_path / 'b' / 'log.txt').read_text() == unset
