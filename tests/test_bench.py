@@ -265,6 +265,34 @@ def test_individual_scale_runs_each_clients_calibrated_multiplier(setting):
         calibration.clients[i].noise_multiplier, rel=1e-9)
 
 
+def test_individual_scale_clips_as_if_each_epsilon_were_calibrated_alone(
+    monkeypatch):
+  # idp_scale calibrates its epsilons together (one search, each z checked
+  # by dp_accounting): its clips are those of calibrating each epsilon on
+  # its own (accounting.noise_multiplier_for_epsilon), within tol of z.
+  epsilons, q, rounds, delta = (1.0, 4.0, math.inf, 4.0), 0.2, 3, 1e-5
+  together = individual_scale.individual_clips(epsilons, q, rounds, delta)
+  monkeypatch.setattr(
+      method_lib, 'noise_multipliers_for_epsilons',
+      lambda es, q, t, d, accountant: tuple(
+          accounting.noise_multiplier_for_epsilon(e, q, t, d,
+                                                  accountant=accountant)
+          for e in es))
+  one_by_one = individual_scale.individual_clips(epsilons, q, rounds, delta)
+  tol = accounting.DEFAULT_NOISE_TOLERANCE
+  assert together.noise_multipliers[2] is one_by_one.noise_multipliers[2] is (
+      None)
+  for i in (0, 1, 3):
+    assert abs(together.noise_multipliers[i] -
+               one_by_one.noise_multipliers[i]) <= tol
+  # S_i, sigma and S_max move with z by a relative ~tol / z.
+  np.testing.assert_allclose(together.clips, one_by_one.clips, rtol=1e-5)
+  for field in ('clipped_count_stddev', 'noise_stddev', 'group_clip',
+                'group_noise_multiplier'):
+    assert getattr(together, field) == pytest.approx(
+        getattr(one_by_one, field), rel=1e-5), field
+
+
 def test_individual_scale_clips_each_client_to_its_own_norm():
   deltas = [np.array([[3.0, 4.0], [0.3, 0.0], [5.0, 0.0]], np.float32),
             np.array([[[0.0, 0.0]], [[0.0, 0.4]], [[0.0, 12.0]]],

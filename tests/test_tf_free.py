@@ -38,6 +38,7 @@ def heavy_imports(module: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize('module', [
     'tff_hdp.privacy.accounting',
+    'tff_hdp.privacy.rdp_search',
     'tff_hdp.privacy.privacy_ledger',
     # The binaries compare a finished run's configuration before TensorFlow.
     'tff_hdp.checkpoint',

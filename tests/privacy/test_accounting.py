@@ -26,6 +26,7 @@ The ledger is tested in test_privacy_ledger.py, FedHDP's split of z_eff into
 """
 
 import math
+from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -319,6 +320,94 @@ class NoiseMultiplierForEpsilonTest(parameterized.TestCase):
       accounting.noise_multiplier_for_epsilon(**args)
     self.assertIn(message, str(cm.exception))
     self.assertNotIn('\n', str(cm.exception))
+
+
+# Orders of the batch calibration's comparisons: none below 1.5, whose
+# dp_accounting series are the longest at q = 0.5, so that the calibration
+# one epsilon at a time that they are compared with stays fast.
+_FAST_ORDERS = (1.5, 2.5, 3.5, 2, 3, 4, 6, 8, 12, 16, 32, 64)
+
+
+class NoiseMultipliersForEpsilonsTest(parameterized.TestCase):
+
+  def _assert_calibrated(self, eps, z, q, rounds, delta, orders=None,
+                         tol=accounting.DEFAULT_NOISE_TOLERANCE):
+    """dp_accounting's epsilon of z is within eps, and of z - tol over it."""
+    self.assertLessEqual(
+        accounting.compute_epsilon(q, z, rounds, delta, orders=orders), eps)
+    self.assertGreater(
+        accounting.compute_epsilon(q, z - tol, rounds, delta, orders=orders),
+        eps)
+
+  def test_each_z_is_one_calibrations_within_tol(self):
+    q, rounds, delta = 0.5, 3, 1e-5
+    epsilons = [1.0, 3.0, 1.0, 6.0]
+    zs = accounting.noise_multipliers_for_epsilons(
+        epsilons, q, rounds, delta, orders=_FAST_ORDERS)
+    self.assertLen(zs, 4)
+    self.assertEqual(zs[0], zs[2])  # One calibration per distinct epsilon.
+    tol = accounting.DEFAULT_NOISE_TOLERANCE
+    for eps, z in zip(epsilons, zs):
+      self._assert_calibrated(eps, z, q, rounds, delta, _FAST_ORDERS)
+      one = accounting.noise_multiplier_for_epsilon(eps, q, rounds, delta,
+                                                    orders=_FAST_ORDERS)
+      self.assertLessEqual(abs(z - one), tol)
+
+  def test_the_benchmarks_setting_on_the_default_orders(self):
+    # q = 0.5, T = 20, delta = 1e-5: HDP-Bench's cross-silo calibration.
+    before = accounting._rdp_epsilon.cache_info().hits  # pylint: disable=protected-access
+    (z,) = accounting.noise_multipliers_for_epsilons([2.0], 0.5, 20, 1e-5)
+    # Its check by dp_accounting is remembered: epsilon of the same z is
+    # not composed again.
+    accounting.compute_epsilon(0.5, z, 20, 1e-5)
+    self.assertEqual(
+        accounting._rdp_epsilon.cache_info().hits, before + 1)  # pylint: disable=protected-access
+    self._assert_calibrated(2.0, z, 0.5, 20, 1e-5)
+
+  def test_a_search_off_by_a_fraction_of_tol_is_stepped_up(self):
+    # The search's epsilon(z) is dp_accounting's at z + tol / 5: its root
+    # lies tol / 5 below the library's, and the library's check moves it.
+    tol = 1e-4
+    search = accounting.rdp_search.epsilon
+    with mock.patch.object(
+        accounting.rdp_search, 'epsilon',
+        lambda q, z, *args: search(q, z + tol / 5, *args)):
+      zs = accounting.noise_multipliers_for_epsilons(
+          [1.0, 4.0], 0.05, 50, 1e-5, tol=tol, orders=_FAST_ORDERS)
+    for eps, z in zip([1.0, 4.0], zs):
+      self._assert_calibrated(eps, z, 0.05, 50, 1e-5, _FAST_ORDERS, tol)
+
+  def test_a_search_that_disagrees_leaves_it_to_the_library(self):
+    search = accounting.rdp_search.epsilon
+    with mock.patch.object(accounting.rdp_search, 'epsilon',
+                           lambda *args: 1.001 * search(*args)):
+      zs = accounting.noise_multipliers_for_epsilons(
+          [1.0, 4.0], 0.05, 50, 1e-5, orders=_FAST_ORDERS)
+    self.assertEqual(zs, [
+        accounting.noise_multiplier_for_epsilon(e, 0.05, 50, 1e-5,
+                                                orders=_FAST_ORDERS)
+        for e in (1.0, 4.0)])
+
+  @parameterized.named_parameters(
+      ('classic', dict(conversion='classic', orders=_FAST_ORDERS)),
+      ('fixed_cohort', dict(population=200, orders=_FAST_ORDERS)),
+      ('no_release', dict(rounds=0)),
+  )
+  def test_other_accounting_calibrates_one_by_one(self, kwargs):
+    args = dict(sampling_rate=0.05, rounds=50, delta=1e-5)
+    args.update(kwargs)
+    self.assertEqual(
+        accounting.noise_multipliers_for_epsilons([1.0, 4.0], **args),
+        [accounting.noise_multiplier_for_epsilon(e, **args)
+         for e in (1.0, 4.0)])
+
+  def test_bad_arguments(self):
+    self.assertEqual(
+        accounting.noise_multipliers_for_epsilons([], 0.5, 20, 1e-5), [])
+    with self.assertRaisesRegex(ValueError, 'target_epsilon must be > 0'):
+      accounting.noise_multipliers_for_epsilons([1.0, 0.0], 0.5, 20, 1e-5)
+    with self.assertRaisesRegex(ValueError, 'tol must be > 0'):
+      accounting.noise_multipliers_for_epsilons([1.0], 0.5, 20, 1e-5, tol=0)
 
 
 

@@ -270,16 +270,35 @@ def prepare_run(training, config, setting: Setting, *, seed: int,
 
 
 # The methods calibrate to the same few epsilons (a level's, the minimum) at
-# the same q and T, and dp_accounting's RDP of q = 0.5 takes about a second
-# per epsilon on the two-core machine: each answer is computed once.
-@functools.lru_cache(maxsize=None)
+# the same q and T, and idp_scale to every client's: (epsilon, q, T, delta,
+# accountant) -> z, each computed once per process.
+_NOISE_MULTIPLIERS = {}
+
+
+def noise_multipliers_for_epsilons(epsilons: Sequence[float],
+                                   sampling_rate: float, rounds: int,
+                                   delta: float, accountant: str = 'rdp'
+                                   ) -> tuple[float, ...]:
+  """`tff_hdp.privacy.accounting.noise_multipliers_for_epsilons` (z per
+  epsilon at one q and T, one search for all), remembered."""
+  from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
+  keys = [(e, sampling_rate, rounds, delta, accountant) for e in epsilons]
+  todo = list(dict.fromkeys(k[0] for k in keys if k not in _NOISE_MULTIPLIERS))
+  if todo:
+    zs = accounting.noise_multipliers_for_epsilons(
+        todo, sampling_rate, rounds, delta, accountant=accountant)
+    _NOISE_MULTIPLIERS.update(
+        ((e, sampling_rate, rounds, delta, accountant), z)
+        for e, z in zip(todo, zs))
+  return tuple(_NOISE_MULTIPLIERS[k] for k in keys)
+
+
 def noise_multiplier_for_epsilon(epsilon: float, sampling_rate: float,
                                  rounds: int, delta: float,
                                  accountant: str = 'rdp') -> float:
-  """`tff_hdp.privacy.accounting.noise_multiplier_for_epsilon`, remembered."""
-  from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
-  return accounting.noise_multiplier_for_epsilon(
-      epsilon, sampling_rate, rounds, delta, accountant=accountant)
+  """z of one epsilon (`noise_multipliers_for_epsilons`), remembered."""
+  return noise_multipliers_for_epsilons([epsilon], sampling_rate, rounds,
+                                        delta, accountant)[0]
 
 
 @functools.lru_cache(maxsize=None)

@@ -53,6 +53,7 @@ from scipy import optimize
 
 from tff_hdp.privacy import arguments
 from tff_hdp.privacy import pld
+from tff_hdp.privacy import rdp_search
 
 # Default absolute tolerance on z of `noise_multiplier_for_epsilon`.
 DEFAULT_NOISE_TOLERANCE = 1e-6
@@ -206,6 +207,18 @@ def compute_epsilon(sampling_rate: float,
     return pld.epsilon([(round_event(q, z), t)], d)
   if conversion == 'classic':
     return _classic_epsilon(q, z, t, d, orders, population)
+  return _rdp_epsilon(q, z, t, d, orders, population)
+
+
+# One RDP composition at q = 0.5 takes up to about a second (dp_accounting sums
+# the fractional orders' series in Python), and the same (q, z, T) is asked
+# again in one process: `noise_multipliers_for_epsilons` checks each z it
+# returns, then HDP-Bench checks each client's (q, z, T) of that calibration.
+@functools.lru_cache(maxsize=4096)
+def _rdp_epsilon(q: float, z: float, t: int, d: float,
+                 orders: Optional[Tuple[float, ...]],
+                 population: Optional[int]) -> float:
+  """`compute_epsilon` by RDP, improved conversion, checked arguments."""
   accountant = fresh_accountant(orders, relation_of(population))
   accountant.compose(
       dp_accounting.SelfComposedDpEvent(round_event(q, z, population), t))
@@ -353,6 +366,156 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
                         bracket=bracket, tol=tol)
 
 
+# dp_accounting's epsilon is over the target after this many steps of tol up
+# from the searched z: the search is off, the library's calibration decides.
+_MAX_STEPS_UP = 3
+
+
+class _EpsilonCurve:
+  """epsilon(z) of T Poisson-subsampled rounds at (q, delta) by
+  `rdp_search`, the search evaluator (not a guarantee), each point
+  remembered: one curve serves every target epsilon, and the points one
+  root search evaluated bracket the next one's root."""
+
+  def __init__(self, q: float, t: int, d: float,
+               orders: Optional[Tuple[float, ...]]):
+    self._args = (q, t, d, orders if orders is not None else tuple(
+        rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS))
+    self.points = {}
+
+  def __call__(self, z: float) -> float:
+    z = float(z)
+    if z not in self.points:
+      q, t, d, orders = self._args
+      self.points[z] = rdp_search.epsilon(q, z, t, d, orders)
+    return self.points[z]
+
+  def bracket(self, eps: float) -> Optional[Tuple[float, float]]:
+    """(lo, hi) with eps(lo) > eps >= eps(hi), from the nearest points
+    known, doubling or halving from them (from 1 first); None if none was
+    found in 200 steps."""
+    above = [z for z, e in self.points.items() if e > eps]
+    below = [z for z, e in self.points.items() if e <= eps]
+    lo = max(above) if above else None
+    hi = min(below) if below else None
+    if lo is None and hi is None:
+      if self(1.0) > eps:
+        lo = 1.0
+      else:
+        hi = 1.0
+    for _ in range(200):
+      if lo is not None and hi is not None:
+        return lo, hi
+      z = 2.0 * lo if hi is None else hi / 2.0
+      if self(z) > eps:
+        lo = z
+      else:
+        hi = z
+    return None
+
+
+def _searched_noise_multiplier(curve: _EpsilonCurve, eps: float, q: float,
+                               t: int, d: float, tol: float,
+                               orders: Optional[Tuple[float, ...]]
+                               ) -> Optional[float]:
+  """z of `noise_multiplier_for_epsilon`'s promise by the search evaluator,
+  checked by dp_accounting; None if the library's calibration must decide.
+
+  The root of the search's epsilon(z) (Brent's method), moved up to the
+  side whose search epsilon is within eps, is within tol / 4 above the
+  search's root. dp_accounting then composes that z (once, `_rdp_epsilon`):
+  if its epsilon is over eps, z steps up by tol until it is not, as
+  `calibrate_dp_mechanism` and `_solve_classic` do. So dp_accounting's
+  epsilon of the returned z is within eps, and z lies within tol of
+  dp_accounting's root: the two epsilons at z must agree well enough to put
+  the two roots within tol / 4 of each other.
+  """
+  step = tol / 4.0
+  try:
+    bracket = curve.bracket(eps)
+    if bracket is None:
+      return None
+    z = optimize.brentq(lambda z: curve(z) - eps, *bracket, xtol=step)
+    for _ in range(8):
+      if curve(z) <= eps:
+        break
+      z += step
+    else:
+      return None
+    slope = (curve(z) - curve(z + tol)) / tol
+  except (ValueError, RuntimeError):  # E.g. a series the search cannot sum.
+    return None
+  library = _rdp_epsilon(q, z, t, d, orders, None)
+  # The library's root is within tol / 4 of the search's if their epsilons
+  # differ by less than the search's epsilon falls over tol / 4. They sum the
+  # same series and differ by rounding (~1e-12 a round on the grid of
+  # tests/privacy/test_rdp_search.py); else the library's calibration
+  # decides.
+  if not abs(library - curve(z)) <= slope * step:
+    return None
+  for _ in range(_MAX_STEPS_UP):
+    if library <= eps:
+      return float(z)
+    z += tol
+    library = _rdp_epsilon(q, z, t, d, orders, None)
+  return float(z) if library <= eps else None
+
+
+def noise_multipliers_for_epsilons(target_epsilons: Sequence[float],
+                                   sampling_rate: float,
+                                   rounds: int,
+                                   delta: float,
+                                   *,
+                                   tol: float = DEFAULT_NOISE_TOLERANCE,
+                                   orders: Optional[Sequence[float]] = None,
+                                   conversion: str = 'improved',
+                                   accountant: str = 'rdp',
+                                   population: Optional[int] = None
+                                   ) -> list[float]:
+  """`noise_multiplier_for_epsilon` of each target epsilon, at one
+  (q, T, delta): per target, a z with |z - z*| <= tol and
+  compute_epsilon(q, z, T, delta) <= target, computed by dp_accounting.
+
+  Poisson sampling by RDP with the improved conversion (the default) is
+  searched with `rdp_search`, numpy's sum of the series dp_accounting sums
+  in Python (up to about a second per z at q = 0.5), on one curve for all
+  targets, largest first; dp_accounting then composes each returned z once,
+  and decides it (`_searched_noise_multiplier`). Every other accountant,
+  conversion or a fixed cohort calibrates each target by
+  `noise_multiplier_for_epsilon`, as does a target the search cannot
+  settle. Arguments as in `noise_multiplier_for_epsilon`; equal targets are
+  calibrated once.
+
+  Returns:
+    z >= 0 per target, in their order.
+  """
+  epsilons = [arguments.check_positive(e, 'target_epsilon')
+              for e in target_epsilons]
+  q = arguments.check_sampling_rate(sampling_rate)
+  population = arguments.check_population(population, q)
+  t = arguments.check_count(rounds, 'rounds')
+  d = arguments.check_delta(delta)
+  tol = _check_tolerance(tol)
+  orders = arguments.check_orders(orders)
+  conversion = _check_conversion(conversion)
+  accountant = check_accountant(accountant)
+
+  def one(eps):
+    return noise_multiplier_for_epsilon(
+        eps, q, t, d, tol=tol, orders=orders, conversion=conversion,
+        accountant=accountant, population=population)
+
+  searched = (accountant == 'rdp' and conversion == 'improved' and
+              population is None and 0.0 < q < 1.0 and t > 0)
+  curve = _EpsilonCurve(q, t, d, orders) if searched else None
+  solved = {}
+  for eps in sorted(set(epsilons), reverse=True):
+    z = (_searched_noise_multiplier(curve, eps, q, t, d, tol, orders)
+         if searched else None)
+    solved[eps] = one(eps) if z is None else z
+  return [solved[e] for e in epsilons]
+
+
 def sampling_rate_for_epsilon(target_epsilon: float,
                               noise_multiplier: float,
                               rounds: int,
@@ -420,6 +583,7 @@ __all__ = [
     'compute_epsilon',
     'fresh_accountant',
     'noise_multiplier_for_epsilon',
+    'noise_multipliers_for_epsilons',
     'relation_of',
     'round_event',
     'sampling_rate_for_epsilon',

@@ -121,9 +121,9 @@ class FedHdpLevels(method.Method):
       of_client, targets = (None,) * setting.num_clients, ()
     else:
       of_client, targets = privacy_levels(preferences.epsilons, self.levels)
-    z_effs = tuple(method.noise_multiplier_for_epsilon(
-        e, rate, setting.rounds, setting.delta,
-        accountant=setting.accountant) for e in targets) or (0.0,)
+    z_effs = method.noise_multipliers_for_epsilons(
+        targets, rate, setting.rounds, setting.delta,
+        accountant=setting.accountant) or (0.0,)
     opt_outs = not all(preferences.private)
     if self.algorithm == 'fedhdp':
       ratios = tuple(min(z_effs) ** 2 / z ** 2 * (self.ratio if opt_outs

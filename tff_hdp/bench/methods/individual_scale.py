@@ -23,7 +23,7 @@ noise multiplier sigma / S_i. Accounted per client: every global model is
 (epsilon_i, delta)-DP with respect to client i's whole data.
 
 Derivation. z_i = the multiplier whose T rounds at q spend exactly
-epsilon_i (`noise_multiplier_for_epsilon`). The round is DP-FedAvg's (one
+epsilon_i (`noise_multipliers_for_epsilons`). The round is DP-FedAvg's (one
 group of `tff_hdp.fedhdp`, fixed clip, expected denominator q N), whose
 clipped count (sensitivity 1/2, std z_b = 2 max_i z_i, as `idp_sample`)
 composes with the value query: z_eff = ((sigma/S_i)^-2 + (2 z_b)^-2)^-1/2
@@ -83,9 +83,9 @@ def individual_clips(epsilons: Sequence[float], sampling_rate: float,
   if not private:
     raise ValueError('individual clip norms need a client with a finite '
                      'epsilon')
-  z = {e: method.noise_multiplier_for_epsilon(e, sampling_rate, rounds, delta,
-                                              accountant)
-       for e in sorted(set(private))}
+  distinct = sorted(set(private))
+  z = dict(zip(distinct, method.noise_multipliers_for_epsilons(
+      distinct, sampling_rate, rounds, delta, accountant)))
   z_b = 2 * max(z.values())
   v = {e: clip_noise.split_noise_multiplier(z_e, z_b)[0]
        for e, z_e in z.items()}
