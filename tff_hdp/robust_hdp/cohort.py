@@ -315,11 +315,11 @@ def default_form(spec: models.ModelSpec) -> str:
   convolutions on its own batch (which stays in cache), so stacking the
   clients made a round slower there; on a GPU, stacking replaces each
   client's small kernel launches by one per layer. IN_LANES (two clients at
-  once, each with its own kernels) has been timed only on a loaded 2-core
-  CPU, where it was somewhat faster in some runs and somewhat slower in
-  others, for about the same CPU time; that does not tell a quiet
-  machine's answer: `benchmarks/benchmark_robust_hdp.py` times it beside
-  the driver's form (docs/performance.md).
+  once, each with its own kernels) took 0.88-0.90 of in turn's wall time
+  in quiet runs of `benchmarks/benchmark_robust_hdp.py`, but can differ
+  from the direct runner's own loop by float32 rounding on some models,
+  so making it the default (and regenerating the tables it moves) is a
+  change of its own (docs/performance.md).
   """
   if grouped_forward(spec) is not None and tf.config.list_logical_devices(
       'GPU'):
