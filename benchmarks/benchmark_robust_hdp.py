@@ -37,10 +37,11 @@ cnn5 model, p = 28,938):
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
    The clients are timed in two forms, one after the other in each round
    (the order alternating), from the same keys: as the driver's
-   `process.DirectRunner` trains them (`cohort.default_form`: on a CPU each
-   client in turn), and in two lanes of clients at once
-   (`cohort.IN_LANES`); each with its wall and CPU seconds and its
-   fraction of the peak, and the updates of the two compared. FLOPs: 3 x 2
+   `process.DirectRunner` trains them (`cohort.default_form`: on a CPU
+   that runs two lanes at once, two lanes of clients, `cohort.IN_LANES`),
+   and in the other CPU form (each client in turn, `cohort.IN_TURN`, or
+   lanes if the driver's is in turn); each with its wall and CPU seconds
+   and its fraction of the peak, and the updates of the two compared. FLOPs: 3 x 2
    x the forward multiply-adds of the E_i b_i examples the clients' steps
    take in expectation.
 4. RPCA's noise estimate on that round's updates by each of its solvers
@@ -54,7 +55,7 @@ Run it on a quiet machine (nothing else running): shared cores make every
 figure slower, and a form with more threads takes a larger share of them.
 The last line gives the ratios issues 41 and 51 set goals for:
 `dp_sgd_over_sgd=<x at b=64> rpca_ialm_seconds=<s>
-clients_fraction_of_peak=<the driver's> in_lanes_clients_fraction_of_peak=<>
+clients_fraction_of_peak=<the driver's> <other form>_clients_fraction_of_peak=<>
 seconds_per_round=<s> run_minutes_200_rounds=<m>` (the driver's clients and
 the configured solver). `--clients=k` times the first k of Dist1's 20
 clients only, for a quicker look.
@@ -265,15 +266,19 @@ def main(argv):
   info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
                noise_multiplier=np.float32(c.noise_multiplier))
           for i, c in enumerate(clients)]
-  in_lanes = cohort.cohort_function(spec, settings, True, cohort.IN_LANES)
+  # The driver's form and the other CPU form, side by side.
+  driver_form = cohort.default_form(spec)
+  other_form = (cohort.IN_TURN if driver_form == cohort.IN_LANES else
+                cohort.IN_LANES)
+  other = cohort.cohort_function(spec, settings, True, other_form)
   packed = cohort.pack_clients(data)
 
-  def lanes_rows(state):
-    """The round's rows by `in_lanes`, from the runner's keys."""
+  def other_rows(state):
+    """The round's rows in `other_form`, from the runner's keys."""
     key = process.round_key(tf.constant(mechanism_key.as_key(state['key'])),
                             tf.constant(int(state['round_num'])))
     keys = tf.stack([process.client_key(key, i['index']) for i in info])
-    return in_lanes(
+    return other(
         [tf.constant(w) for w in state['global_weights']], packed[0],
         packed[1], packed[2], np.array([i['batch_size'] for i in info]),
         np.array([i['noise_multiplier'] for i in info]), keys)
@@ -289,18 +294,18 @@ def main(argv):
     timed = dict(
         driver=lambda: runners[first].client_updates(states[first], data,
                                                      info),
-        lanes=lambda: lanes_rows(states[first]))
-    for name in (('driver', 'lanes') if r % 2 else ('lanes', 'driver')):
+        other=lambda: other_rows(states[first]))
+    for name in (('driver', 'other') if r % 2 else ('other', 'driver')):
       with timing.Clock() as clocks[name]:
         rows = timed[name]()
         rows.numpy()
       if name == 'driver':
         driver_rows = rows
       else:
-        in_lanes_rows = rows
+        other_rows_ = rows
     rows = driver_rows
     rows_gap = max(rows_gap, float(np.max(np.abs(
-        driver_rows.numpy() - in_lanes_rows.numpy()))))
+        driver_rows.numpy() - other_rows_.numpy()))))
     round_weights = {}
     for method, runner in runners.items():
       with timing.Clock() as s:
@@ -319,14 +324,13 @@ def main(argv):
       -(-2400 // c.batch_size) * c.batch_size for c in clients)
   server_s = {m: statistics.median(t) for m, t in server_times.items()}
   timed_clients = {}
-  driver_form = cohort.default_form(spec)
   for name, label in (
       ('driver', f'as the driver trains them ({driver_form})'),
-      ('lanes', f'in {cohort.IN_LANES} (two at once)')):
+      ('other', f'{other_form}')):
     wall = statistics.median(w for w, _ in client_times[name])
     per_round = wall + server_s[config.rpca_method]
     timed_clients[name] = dict(
-        form=driver_form if name == 'driver' else cohort.IN_LANES,
+        form=driver_form if name == 'driver' else other_form,
         client_seconds=wall,
         client_cpu_seconds=statistics.median(c for _, c in client_times[name]),
         client_gflops=round_flops / wall / 1e9,
@@ -382,11 +386,12 @@ def main(argv):
     with open(_OUTPUT.value, 'w') as f:
       json.dump(figures, f, indent=1)
   # One machine-readable line of the ratios issues 41 and 51 set goals for.
-  driver, lanes = timed_clients['driver'], timed_clients['lanes']
+  driver, second = timed_clients['driver'], timed_clients['other']
   print(f"dp_sgd_over_sgd={figures['steps'][64]['ratio']:.2f} "
         f"rpca_ialm_seconds={figures['rpca']['ialm']['seconds']:.3f} "
         f"clients_fraction_of_peak={driver['fraction_of_peak']:.2f} "
-        f"in_lanes_clients_fraction_of_peak={lanes['fraction_of_peak']:.2f} "
+        f"{other_form}_clients_fraction_of_peak="
+        f"{second['fraction_of_peak']:.2f} "
         f"seconds_per_round={driver['seconds_per_round']:.1f} "
         f"run_minutes_200_rounds={driver['run_minutes_200_rounds']:.0f}")
 

@@ -223,12 +223,24 @@ def test_pack_clients_pads_to_the_largest():
   assert x.dtype == np.float32 and y.dtype == np.int32 and x[1, 3, 0] == 2
 
 
-def test_default_form():
+@pytest.mark.parametrize('cores,threads,lanes', [
+    (1, None, 1), (2, None, 2), (4, None, 4), (2, '1', 1), (4, '2', 2),
+    (2, '8', 2), (2, 'x', 2)])
+def test_default_form(cores, threads, lanes, monkeypatch):
+  # On a CPU: in lanes where TensorFlow runs two at once (its cores, or
+  # the inter-op threads a sweep's --parallel sets), else in turn.
+  monkeypatch.setattr(cohort, '_cpu_cores', lambda: cores)
+  if threads is None:
+    monkeypatch.delenv('TF_NUM_INTEROP_THREADS', raising=False)
+  else:
+    monkeypatch.setenv('TF_NUM_INTEROP_THREADS', threads)
+  assert cohort.parallel_lanes() == lanes
   gpu = bool(tf.config.list_logical_devices('GPU'))
+  cpu_form = cohort.IN_LANES if lanes >= 2 else cohort.IN_TURN
   assert cohort.default_form(models.build_model('cnn5', (8, 8), 3)) == (
-      cohort.STACKED if gpu else cohort.IN_TURN)
+      cohort.STACKED if gpu else cpu_form)
   assert cohort.default_form(models.build_model('cnn', (8, 8), 3)) == (
-      cohort.IN_TURN)
+      cohort.IN_TURN if gpu else cpu_form)
 
 
 def test_empty_cohort():
@@ -244,8 +256,9 @@ def test_empty_cohort():
 
 
 def test_the_direct_runner_uses_the_cohort_where_it_is_faster(monkeypatch):
-  # Where `default_form` is STACKED (a GPU), `process.DirectRunner` trains
-  # the cohort in one computation; its updates are the loop's (a CPU's).
+  # Where `default_form` is STACKED (a GPU) or IN_LANES (a CPU that runs
+  # two lanes at once), `process.DirectRunner` trains the cohort in one
+  # computation; its updates are the loop's, to float32 rounding.
   spec, weights, x, y, num_examples, batch, noise, _ = _cohort('fc', 5,
                                                                seed=11)
   data = [(x[i, :m], y[i, :m]) for i, m in enumerate(num_examples)]
@@ -263,7 +276,10 @@ def test_the_direct_runner_uses_the_cohort_where_it_is_faster(monkeypatch):
     return runner, rows[0].numpy()
 
   stacked, got = updates(cohort.STACKED)
+  lanes, in_lanes = updates(cohort.IN_LANES)
   loop, want = updates(cohort.IN_TURN)
   assert stacked._cohort is not None and loop._cohort is None  # pylint: disable=protected-access
-  np.testing.assert_allclose(got, want, rtol=0,
-                             atol=2e-6 * max(1.0, np.abs(want).max()))
+  assert lanes._cohort is not None  # pylint: disable=protected-access
+  for rows in (got, in_lanes):
+    np.testing.assert_allclose(rows, want, rtol=0,
+                               atol=2e-6 * max(1.0, np.abs(want).max()))

@@ -308,23 +308,36 @@ class _Step:
 
 
 def default_form(spec: models.ModelSpec) -> str:
-  """STACKED for a model with a grouped form on a GPU, else IN_TURN.
+  """STACKED for a model with a grouped form on a GPU; on a CPU, IN_LANES
+  where TensorFlow can run two lanes at once (`parallel_lanes`), else
+  IN_TURN.
 
   On the 2-core CPUs measured, TensorFlow's (oneDNN's) grouped convolutions
   of many small groups ran well below the rate of each client's own
   convolutions on its own batch (which stays in cache), so stacking the
   clients made a round slower there; on a GPU, stacking replaces each
-  client's small kernel launches by one per layer. IN_LANES (two clients at
-  once, each with its own kernels) took 0.88-0.90 of in turn's wall time
-  in quiet runs of `benchmarks/benchmark_robust_hdp.py`, but can differ
-  from the direct runner's own loop by float32 rounding on some models,
-  so making it the default (and regenerating the tables it moves) is a
-  change of its own (docs/performance.md).
+  client's small kernel launches by one per layer. Two lanes of clients at
+  once, each with its own kernels, took 0.90 and 0.88 of the wall time of
+  the clients in turn in two quiet runs of
+  `benchmarks/benchmark_robust_hdp.py` (docs/performance.md).
   """
-  if grouped_forward(spec) is not None and tf.config.list_logical_devices(
-      'GPU'):
-    return STACKED
-  return IN_TURN
+  if tf.config.list_logical_devices('GPU'):
+    return STACKED if grouped_forward(spec) is not None else IN_TURN
+  return IN_LANES if parallel_lanes() >= 2 else IN_TURN
+
+
+def parallel_lanes() -> int:
+  """Lanes TensorFlow can run at once on this process's CPU: its cores, or
+  fewer if its inter-op threads are set fewer (`tf.config.threading`, or
+  TF_NUM_INTEROP_THREADS, which the sweeps' `--parallel` sets)."""
+  threads = tf.config.threading.get_inter_op_parallelism_threads()
+  if not threads:
+    try:
+      threads = int(os.environ.get('TF_NUM_INTEROP_THREADS', '0'))
+    except ValueError:
+      threads = 0
+  cores = _cpu_cores()
+  return min(cores, threads) if threads > 0 else cores
 
 
 def _cpu_cores() -> int:
@@ -382,7 +395,7 @@ def cohort_updates(spec: models.ModelSpec,
   y = tf.cast(y, tf.int32)
   if parallel_parts is None:
     parallel_parts = (1 if tf.config.list_logical_devices('GPU') else
-                      min(2, _cpu_cores()))
+                      min(2, parallel_lanes()))
   if form == IN_TURN:
     return _in_turn(spec, weights0, x, y, clients, settings)
   if form == IN_LANES:

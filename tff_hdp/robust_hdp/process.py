@@ -523,10 +523,11 @@ class DirectRunner:
     self._initial = [np.asarray(w, np.float32) for w in initial_weights]
     self._aggregator = aggregator
     self._client = _client_function(spec, settings, private)
-    # The cohort as one computation where that is faster (a GPU; on the
-    # CPUs measured, each client in turn is: `cohort.default_form`).
+    # The cohort as one computation (stacked on a GPU, in two lanes on a
+    # CPU that runs two at once: `cohort.default_form`), else each client
+    # in turn, one call each.
     self._cohort = (cohort.cohort_function(spec, settings, private)
-                    if cohort.default_form(spec) == cohort.STACKED else None)
+                    if cohort.default_form(spec) != cohort.IN_TURN else None)
     self._packed = None  # (ids of the clients' x, their data, packed).
     # No autograph (see `_client_function`).
     self._server = tf.function(aggregator.server_step, autograph=False)
