@@ -320,6 +320,21 @@ def planned_epsilons(calibration: Calibration, delta: float,
                for m in calibration.clients)
 
 
+def client_entry(i: int) -> str:
+  """The ledger entry of client i in a method that accounts client by
+  client."""
+  return f'client_{i}'
+
+
+def client_epsilons(ledger, entries: Sequence[Optional[str]],
+                    setting: Setting) -> tuple[float, ...]:
+  """Per client, the epsilon `ledger` spent on its entry (`entries[i]`, or
+  None for a client no mechanism covers: inf) at the setting's delta."""
+  return tuple(math.inf if name is None else
+               ledger.get_epsilon(name, setting.delta, setting.accountant)
+               for name in entries)
+
+
 def budgets_met(spent: Sequence[float], asked: Sequence[float],
                 tolerance: float = 1e-9) -> bool:
   """Whether every client's spent epsilon is within what it asked for."""

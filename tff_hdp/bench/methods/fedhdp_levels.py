@@ -51,6 +51,7 @@ import numpy as np
 
 from tff_hdp.bench import method
 from tff_hdp.bench import registry
+from tff_hdp.bench.methods import global_model_runs
 
 NAMES = {'fedhdp': 'FedHDP', 'hdp_fedavg': 'HDP-FedAvg',
          'dp_fedavg': 'DP-FedAvg at the minimum epsilon',
@@ -161,23 +162,14 @@ class FedHdpLevels(method.Method):
 
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
-    from tff_hdp import templates  # pylint: disable=g-import-not-at-top
-    from tff_hdp.fedhdp import evaluation  # pylint: disable=g-import-not-at-top
     from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
     experiment = method.prepare_run(training, calibration.config, setting,
                                     seed=seed, mechanism_seed=mechanism_seed)
-    run = training.run_rounds(experiment)
-    accuracies = evaluation.per_client_accuracy(
-        experiment.spec, templates.global_weights(run.state),
-        setting.data.test)
     groups = experiment.setup.groups
-    return method.Outcome(
-        accuracy=100.0 * float(np.nanmean(accuracies)),
-        epsilons=tuple(
-            run.ledger.get_epsilon(groups[g].name, setting.delta,
-                                   setting.accountant)
-            if groups[g].is_private else math.inf
-            for g in experiment.setup.client_groups))
+    return global_model_runs.outcome(
+        experiment, training.run_rounds(experiment), setting,
+        [groups[g].name if groups[g].is_private else None
+         for g in experiment.setup.client_groups])
 
 
 for _algorithm in NAMES:

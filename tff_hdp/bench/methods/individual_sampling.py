@@ -46,6 +46,7 @@ from scipy import optimize
 
 from tff_hdp.bench import method
 from tff_hdp.bench import registry
+from tff_hdp.bench.methods import global_model_runs
 from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 
@@ -155,32 +156,13 @@ class IndividualSampling(method.Method):
 
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
-    from tff_hdp import round_loop  # pylint: disable=g-import-not-at-top
-    from tff_hdp import templates  # pylint: disable=g-import-not-at-top
-    from tff_hdp.fedhdp import evaluation  # pylint: disable=g-import-not-at-top
     from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-    from tff_hdp.privacy import privacy_ledger  # pylint: disable=g-import-not-at-top
     config, rates = calibration.config
     experiment = method.prepare_run(training, config, setting, seed=seed,
                                     mechanism_seed=mechanism_seed)
-    config = experiment.config
-    accounted = [i for i, m in enumerate(calibration.clients)
-                 if m is not None]
-    rounds = individual_rounds(experiment, rates, accounted)
-    run = round_loop.run(
-        rounds, config, total_rounds=config.rounds,
-        eval_every=config.eval_every,
-        ledger=privacy_ledger.PrivacyLedger(**config.ledger_terms()))
-    accuracies = evaluation.per_client_accuracy(
-        experiment.spec, templates.global_weights(run.state),
-        setting.data.test)
-    return method.Outcome(
-        accuracy=100.0 * float(np.nanmean(accuracies)),
-        epsilons=tuple(
-            run.ledger.get_epsilon(f'client_{i}', setting.delta,
-                                   setting.accountant)
-            if i in accounted else math.inf
-            for i in range(setting.num_clients)))
+    return global_model_runs.run_accounted_per_client(
+        experiment, calibration, setting,
+        lambda accounted: individual_rounds(experiment, rates, accounted))
 
 
 def individual_rounds(experiment, rates: Sequence[float],
@@ -208,7 +190,7 @@ def individual_rounds(experiment, rates: Sequence[float],
     def account(self, ledger, round_num):
       del round_num  # Every round spends the same.
       for i in accounted:
-        ledger.step(f'client_{i}', self._rates[i], self._z)
+        ledger.step(method.client_entry(i), self._rates[i], self._z)
 
   return IndividualRounds()
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from tff_hdp.bench import method
 from tff_hdp.bench import registry
+from tff_hdp.bench.methods import global_model_runs
 from tff_hdp.fedhdp import clip_noise
 
 
@@ -166,31 +167,13 @@ class IndividualScale(method.Method):
 
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
-    from tff_hdp import round_loop  # pylint: disable=g-import-not-at-top
-    from tff_hdp import templates  # pylint: disable=g-import-not-at-top
-    from tff_hdp.fedhdp import evaluation  # pylint: disable=g-import-not-at-top
     from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-    from tff_hdp.privacy import privacy_ledger  # pylint: disable=g-import-not-at-top
     config, clips = calibration.config
     experiment = method.prepare_run(training, config, setting, seed=seed,
                                     mechanism_seed=mechanism_seed)
-    config = experiment.config
-    accounted = [i for i, m in enumerate(calibration.clients)
-                 if m is not None]
-    run = round_loop.run(
-        scaled_rounds(experiment, clips, accounted), config,
-        total_rounds=config.rounds, eval_every=config.eval_every,
-        ledger=privacy_ledger.PrivacyLedger(**config.ledger_terms()))
-    accuracies = evaluation.per_client_accuracy(
-        experiment.spec, templates.global_weights(run.state),
-        setting.data.test)
-    return method.Outcome(
-        accuracy=100.0 * float(np.nanmean(accuracies)),
-        epsilons=tuple(
-            run.ledger.get_epsilon(f'client_{i}', setting.delta,
-                                   setting.accountant)
-            if i in accounted else math.inf
-            for i in range(setting.num_clients)))
+    return global_model_runs.run_accounted_per_client(
+        experiment, calibration, setting,
+        lambda accounted: scaled_rounds(experiment, clips, accounted))
 
 
 def scaled_rounds(experiment, clips: Sequence[float],
@@ -228,7 +211,8 @@ def scaled_rounds(experiment, clips: Sequence[float],
     def account(self, ledger, round_num):
       del round_num  # Every round spends the same.
       for i in accounted:
-        ledger.step(f'client_{i}', experiment.config.sampling_rate, noise[i])
+        ledger.step(method.client_entry(i), experiment.config.sampling_rate,
+                    noise[i])
 
   return ScaledRounds(experiment)
 

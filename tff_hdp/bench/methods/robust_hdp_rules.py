@@ -128,11 +128,9 @@ class RobustHdpRule(method.Method):
         experiment.spec, run.state['global_weights'], setting.data)))
     return method.Outcome(
         accuracy=accuracy,
-        epsilons=tuple(
-            math.inf if c.noise_multiplier is None else
-            run.ledger.get_epsilon(f'client_{i}', setting.delta,
-                                   setting.accountant)
-            for i, c in enumerate(experiment.clients)))
+        epsilons=method.client_epsilons(run.ledger, [
+            None if c.noise_multiplier is None else method.client_entry(i)
+            for i, c in enumerate(experiment.clients)], setting))
 
 
 rule_registry.watch(lambda rule: registry.register(RobustHdpRule(rule.name)))
