@@ -19,7 +19,7 @@ TensorFlow is imported when a run needs it: the benchmark's flag checks
 import every method.
 """
 
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -42,20 +42,33 @@ def outcome(experiment, run, setting: method.Setting,
 
 
 def run_accounted_per_client(
-    experiment, calibration: method.Calibration, setting: method.Setting,
-    rounds_for: Callable[[Sequence[int]], object]) -> method.Outcome:
-  """Runs `rounds_for(accounted)` (a `round_loop.System` of `experiment`
-  whose ledger keeps one entry per accounted client,
-  `method.client_entry(i)`) for the configured rounds, from an empty
-  ledger; its `outcome`. `accounted`: the clients the calibration gives a
-  mechanism."""
+    calibration: method.Calibration, setting: method.Setting,
+    rounds_for: Callable[[Any, Any, Sequence[int]], Any], *, seed: int,
+    mechanism_seed: Optional[int]) -> method.Outcome:
+  """One run of a method that calibrates client by client on FedHDP's
+  driver, and its `outcome`.
+
+  Args:
+    calibration: Its `config` is (the `FedHdpConfig`, the clients' own
+      values: rates, clips); `accounted` are the clients it gives a
+      mechanism.
+    setting: The population.
+    rounds_for: `rounds_for(experiment, values, accounted)`, the run's
+      `round_loop.System`, whose ledger keeps one entry per accounted
+      client, `method.client_entry(i)`.
+    seed, mechanism_seed: As `method.prepare_run`'s.
+  """
   from tff_hdp import round_loop  # pylint: disable=g-import-not-at-top
+  from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
   from tff_hdp.privacy import privacy_ledger  # pylint: disable=g-import-not-at-top
+  config, values = calibration.config
+  experiment = method.prepare_run(training, config, setting, seed=seed,
+                                  mechanism_seed=mechanism_seed)
   config = experiment.config
   accounted = [i for i, m in enumerate(calibration.clients) if m is not None]
   run = round_loop.run(
-      rounds_for(accounted), config, total_rounds=config.rounds,
-      eval_every=config.eval_every,
+      rounds_for(experiment, values, accounted), config,
+      total_rounds=config.rounds, eval_every=config.eval_every,
       ledger=privacy_ledger.PrivacyLedger(**config.ledger_terms()))
   return outcome(experiment, run, setting, [
       method.client_entry(i) if m is not None else None

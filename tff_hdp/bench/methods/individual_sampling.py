@@ -156,13 +156,9 @@ class IndividualSampling(method.Method):
 
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
-    from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-    config, rates = calibration.config
-    experiment = method.prepare_run(training, config, setting, seed=seed,
-                                    mechanism_seed=mechanism_seed)
     return global_model_runs.run_accounted_per_client(
-        experiment, calibration, setting,
-        lambda accounted: individual_rounds(experiment, rates, accounted))
+        calibration, setting, individual_rounds, seed=seed,
+        mechanism_seed=mechanism_seed)
 
 
 def individual_rounds(experiment, rates: Sequence[float],

@@ -167,13 +167,9 @@ class IndividualScale(method.Method):
 
   def run(self, setting, calibration, *, seed,
           mechanism_seed: Optional[int] = None):
-    from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-    config, clips = calibration.config
-    experiment = method.prepare_run(training, config, setting, seed=seed,
-                                    mechanism_seed=mechanism_seed)
     return global_model_runs.run_accounted_per_client(
-        experiment, calibration, setting,
-        lambda accounted: scaled_rounds(experiment, clips, accounted))
+        calibration, setting, scaled_rounds, seed=seed,
+        mechanism_seed=mechanism_seed)
 
 
 def scaled_rounds(experiment, clips: Sequence[float],
