@@ -301,6 +301,21 @@ def _calibrate_rdp(eps: float, q: float, t: int, d: float, *,
           tol=tol))
 
 
+def _calibration_arguments(sampling_rate, rounds, delta, tol, orders,
+                           conversion, accountant, population):
+  """A calibration's arguments in z, checked (one clear line each):
+  (q, T, delta, tol, orders, conversion, accountant, population)."""
+  q = arguments.check_sampling_rate(sampling_rate)
+  population = arguments.check_population(population, q)
+  accountant = check_accountant(accountant)
+  if accountant == 'pld':
+    check_pld_relation(population)
+  return (q, arguments.check_count(rounds, 'rounds'),
+          arguments.check_delta(delta), _check_tolerance(tol),
+          arguments.check_orders(orders), _check_conversion(conversion),
+          accountant, population)
+
+
 def noise_multiplier_for_epsilon(target_epsilon: float,
                                  sampling_rate: float,
                                  rounds: int,
@@ -335,16 +350,9 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     z >= 0. 0 when rounds = 0 or q = 0 (no release: no noise is needed).
   """
   eps = arguments.check_positive(target_epsilon, 'target_epsilon')
-  q = arguments.check_sampling_rate(sampling_rate)
-  population = arguments.check_population(population, q)
-  t = arguments.check_count(rounds, 'rounds')
-  d = arguments.check_delta(delta)
-  tol = _check_tolerance(tol)
-  orders = arguments.check_orders(orders)
-  conversion = _check_conversion(conversion)
-  accountant = check_accountant(accountant)
-  if accountant == 'pld':
-    check_pld_relation(population)
+  q, t, d, tol, orders, conversion, accountant, population = (
+      _calibration_arguments(sampling_rate, rounds, delta, tol, orders,
+                             conversion, accountant, population))
   if t == 0 or q == 0.0:
     return 0.0
   if conversion == 'classic':
@@ -491,14 +499,9 @@ def noise_multipliers_for_epsilons(target_epsilons: Sequence[float],
   """
   epsilons = [arguments.check_positive(e, 'target_epsilon')
               for e in target_epsilons]
-  q = arguments.check_sampling_rate(sampling_rate)
-  population = arguments.check_population(population, q)
-  t = arguments.check_count(rounds, 'rounds')
-  d = arguments.check_delta(delta)
-  tol = _check_tolerance(tol)
-  orders = arguments.check_orders(orders)
-  conversion = _check_conversion(conversion)
-  accountant = check_accountant(accountant)
+  q, t, d, tol, orders, conversion, accountant, population = (
+      _calibration_arguments(sampling_rate, rounds, delta, tol, orders,
+                             conversion, accountant, population))
 
   def one(eps):
     return noise_multiplier_for_epsilon(
