@@ -190,7 +190,7 @@ def _accuracy(records, algorithm):
 
 def figure2_data(runs, distributions, seeds):
   """{algorithm: (means, stds)} over `distributions` of every rule run;
-  NaN where missing."""
+  NaN where missing, and a std of NaN over one seed (no spread to show)."""
   data = {}
   run_rules = {a for records in runs.values() for a in records}
   for algorithm in [a for a in rule_registry.names() if a in run_rules]:
@@ -199,7 +199,7 @@ def figure2_data(runs, distributions, seeds):
       values = [_accuracy(runs[Run(d, 20, s)], algorithm) for s in seeds
                 if algorithm in runs.get(Run(d, 20, s), {})]
       means.append(np.mean(values) if values else np.nan)
-      stds.append(np.std(values) if values else np.nan)
+      stds.append(np.std(values) if len(values) > 1 else np.nan)
     data[algorithm] = (means, stds)
   return data
 
@@ -221,7 +221,8 @@ def figure2_table(runs, distributions, seeds) -> str:
     cells = []
     for d, m, sd in zip(distributions, means, stds):
       count = sum(a in runs[Run(d, 20, seed)] for seed in found[d])
-      cells.append('-' if np.isnan(m) else f'{m:.1f} ± {sd:.1f}' + (
+      cells.append('-' if np.isnan(m) else f'{m:.1f}' + (
+          '' if np.isnan(sd) else f' ± {sd:.1f}') + (
           f' ({count} seed{"s" * (count > 1)})' if count < len(found[d])
           else ''))
     lines.append(f'| {_label(a)} | ' + ' | '.join(cells)

@@ -91,6 +91,8 @@ def test_figure2_data_mean_and_std_over_seeds():
   means, stds = data['robust_hdp']
   assert means[0] == 50.0 and stds[0] == 10.0
   assert np.isnan(means[1]) and np.isnan(stds[1])  # no dist2 runs
+  one_seed = sweep.figure2_data(runs, ['dist1'], [1])['robust_hdp']
+  assert one_seed[0] == [60.0] and np.isnan(one_seed[1][0])  # no spread
 
 
 def test_load_runs_merges_the_rules_of_one_run_split_over_directories(
@@ -129,7 +131,7 @@ def test_figure2_table_means_stds_and_claims():
   assert '| Robust-HDP | 61.0 ± 1.0 | - |' in lines
   assert '| WeiAvg | 52.0 ± 2.0 | - |' in lines
   assert '| Oracle | 61.0 ± 0.0 | - |' in lines
-  assert '| PFA | 30.0 ± 0.0 (1 seed) | - |' in lines  # Seed 0 only.
+  assert '| PFA | 30.0 (1 seed) | - |' in lines  # Seed 0 only: no spread.
   assert not any(line.startswith('| minimum eps') for line in lines)
   assert lines[-1] == (
       '- dist1: Robust-HDP >= every private baseline run (WeiAvg, PFA, '

@@ -275,8 +275,9 @@ def _draw_panel(ax, panel: Panel, family: str) -> None:
     offsets = x - 0.4 + (k + 0.5) * width
     means = [row.accuracy.get(d, (np.nan, 0, 0))[0]
              for d in panel.distributions]
+    # NaN draws no error bar (one seed has no spread to show).
     spread = [row.accuracy[d][1] if row.accuracy.get(d, (0, 0, 1))[2] > 1
-              else 0.0 for d in panel.distributions]
+              else np.nan for d in panel.distributions]
     label = row.method + ('' if row.rank is not None else
                           ' (invalid)' if not row.budgets_met else
                           ' (refused)' if row.refused else '')
