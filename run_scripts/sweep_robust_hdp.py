@@ -44,7 +44,9 @@ The figures need:
 
 Figure 2's numbers are also printed and written to `figure2.md` beside the
 figures' folder (mean +- std per rule and distribution, and whether Robust-HDP
-is at least every private baseline and within 2 points of the Oracle).
+is at least every private baseline and within 2 points of the Oracle), then
+per run each rule's mean, lowest and highest accuracy over its last 10
+evaluations: a cell is the last round's alone.
 
 Every run draws its mechanism's key (noise, batches) in secret;
 `--reproducible` gives each run `--mechanism_seed=<its --seed>` instead, so
@@ -235,6 +237,40 @@ def figure2_table(runs, distributions, seeds) -> str:
     if means:
       lines.append(f'- {d}: {claims.robust_hdp(means)}'
                    f'{claims.mechanism_caveat(records)}')
+  return '\n'.join(lines)
+
+
+LATE_EVALUATIONS = 10
+
+
+def late_evaluations(runs, distributions, seeds,
+                     last: int = LATE_EVALUATIONS) -> str:
+  """Per run of Figure 2, each rule's mean local test accuracy over its
+  last `last` evaluations, with their lowest and highest: how far a cell,
+  the accuracy of the last round alone, could have landed elsewhere. A
+  rule evaluated at other rounds than the run's first rule says which."""
+  lines = []
+  for d in distributions:
+    for s in seeds:
+      records = runs.get(Run(d, 20, s), {})
+      cells, span = [], None
+      for a in [a for a in rule_registry.names() if a in records]:
+        points = [(h['round'], h['accuracy'])
+                  for h in records[a]['history']
+                  if h.get('accuracy') is not None][-last:]
+        if not points:
+          continue
+        values = [v for _, v in points]
+        own = (points[0][0], points[-1][0])
+        span = span or own
+        cells.append(f'{_label(a)} {np.mean(values):.1f} '
+                     f'({min(values):.1f} to {max(values):.1f})' + (
+                         '' if own == span else
+                         f' [rounds {own[0]} to {own[1]}]'))
+      if cells:
+        lines.append(f'- {d}, seed {s}, mean (lowest to highest) of the '
+                     f'last {last} evaluations (rounds {span[0]} to '
+                     f'{span[1]}): ' + '; '.join(cells))
   return '\n'.join(lines)
 
 
@@ -465,6 +501,8 @@ def main(argv):
     print(figure4_summary(finished[figure4_run]['robust_hdp']))
   if 2 in figures and finished:
     table = figure2_table(finished, _DISTRIBUTIONS.value, seeds)
+    late = late_evaluations(finished, _DISTRIBUTIONS.value, seeds)
+    table += f'\n\n{late}' if late else ''
     with open(os.path.join(sweep_dir, 'figure2.md'), 'w') as f:
       f.write(table + '\n')
     print(table)

@@ -115,6 +115,21 @@ def test_load_runs_merges_the_rules_of_one_run_split_over_directories(
   assert set(runs[Run('dist1', 3, 0)]) == {'robust_hdp'}
 
 
+def test_late_evaluations_summarise_each_rules_last_evaluations():
+  record = _record('weiavg', 'dist1', 0, 55.0)
+  record['history'] = [{'round': r, 'accuracy': a} for r, a in
+                       [(10, 20.0), (20, 26.0), (30, 61.0), (40, None),
+                        (50, 55.0)]]
+  runs = {Run('dist1', 20, 0): {'weiavg': record,
+                                'oracle': _record('oracle', 'dist1', 0, 84.0)}}
+  text = sweep.late_evaluations(runs, ['dist1', 'dist3'], [0, 1], last=3)
+  # WeiAvg: the last 3 of its 4 evaluations, 26, 61, 55; the Oracle's
+  # record has one (round 2).
+  assert text == ('- dist1, seed 0, mean (lowest to highest) of the last 3 '
+                  'evaluations (rounds 20 to 50): WeiAvg 47.3 (26.0 to '
+                  '61.0); Oracle 84.0 (84.0 to 84.0) [rounds 2 to 2]')
+
+
 def test_figure2_table_means_stds_and_claims():
   # Two seeds of dist1 (Robust-HDP 60 and 62, WeiAvg 50 and 54, Oracle 61 and
   # 61), PFA on seed 0 only; minimum eps and non-private not run; dist3 not
