@@ -27,6 +27,9 @@ our epsilon of each private group is set against the caption's epsilon. A run
 the paper does not report (e.g. the offline digits dataset) keeps only our
 numbers.
 
+Under each Markdown table, the adaptive clip norm S^t of each private run
+over its rounds (mean, largest, last): a round's noise is z S^t.
+
 Writes to --output_dir `comparison.md`, `comparison.tex` and `comparison.csv`
 (`comparison_table<N>.*` with --table; the CSV has separate columns for ours,
 the paper's and the difference of every metric and variance) and prints the
@@ -152,6 +155,22 @@ def display_row(run: paper_tables.Run,
   return cells
 
 
+def clip_norm_line(runs: Sequence[paper_tables.Run]) -> str:
+  """The adaptive clip norm S^t of each private run over its rounds (mean,
+  largest, last), from its history: the noise of a round is z S^t, so a
+  run's noise follows S^t. '' if no run is private or records S^t."""
+  cells = []
+  for run in runs:
+    norms = [h['clip_norm'] for h in run.record.get('history', ())
+             if h.get('clip_norm') is not None]
+    if norms and run.record.get('epsilon'):
+      name, hyper = display_row(run, None)[:2]
+      cells.append(f'{name} {hyper}: {sum(norms) / len(norms):.3f}, '
+                   f'{max(norms):.3f}, {norms[-1]:.3f}')
+  return ('Clip norm S^t over the rounds (mean, largest, last): ' +
+          '; '.join(cells)) if cells else ''
+
+
 def _csv_number(value: Any) -> str:
   if value is None:
     return ''
@@ -239,8 +258,10 @@ def build(runs: Sequence[paper_tables.Run], reference,
                for r in group]
     title = _title(dataset, group, table)
     rows = [display_row(r, m) for r, m in zip(group, matches)]
+    clips = clip_norm_line(group)
     markdown.append(f'### {title}\n\n{LEGEND}\n\n' +
-                    tables.format_markdown(rows, HEADER) + '\n')
+                    tables.format_markdown(rows, HEADER) + '\n' +
+                    (f'\n{clips}\n' if clips else ''))
     latex.append(tables.format_latex(rows, HEADER, f'{title}. {LEGEND}') +
                  '\n')
     for r, m in zip(group, matches):

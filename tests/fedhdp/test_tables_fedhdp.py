@@ -169,6 +169,29 @@ def test_tables_compare_with_paper(results_dir, tmp_path):
   assert latex.count(r'\begin{tabular}') == 3 and r'Acc\_g\%' in latex
 
 
+def test_markdown_gives_each_private_runs_clip_norm():
+  # S^t = 0.6, 0.7, 0.8, 0.9 in `_record`'s four rounds; a non-private
+  # run has no line.
+  from tff_hdp.run_scripts import tables_fedhdp  # pylint: disable=g-import-not-at-top
+  runs = [paper_tables.Run(f'{a}/results.json', 0, _record('mnist', a, 90.0))
+          for a in ('non_private', 'dp_fedavg')]
+  line = tables_fedhdp.clip_norm_line(runs)
+  assert line == ('Clip norm S^t over the rounds (mean, largest, last): '
+                  'DP-FedAvg+Ditto lp=0.005,lnp=0.005 seed=0: 0.750, 0.900, '
+                  '0.900')
+  assert tables_fedhdp.clip_norm_line(runs[:1]) == ''
+
+
+def test_a_rows_ablations_are_named_in_its_hyperparameters():
+  from tff_hdp.fedhdp import table_rows  # pylint: disable=g-import-not-at-top
+  record = _record('mnist', 'dp_fedavg', 90.0)
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005'
+  record['config'].update(noise_multiplier=0.0, clip_learning_rate=0.0,
+                          initial_clip=0.5)
+  assert table_rows.run_row(record)[1] == (
+      'lp=0.005,lnp=0.005 noise off clip fixed at 0.5')
+
+
 def test_tables_with_table_flag(results_dir, tmp_path):
   out = str(tmp_path / 'tables')
   result = _run(_TABLES, f'--results_dir={results_dir}', '--table=2',

@@ -55,6 +55,11 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
     hyper.append(f"r={config['ratio']}")
   if config.get('ditto'):
     hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
+  if config['algorithm'] != 'non_private':  # Ablations say so.
+    if config.get('noise_multiplier') == 0:
+      hyper.append('noise off')
+    if config.get('clip_learning_rate') == 0:
+      hyper.append(f"clip fixed at {config['initial_clip']:g}")
   eps = record.get('epsilon') or {}
   mark = '~' if is_approximation(record) else ''
   return [
