@@ -19,8 +19,15 @@
 In one process, on synthetic data of the real shapes (28 x 28 images, the
 cnn5 model, p = 28,938):
 
-1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`.
-2. One DP-SGD step (per-example gradients, clipping, noise) against one
+TensorFlow's threads are the driver's (`cohort.one_thread_per_lane`, as
+`run_robust_hdp.py` sets them): on a CPU of two or more cores, one intra-op
+thread, each lane of clients on a core of its own, unless
+TF_NUM_INTRAOP_THREADS is set (e.g. =2 to time TensorFlow's default).
+
+1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`, one
+   per core at once with one intra-op thread (`timing.matmul_lanes`).
+2. One DP-SGD step (per-example gradients, clipping, noise; on one core
+   with one intra-op thread) against one
    plain SGD step on the same batch, for b = 16, 32, 64 and 128:
    milliseconds, their ratio, the same step with the general per-example
    path in place of the factored one (`per_example.vectorized_gradients`:
@@ -166,9 +173,15 @@ def main(argv):
   from tff_hdp.robust_hdp import process
   from tff_hdp.privacy import mechanism_key
 
-  print(f'cpu: {timing.cpu_name()}  cores: {os.cpu_count()}')
+  # The driver's threads: one per lane on a CPU (run_robust_hdp.py).
+  one_per_lane = cohort.one_thread_per_lane()
+  intra = tf.config.threading.get_intra_op_parallelism_threads()
+  print(f'cpu: {timing.cpu_name()}  cores: {os.cpu_count()}  '
+        f'tensorflow intra-op threads: {intra or "default"}'
+        f'{" (one per lane, as the driver)" if one_per_lane else ""}')
   peak = timing.peak(tf)
-  print(f'matmul 2048^2 peak: {peak / 1e9:.1f} GFLOP/s')
+  print(f'matmul 2048^2 peak: {peak / 1e9:.1f} GFLOP/s '
+        f'({timing.matmul_lanes(tf)} at once)')
   spec = models.cnn5_model((28, 28), 10)
   flops_per_example = 3 * 2 * timing.forward_multiply_adds(spec)
   weights = [tf.constant(w) for w in spec.init(0)]
@@ -201,6 +214,9 @@ def main(argv):
       loss = models.loss_fn(spec.apply(w, x), y)
     return [v - 0.1 * d for v, d in zip(w, tape.gradient(loss, w))]
 
+  lanes = timing.matmul_lanes(tf)
+  if lanes > 1:
+    print(f'(the steps run on one core: at most 1/{lanes} of the peak)')
   print('\nbatch  sgd ms  dp-sgd ms (ratio)  vectorized_map ms (ratio)  '
         'sgd GFLOP/s (peak)  dp-sgd GFLOP/s (peak)')
   for b in (16, 32, 64, 128):

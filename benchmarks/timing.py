@@ -66,15 +66,35 @@ class Clock:
 _MATMUL = {}
 
 
+def matmul_lanes(tf) -> int:
+  """How many matmuls `matmul_peak` runs at once: 1 with TensorFlow's
+  default threads (one matmul takes every core), else one per group of
+  intra-op threads the cores hold (`tf.config.threading`, or
+  TF_NUM_INTRAOP_THREADS), so that the peak is every core's whatever the
+  process's threads (Robust-HDP's binaries run one thread per lane)."""
+  threads = tf.config.threading.get_intra_op_parallelism_threads()
+  if not threads:
+    try:
+      threads = int(os.environ.get('TF_NUM_INTRAOP_THREADS', '0'))
+    except ValueError:
+      threads = 0
+  cores = len(os.sched_getaffinity(0))
+  return 1 if threads <= 0 or threads >= cores else cores // threads
+
+
 def matmul_peak(tf, size: int = 2048, repeats: int = 3) -> tuple[float, float]:
-  """Best float32 matmul rate: (FLOP per wall second, per CPU second)."""
-  if size not in _MATMUL:
-    a = tf.random.stateless_normal([size, size], seed=[1, 2])
-    matmul = tf.function(lambda m: tf.reduce_sum(tf.matmul(m, m)[:1]))
+  """Best float32 matmul rate: (FLOP per wall second, per CPU second), of
+  `matmul_lanes` independent size^2 matmuls at once."""
+  lanes = matmul_lanes(tf)
+  if (size, lanes) not in _MATMUL:
+    a = [tf.random.stateless_normal([size, size], seed=[1, 2 + k])
+         for k in range(lanes)]
+    matmul = tf.function(lambda ms: tf.add_n(
+        [tf.reduce_sum(tf.matmul(m, m)[:1]) for m in ms]))
     matmul(a).numpy()
-    _MATMUL[size] = (matmul, a)
-  matmul, a = _MATMUL[size]
-  flops = 2.0 * size**3
+    _MATMUL[size, lanes] = (matmul, a)
+  matmul, a = _MATMUL[size, lanes]
+  flops = 2.0 * size**3 * lanes
   best_wall, best_cpu = 0.0, 0.0
   for _ in range(repeats):
     with Clock() as c:

@@ -72,7 +72,9 @@ def main(argv):
   cli.check_finished(run, named_configs)
 
   # Everything was checked: only now is anything written.
+  from tff_hdp.robust_hdp import cohort  # pylint: disable=g-import-not-at-top
   from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
+  cohort.one_thread_per_lane()  # Before TensorFlow starts.
   cli.train_and_write(
       run, named_configs, training.train, data,
       table_rows, table_rows.title(data.name, data.num_clients, configs[0],

@@ -53,6 +53,24 @@ def test_training_flops_are_six_per_multiply_add():
       6 * 10 * (784 * 50 + 50 * 10))
 
 
+@pytest.mark.parametrize('intraop,cores,lanes', [
+    (None, 2, 1), ('2', 2, 1), ('1', 2, 2), ('1', 4, 4), ('2', 4, 2),
+    ('8', 2, 1)])
+def test_matmul_peak_takes_every_core_whatever_the_threads(
+    intraop, cores, lanes, monkeypatch):
+  # One matmul with TensorFlow's default threads (every core's), else one
+  # per group of intra-op threads (Robust-HDP's binaries run one a lane).
+  if intraop is None:
+    monkeypatch.delenv('TF_NUM_INTRAOP_THREADS', raising=False)
+  else:
+    monkeypatch.setenv('TF_NUM_INTRAOP_THREADS', intraop)
+  monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: set(range(cores)))
+  tf = pytest.importorskip('tensorflow')
+  monkeypatch.setattr(tf.config.threading,
+                      'get_intra_op_parallelism_threads', lambda: 0)
+  assert timing.matmul_lanes(tf) == lanes
+
+
 @pytest.mark.parametrize('script,flag', [
     ('profile_fedhdp.py', '--clients=0'),
     ('time_presets_fedhdp.py', '--presets=cifar'),

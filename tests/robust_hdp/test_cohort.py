@@ -16,6 +16,9 @@ by client: the same keys give the same batches, noise and updates (IN_TURN
 and IN_LANES bit for bit, STACKED up to float32 round-off)."""
 
 import functools
+import os
+import subprocess
+import sys
 import types
 
 import numpy as np
@@ -241,6 +244,38 @@ def test_default_form(cores, threads, lanes, monkeypatch):
       cohort.STACKED if gpu else cpu_form)
   assert cohort.default_form(models.build_model('cnn', (8, 8), 3)) == (
       cohort.IN_TURN if gpu else cpu_form)
+
+
+_ONE_THREAD_PER_LANE = """
+import os, sys
+import tensorflow as tf
+from tff_hdp.robust_hdp import cohort
+if sys.argv[1] == 'started':
+  tf.constant(1.0) + 1.0  # TensorFlow has started: its threads are fixed.
+print(cohort.one_thread_per_lane(),
+      tf.config.threading.get_intra_op_parallelism_threads())
+"""
+
+
+@pytest.mark.parametrize('case,intraop_env', [
+    ('fresh', None), ('fresh', '2'), ('started', None)])
+def test_one_thread_per_lane_only_before_tensorflow_starts_and_unless_set(
+    case, intraop_env):
+  # A fresh process (TensorFlow's threads are fixed once it starts) on this
+  # CPU: one intra-op thread where the clients run in lanes, and none set
+  # where the user chose (TF_NUM_INTRAOP_THREADS) or TensorFlow has started.
+  env = {k: v for k, v in os.environ.items()
+         if k not in ('TF_NUM_INTRAOP_THREADS', 'TF_NUM_INTEROP_THREADS')}
+  if intraop_env is not None:
+    env['TF_NUM_INTRAOP_THREADS'] = intraop_env
+  result = subprocess.run(
+      [sys.executable, '-c', _ONE_THREAD_PER_LANE, case], env=env,
+      capture_output=True, text=True, timeout=300, check=True)
+  lanes = (not tf.config.list_physical_devices('GPU') and
+           len(os.sched_getaffinity(0)) >= 2)
+  sets = lanes and case == 'fresh' and intraop_env is None
+  assert result.stdout.split() == ([str(True), '1'] if sets else
+                                   [str(False), '0']), result.stdout
 
 
 def test_empty_cohort():

@@ -340,6 +340,33 @@ def parallel_lanes() -> int:
   return min(cores, threads) if threads > 0 else cores
 
 
+def one_thread_per_lane() -> bool:
+  """Gives each lane a core of its own: where the clients run in lanes on
+  a CPU (`default_form`), sets TensorFlow's intra-op threads to 1, unless
+  they were set (`tf.config.threading`, TF_NUM_INTRAOP_THREADS) or
+  TensorFlow has started, when they can no longer change. Returns whether
+  it set them.
+
+  A lane's kernels (a DP-SGD step at Dist1's batch sizes) are too small to
+  gain from being split over threads; split anyway, the two lanes' kernels
+  wait on each other's threads, and a round's clients are slower than with
+  one thread a lane (measured: docs/performance.md). `run_robust_hdp.py`
+  calls it before TensorFlow starts, as can any caller of
+  `training.train`; a library cannot, once its user's TensorFlow has
+  started.
+  """
+  if tf.config.list_physical_devices('GPU') or parallel_lanes() < 2:
+    return False
+  if (tf.config.threading.get_intra_op_parallelism_threads() or
+      os.environ.get('TF_NUM_INTRAOP_THREADS')):
+    return False
+  try:
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+  except RuntimeError:  # TensorFlow has started.
+    return False
+  return True
+
+
 def _cpu_cores() -> int:
   """The CPU cores this process may run on."""
   try:
