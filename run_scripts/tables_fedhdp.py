@@ -155,22 +155,6 @@ def display_row(run: paper_tables.Run,
   return cells
 
 
-def clip_norm_line(runs: Sequence[paper_tables.Run]) -> str:
-  """The adaptive clip norm S^t of each private run over its rounds (mean,
-  largest, last), from its history: the noise of a round is z S^t, so a
-  run's noise follows S^t. '' if no run is private or records S^t."""
-  cells = []
-  for run in runs:
-    norms = [h['clip_norm'] for h in run.record.get('history', ())
-             if h.get('clip_norm') is not None]
-    if norms and run.record.get('epsilon'):
-      name, hyper = display_row(run, None)[:2]
-      cells.append(f'{name} {hyper}: {sum(norms) / len(norms):.3f}, '
-                   f'{max(norms):.3f}, {norms[-1]:.3f}')
-  return ('Clip norm S^t over the rounds (mean, largest, last): ' +
-          '; '.join(cells)) if cells else ''
-
-
 def _csv_number(value: Any) -> str:
   if value is None:
     return ''
@@ -258,7 +242,7 @@ def build(runs: Sequence[paper_tables.Run], reference,
                for r in group]
     title = _title(dataset, group, table)
     rows = [display_row(r, m) for r, m in zip(group, matches)]
-    clips = clip_norm_line(group)
+    clips = table_rows.clip_norm_line([r.record for r in group])
     markdown.append(f'### {title}\n\n{LEGEND}\n\n' +
                     tables.format_markdown(rows, HEADER) + '\n' +
                     (f'\n{clips}\n' if clips else ''))

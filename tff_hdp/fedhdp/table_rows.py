@@ -75,6 +75,24 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   ]
 
 
+def clip_norm_line(records: Sequence[Mapping[str, Any]]) -> str:
+  """The adaptive clip norm S^t of each private run over its rounds (mean,
+  largest, last), from its history: the noise of a round is z S^t, so a
+  run's noise follows S^t. '' if no run is private or records S^t."""
+  cells = []
+  for record in records:
+    norms = [h['clip_norm'] for h in record.get('history', ())
+             if h.get('clip_norm') is not None]
+    if norms and record.get('epsilon'):
+      name, hyper = run_row(record)[:2]
+      seed = record['config'].get('seed')
+      label = f'{name} {hyper}' + ('' if seed is None else f' seed={seed}')
+      cells.append(f'{label}: {sum(norms) / len(norms):.3f}, '
+                   f'{max(norms):.3f}, {norms[-1]:.3f}')
+  return ('Clip norm S^t over the rounds (mean, largest, last): ' +
+          '; '.join(cells)) if cells else ''
+
+
 def is_approximation(record: Mapping[str, Any]) -> bool:
   """Whether a run's epsilon is only the Poisson approximation: Poisson
   cohorts with realised denominators."""
