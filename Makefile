@@ -72,7 +72,7 @@ demo: install
 # cohort of 100 and realised counts, each row of the paper once at seed 0,
 # and its DP-FedAvg and FedHDP rows again at seed 1 (the spread); then the
 # side-by-side table (docs/paper_scale.md), DP-FedAvg with the noise off,
-# and DP-FedAvg with its clip held at S^0 (three runs). Resumable: a
+# and DP-FedAvg and FedHDP with the clip held at S^0. Resumable: a
 # finished row is skipped, a killed one resumes from its checkpoint. Secret
 # mechanism keys.
 TABLE2 := results/paper_scale
@@ -88,16 +88,18 @@ table2-mnist: install
 	    --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
 	    --denominators=realised --noise_multiplier=0 --backend=direct \
 	    --seed=0 --noprogress --output_dir=$(TABLE2)_noise_off
-	@# ...and with the noise on and the clip held at S^0 (eta_b = 0), at
-	@# seeds 0 and 1 (skewed: 0): what the adaptive clip's rise costs.
-	for run in mnist:0 mnist:1 skewed_mnist:0; do \
-	  preset=$${run%:*}; seed=$${run#*:}; \
+	@# ...and with the noise on and the clip held at S^0 (eta_b = 0):
+	@# DP-FedAvg at seeds 0 and 1 (skewed: 0), FedHDP at seed 0.
+	for run in "mnist dp_fedavg 0" "mnist dp_fedavg 1" \
+	    "skewed_mnist dp_fedavg 0" "mnist fedhdp 0 0.01"; do \
+	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; ratio=$$4; \
 	  $(PY) run_scripts/run_fedhdp.py --preset=$$preset \
-	      --algorithm=dp_fedavg --lambda_p=0.005 --lambda_np=0.005 \
-	      --nopoisson_sampling --denominators=realised \
-	      --clip_learning_rate=0 --backend=direct --seed=$$seed \
-	      --noprogress \
-	      --output_dir=$(TABLE2)_fixed_clip/$${preset}_seed$$seed || exit 1; \
+	      --algorithm=$$algorithm $${ratio:+--r=$$ratio} \
+	      --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
+	      --denominators=realised --clip_learning_rate=0 --backend=direct \
+	      --seed=$$seed --noprogress \
+	      --output_dir=$(TABLE2)_fixed_clip/$${preset}_$${algorithm}$${ratio:+_r$$ratio}_seed$$seed \
+	      || exit 1; \
 	done
 	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_fixed_clip \
 	    --table=2 --output_dir=$(TABLE2)_fixed_clip
