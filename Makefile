@@ -91,7 +91,8 @@ table2-mnist: install
 	@# ...and with the noise on and the clip held at S^0 (eta_b = 0):
 	@# DP-FedAvg at seeds 0 and 1 (skewed: 0), FedHDP at seed 0.
 	for run in "mnist dp_fedavg 0" "mnist dp_fedavg 1" \
-	    "skewed_mnist dp_fedavg 0" "mnist fedhdp 0 0.01"; do \
+	    "skewed_mnist dp_fedavg 0" "mnist fedhdp 0 0.01" \
+	    "skewed_mnist fedhdp 0 0.1"; do \
 	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; ratio=$$4; \
 	  $(PY) run_scripts/run_fedhdp.py --preset=$$preset \
 	      --algorithm=$$algorithm $${ratio:+--r=$$ratio} \
