@@ -71,10 +71,9 @@ demo: install
 # package): Table 5's 2,000 clients, Table 7's settings, the paper's fixed
 # cohort of 100 and realised counts, each row of the paper once at seed 0,
 # and its DP-FedAvg and FedHDP rows again at seed 1 (the spread); then the
-# side-by-side table (docs/paper_scale.md), DP-FedAvg with the noise off,
-# and DP-FedAvg and FedHDP with the clip held at S^0. Resumable: a
-# finished row is skipped, a killed one resumes from its checkpoint. Secret
-# mechanism keys.
+# side-by-side table (docs/paper_scale.md), DP-FedAvg and FedHDP with the
+# noise off, and with the clip held at S^0. Resumable: a finished row is
+# skipped, a killed one resumes from its checkpoint. Secret mechanism keys.
 TABLE2 := results/paper_scale
 table2-mnist: install
 	$(PY) run_scripts/sweep_fedhdp.py --table=2 --results_dir=$(TABLE2)/seed0 \
@@ -83,11 +82,17 @@ table2-mnist: install
 	    --results_dir=$(TABLE2)/seed1 -- --backend=direct --seed=1
 	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2) --table=2 \
 	    --output_dir=$(TABLE2)
-	@# Why DP-FedAvg differs: its seed-0 row with the noise off (clip only).
+	@# Why the private rows differ: DP-FedAvg's seed-0 row and the skewed
+	@# block's FedHDP row with the noise off (clip only)...
 	$(PY) run_scripts/run_fedhdp.py --preset=mnist --algorithm=dp_fedavg \
 	    --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
 	    --denominators=realised --noise_multiplier=0 --backend=direct \
 	    --seed=0 --noprogress --output_dir=$(TABLE2)_noise_off
+	$(PY) run_scripts/run_fedhdp.py --preset=skewed_mnist --algorithm=fedhdp \
+	    --r=0.1 --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
+	    --denominators=realised --noise_multiplier=0 --backend=direct \
+	    --seed=0 --noprogress \
+	    --output_dir=$(TABLE2)_noise_off_fedhdp/skewed_mnist_fedhdp_r0.1_seed0
 	@# ...and with the noise on and the clip held at S^0 (eta_b = 0):
 	@# DP-FedAvg at seeds 0 and 1 (skewed: 0), FedHDP at seed 0.
 	for run in "mnist dp_fedavg 0" "mnist dp_fedavg 1" \
