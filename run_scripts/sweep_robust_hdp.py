@@ -246,14 +246,15 @@ LATE_EVALUATIONS = 10
 def late_evaluations(runs, distributions, seeds,
                      last: int = LATE_EVALUATIONS) -> str:
   """Per run of Figure 2, each rule's mean local test accuracy over its
-  last `last` evaluations, with their lowest and highest: how far a cell,
-  the accuracy of the last round alone, could have landed elsewhere. A
-  rule evaluated at other rounds than the run's first rule says which."""
+  last `last` evaluations (all of them if it has fewer), with their lowest
+  and highest: how far a cell, the accuracy of the last round alone, could
+  have landed elsewhere. A rule evaluated at other rounds than the run's
+  first rule says which."""
   lines = []
   for d in distributions:
     for s in seeds:
       records = runs.get(Run(d, 20, s), {})
-      cells, span = [], None
+      cells, span, count = [], None, None
       for a in [a for a in rule_registry.names() if a in records]:
         points = [(h['round'], h['accuracy'])
                   for h in records[a]['history']
@@ -262,14 +263,14 @@ def late_evaluations(runs, distributions, seeds,
           continue
         values = [v for _, v in points]
         own = (points[0][0], points[-1][0])
-        span = span or own
+        span, count = span or own, count or len(points)
         cells.append(f'{_label(a)} {np.mean(values):.1f} '
                      f'({min(values):.1f} to {max(values):.1f})' + (
                          '' if own == span else
                          f' [rounds {own[0]} to {own[1]}]'))
       if cells:
         lines.append(f'- {d}, seed {s}, mean (lowest to highest) of the '
-                     f'last {last} evaluations (rounds {span[0]} to '
+                     f'last {count} evaluations (rounds {span[0]} to '
                      f'{span[1]}): ' + '; '.join(cells))
   return '\n'.join(lines)
 

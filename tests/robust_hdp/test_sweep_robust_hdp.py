@@ -128,6 +128,11 @@ def test_late_evaluations_summarise_each_rules_last_evaluations():
   assert text == ('- dist1, seed 0, mean (lowest to highest) of the last 3 '
                   'evaluations (rounds 20 to 50): WeiAvg 47.3 (26.0 to '
                   '61.0); Oracle 84.0 (84.0 to 84.0) [rounds 2 to 2]')
+  # Fewer evaluations than `last`: the line counts the ones there are.
+  text = sweep.late_evaluations(runs, ['dist1'], [0], last=10)
+  assert text.startswith('- dist1, seed 0, mean (lowest to highest) of the '
+                         'last 4 evaluations (rounds 10 to 50): WeiAvg 40.5 '
+                         '(20.0 to 61.0)')
 
 
 def test_figure2_table_means_stds_and_claims():
