@@ -71,9 +71,12 @@ demo: install
 # MNIST), at the paper's scale on the full MNIST (installed with the
 # package): Table 5's 2,000 clients, Table 7's settings, the paper's fixed
 # cohort of 100 and realised counts, each row of the paper once at seed 0,
-# and its DP-FedAvg and FedHDP rows again at seed 1 (the spread); then the
-# side-by-side table (docs/paper_scale.md), DP-FedAvg and FedHDP with the
-# noise off, and with the clip held at S^0. Resumable: a finished row is
+# its DP-FedAvg and FedHDP rows again at seed 1 (the spread), at seed 2,
+# and the skewed FedHDP row at seed 3; then the side-by-side table
+# (docs/paper_scale.md), DP-FedAvg and FedHDP with the noise off, the
+# private rows with the clip held at S^0, and the skewed FedHDP row's
+# ablations: the clip held at its noise-off run's mean S^t (0.94) with the
+# noise on and off, and half the noise. Resumable: a finished row is
 # skipped, a killed one resumes from its checkpoint. Secret mechanism keys.
 TABLE2 := results/paper_scale
 table2-mnist: install
@@ -81,6 +84,10 @@ table2-mnist: install
 	    -- --backend=direct --seed=0
 	$(PY) run_scripts/sweep_fedhdp.py --table=2 --rows=1,3,5,7 \
 	    --results_dir=$(TABLE2)/seed1 -- --backend=direct --seed=1
+	$(PY) run_scripts/sweep_fedhdp.py --table=2 --rows=3,5,7 \
+	    --results_dir=$(TABLE2)/seed2 -- --backend=direct --seed=2
+	$(PY) run_scripts/sweep_fedhdp.py --table=2 --rows=7 \
+	    --results_dir=$(TABLE2)/seed3 -- --backend=direct --seed=3
 	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2) --table=2 \
 	    --output_dir=$(TABLE2)
 	@# Why the private rows differ: DP-FedAvg's seed-0 row and the skewed
@@ -95,9 +102,10 @@ table2-mnist: install
 	    --seed=0 --noprogress \
 	    --output_dir=$(TABLE2)_noise_off_fedhdp/skewed_mnist_fedhdp_r0.1_seed0
 	@# ...and with the noise on and the clip held at S^0 (eta_b = 0):
-	@# DP-FedAvg at seeds 0 and 1 (skewed: 0), FedHDP at seed 0.
+	@# DP-FedAvg at seeds 0 and 1 (skewed: 0), HDP-FedAvg and FedHDP at 0.
 	for run in "mnist dp_fedavg 0" "mnist dp_fedavg 1" \
-	    "skewed_mnist dp_fedavg 0" "mnist fedhdp 0 0.01" \
+	    "skewed_mnist dp_fedavg 0" "mnist hdp_fedavg 0" \
+	    "skewed_mnist hdp_fedavg 0" "mnist fedhdp 0 0.01" \
 	    "skewed_mnist fedhdp 0 0.1"; do \
 	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; ratio=$$4; \
 	  $(PY) run_scripts/run_fedhdp.py --preset=$$preset \
@@ -110,6 +118,23 @@ table2-mnist: install
 	done
 	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_fixed_clip \
 	    --table=2 --output_dir=$(TABLE2)_fixed_clip
+	@# The skewed FedHDP row: the clip held at 0.94 (seeds 0, 1; seed 0
+	@# with the noise off too), and z_eff = 0.75 with the adaptive clip.
+	for run in "0 --initial_clip=0.94 --clip_learning_rate=0 S0.94" \
+	    "1 --initial_clip=0.94 --clip_learning_rate=0 S0.94" \
+	    "0 --initial_clip=0.94 --clip_learning_rate=0 --noise_multiplier=0 S0.94_noise_off" \
+	    "0 --noise_multiplier=0.75 z0.75"; do \
+	  set -- $$run; seed=$$1; shift; flags=; \
+	  while [ $$# -gt 1 ]; do flags="$$flags $$1"; shift; done; \
+	  $(PY) run_scripts/run_fedhdp.py --preset=skewed_mnist \
+	      --algorithm=fedhdp --r=0.1 --lambda_p=0.005 --lambda_np=0.005 \
+	      --nopoisson_sampling --denominators=realised $$flags \
+	      --backend=direct --seed=$$seed --noprogress \
+	      --output_dir=$(TABLE2)_fedhdp_skewed/skewed_mnist_fedhdp_r0.1_$${1}_seed$$seed \
+	      || exit 1; \
+	done
+	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_fedhdp_skewed \
+	    --table=2 --output_dir=$(TABLE2)_fedhdp_skewed
 
 # Paper 003's Figure 4 at the authors' scale (20 clients x 3,000 full-MNIST
 # images, Dist8): Robust-HDP's sigma^_i^2 against each client's true
