@@ -191,6 +191,15 @@ def test_a_rows_ablations_are_named_in_its_hyperparameters():
                           initial_clip=0.5)
   assert table_rows.run_row(record)[1] == (
       'lp=0.005,lnp=0.005 noise off clip fixed at 0.5')
+  # Noise other than the preset's z_eff (1.5 for mnist) is named; a
+  # dataset with no preset names none.
+  record['config'].update(noise_multiplier=0.75, clip_learning_rate=0.2)
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005 z_eff=0.75'
+  record['config'].update(noise_multiplier=1.5)
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005'
+  record['dataset'] = 'my_clients'
+  record['config'].update(noise_multiplier=0.75)
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005'
 
 
 def test_tables_with_table_flag(results_dir, tmp_path):

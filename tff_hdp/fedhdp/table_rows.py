@@ -26,6 +26,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from tff_hdp import claims
 from tff_hdp import tables
+from tff_hdp.fedhdp import presets
 
 HEADER = ('Algorithm', 'hyperparam.', 'Acc_g%', 'Acc_g,p%', 'Acc_g,np%',
           'Delta_g%', 'Acc_l,p%', 'Acc_l,np%', 'Delta_l%', 'epsilon')
@@ -56,8 +57,12 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   if config.get('ditto'):
     hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
   if config['algorithm'] != 'non_private':  # Ablations say so.
-    if config.get('noise_multiplier') == 0:
+    z = config.get('noise_multiplier')
+    preset = presets.PRESETS.get(record.get('dataset'))
+    if z == 0:
       hyper.append('noise off')
+    elif preset is not None and z is not None and z != preset.noise_multiplier:
+      hyper.append(f'z_eff={z:g}')
     if config.get('clip_learning_rate') == 0:
       hyper.append(f"clip fixed at {config['initial_clip']:g}")
   eps = record.get('epsilon') or {}
