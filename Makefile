@@ -46,8 +46,8 @@ $(STAMP): requirements.txt requirements-data.txt constraints.txt setup.py
 # private baseline (WeiAvg), 40 rounds (RPCA by the inexact ALM, which
 # solves the authors' problem in a tenth of the iterations); its six runs
 # fill both cores, two at a time, with none left alone at the end. Every
-# rule and distribution: docs/robust_hdp.md. UDP-Alg: 200 users at epsilon 7.89,
-# beside its clip-only run and Noiseless. Each table ends with a line saying
+# rule and distribution: docs/robust_hdp.md. UDP-Alg: 200 users at
+# epsilon 7.89, beside its clip-only run and Noiseless. Each table ends with a line saying
 # whether its paper's claim holds in the run.
 # The demo reproduces the README's tables line for line, so it fixes the
 # mechanism's randomness (--mechanism_seed=0; Robust-HDP's seeds 0, 1, 2 by
@@ -72,8 +72,8 @@ demo: install
 # package): Table 5's 2,000 clients, Table 7's settings, the paper's fixed
 # cohort of 100 and realised counts, each row of the paper once at seed 0,
 # its DP-FedAvg and FedHDP rows again at seeds 1 and 2 (the spread), the
-# non-private rows at seed 1,
-# and the skewed FedHDP row at seed 3; then the side-by-side table
+# non-private rows at seed 1 and the skewed FedHDP row at seed 3; then the
+# side-by-side table
 # (docs/paper_scale.md), DP-FedAvg and FedHDP with the noise off, the
 # private rows with the clip held at S^0, and the skewed FedHDP row's
 # ablations: the clip held at its noise-off run's mean S^t (0.94) with the
