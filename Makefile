@@ -73,12 +73,12 @@ demo: install
 # cohort of 100 and realised counts, each row of the paper once at seed 0,
 # its DP-FedAvg and FedHDP rows again at seeds 1 and 2 (the spread), the
 # non-private rows at seed 1 and the skewed FedHDP row at seed 3; then the
-# side-by-side table
-# (docs/paper_scale.md), DP-FedAvg and FedHDP with the noise off, the
-# private rows with the clip held at S^0, and the skewed FedHDP row's
-# ablations: the clip held at its noise-off run's mean S^t (0.94) with the
-# noise on and off, and half the noise. Resumable: a finished row is
-# skipped, a killed one resumes from its checkpoint. Secret mechanism keys.
+# side-by-side table (docs/paper_scale.md), DP-FedAvg and FedHDP with the
+# noise off, the private rows with the clip held at S^0, and the skewed
+# FedHDP row's ablations: the clip held at its noise-off run's mean S^t
+# (0.94) with the noise on and off, and half the noise. Resumable: a
+# finished row is skipped, a killed one resumes from its checkpoint.
+# Secret mechanism keys.
 TABLE2 := results/paper_scale
 table2-mnist: install
 	$(PY) run_scripts/sweep_fedhdp.py --table=2 --results_dir=$(TABLE2)/seed0 \
