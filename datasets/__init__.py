@@ -81,7 +81,8 @@ def load_fedhdp_data(name: str,
                      *,
                      data_dir: Optional[str] = None,
                      num_clients: Optional[int] = None,
-                     seed: int = 0) -> federated_data.FederatedData:
+                     seed: int = 0,
+                     draw: str = 'disjoint') -> federated_data.FederatedData:
   """Paper 001's (FedHDP) federated dataset called `name`.
 
   Args:
@@ -95,6 +96,9 @@ def load_fedhdp_data(name: str,
       order) if given.
     seed: Seed of the one-digit-per-client split (the TFF datasets have
       fixed splits and ignore it).
+    draw: How the one-digit-per-client splits of mnist and skewed_mnist give
+      clients their images (`federated_data.DRAWS`): 'disjoint', no image on
+      two clients, or 'independent', each client draws its own.
 
   Raises:
     ValueError: Unknown dataset, or `num_clients` out of range (one line
@@ -107,6 +111,9 @@ def load_fedhdp_data(name: str,
         f'unknown dataset {name!r}; allowed: {", ".join(FEDHDP_DATASETS)}')
   if num_clients is not None and num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
+  if draw != 'disjoint' and name not in ('mnist', 'skewed_mnist'):
+    raise ValueError(f'draw={draw!r} is for mnist and skewed_mnist only; '
+                     f'{name} takes the default, disjoint')
   if name == 'mnist5k':
     from tff_hdp.datasets import mnist_5k  # pylint: disable=g-import-not-at-top
     return mnist_5k.load(num_clients=num_clients or mnist_5k.NUM_CLIENTS,
@@ -119,7 +126,7 @@ def load_fedhdp_data(name: str,
     from tff_hdp.datasets import mnist  # pylint: disable=g-import-not-at-top
     return mnist.load(data_dir=data_dir,
                       num_clients=num_clients or mnist.NUM_CLIENTS,
-                      seed=seed, name=name)
+                      seed=seed, name=name, draw=draw)
   from tff_hdp.datasets import emnist  # pylint: disable=g-import-not-at-top
   return emnist.load(only_digits=(name == 'fmnist'), data_dir=data_dir,
                      num_clients=num_clients, name=name)

@@ -195,7 +195,8 @@ def load_arrays(
 def load(data_dir: Optional[str] = None,
          num_clients: int = NUM_CLIENTS,
          seed: int = 0,
-         name: str = 'mnist') -> federated_data.FederatedData:
+         name: str = 'mnist',
+         draw: str = 'disjoint') -> federated_data.FederatedData:
   """Non-IID MNIST: `num_clients` clients (a multiple of 10), one digit each.
 
   Args:
@@ -204,6 +205,8 @@ def load(data_dir: Optional[str] = None,
     num_clients: N, a multiple of 10.
     seed: Seed of the split.
     name: Name to record ('mnist' or 'skewed_mnist').
+    draw: How clients draw their images of their digit, one of
+      `federated_data.DRAWS`.
 
   Returns:
     A `FederatedData` with `client_labels` (client k holds digit k mod 10).
@@ -216,5 +219,5 @@ def load(data_dir: Optional[str] = None,
   scale = lambda x: x.astype(np.float32) / np.float32(255.0)
   return federated_data.split_one_label_per_client(
       scale(x_train), y_train.astype(np.int32), scale(x_test),
-      y_test.astype(np.int32), num_clients, seed, name)
+      y_test.astype(np.int32), num_clients, seed, name, draw=draw)
 

@@ -41,6 +41,12 @@ DATASET = flags.DEFINE_string(
 _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Directory holding mnist.npz (mnist) or '
     'emnist_all.sqlite (fmnist, femnist). Default: the Keras / TFF cache.')
+_DRAW = flags.DEFINE_enum(
+    'client_draw', 'disjoint', ['disjoint', 'independent'],
+    'How mnist and skewed_mnist clients get their images of their digit: '
+    'disjoint (no image on two clients) or independent (each client draws '
+    'its own, so clients share images; one reading of paper 001\'s '
+    '"assigned samples randomly").')
 _ALGORITHM = flags.DEFINE_string(
     'algorithm', 'fedhdp',
     f'One of {", ".join(ALGORITHMS)}, or "all" for the four in turn.')
@@ -264,7 +270,7 @@ def load_data(configs, preset: presets.Preset, num_clients: int):
   try:
     data = datasets.load_fedhdp_data(
         dataset, data_dir=_DATA_DIR.value, num_clients=num_clients,
-        seed=RUN.seed.value)
+        seed=RUN.seed.value, draw=_DRAW.value)
   except datasets.DataFileError as e:
     raise cli.UsageError(str(e)) from None
   except ValueError as e:

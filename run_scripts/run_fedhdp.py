@@ -86,7 +86,10 @@ def main(argv):
   configs, preset, num_clients = fedhdp_flags.build_configs()
   cli.check_tff_workers(run.tff_workers.value)
   data = fedhdp_flags.load_data(configs, preset, num_clients)
-  named_configs = [(table_rows.run_name(c), c) for c in configs]
+  # A run on other draws of the clients' images is another run: its name
+  # says so, so neither reuses nor resumes the other's results.
+  draws = '' if data.draw in (None, 'disjoint') else f'_{data.draw}_draws'
+  named_configs = [(table_rows.run_name(c) + draws, c) for c in configs]
   cli.check_finished(run, named_configs)
 
   # Everything was checked: only now is anything written.

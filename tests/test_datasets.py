@@ -90,6 +90,39 @@ def test_mnist_one_digit_per_client_equal_counts(mnist_dir):
   assert len(set(seen)) == len(seen)  # No sample is given to two clients.
 
 
+def test_mnist_independent_draws(mnist_dir):
+  directory, (x_train, y_train, x_test, y_test) = mnist_dir
+  disjoint = datasets.load_fedhdp_data('mnist', data_dir=directory,
+                                       num_clients=20, seed=3)
+  data = datasets.load_fedhdp_data('mnist', data_dir=directory,
+                                   num_clients=20, seed=3, draw='independent')
+  assert (disjoint.draw, data.draw) == ('disjoint', 'independent')
+  np.testing.assert_array_equal(data.client_labels, disjoint.client_labels)
+  per_client = min(_MNIST_TRAIN_COUNTS) // 2
+  seen = []
+  for k, (x, y) in enumerate(data.train):
+    index = _index_of(x)
+    assert len(set(index)) == len(y) == per_client  # None twice on a client.
+    np.testing.assert_array_equal(y, np.full(per_client, k % 10))
+    np.testing.assert_array_equal(y_train[index], y)
+    np.testing.assert_array_equal(x, x_train[index].astype(np.float32) / 255)
+    seen.extend(index)
+  assert len(set(seen)) < len(seen)  # Clients share images.
+  # The same seed, the same draws; the test sets are the disjoint split's.
+  again = datasets.load_fedhdp_data('mnist', data_dir=directory,
+                                    num_clients=20, seed=3, draw='independent')
+  for (x, _), (x2, _) in zip(data.train, again.train):
+    np.testing.assert_array_equal(x, x2)
+  for (x, _), (x2, _) in zip(data.test, disjoint.test):
+    assert sorted(_index_of(x)) == sorted(_index_of(x2))
+  np.testing.assert_array_equal(data.server_test[1], y_test)
+  with pytest.raises(ValueError, match='mnist and skewed_mnist only'):
+    datasets.load_fedhdp_data('digits', draw='independent')
+  with pytest.raises(ValueError, match='draw must be one of'):
+    datasets.load_fedhdp_data('mnist', data_dir=directory, num_clients=20,
+                              draw='shared')
+
+
 def test_mnist_local_and_server_test_sets(mnist_dir):
   directory, (_, _, x_test, y_test) = mnist_dir
   data = datasets.load_fedhdp_data('mnist', data_dir=directory,

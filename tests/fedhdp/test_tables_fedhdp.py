@@ -200,6 +200,13 @@ def test_a_rows_ablations_are_named_in_its_hyperparameters():
   record['dataset'] = 'my_clients'
   record['config'].update(noise_multiplier=0.75)
   assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005'
+  # Clients' images drawn other than disjointly: named, private or not.
+  record['client_draw'] = 'independent'
+  assert table_rows.run_row(record)[1] == (
+      'lp=0.005,lnp=0.005 independent draws')
+  record['config']['algorithm'] = 'non_private'
+  assert table_rows.run_row(record)[1] == (
+      'lp=0.005,lnp=0.005 independent draws')
 
 
 def test_tables_with_table_flag(results_dir, tmp_path):

@@ -27,6 +27,14 @@ import numpy as np
 
 ClientArrays = tuple[np.ndarray, np.ndarray]  # (x, y)
 
+# How a one-label-per-client split gives each client its training samples of
+# its label: 'disjoint', no sample on two clients (the default); or
+# 'independent', each client draws its own without replacement, so clients
+# may share samples and some go unused. Paper 001 says only that "each client
+# is assigned samples randomly from the subsets of samples each with a
+# single digit", which reads either way.
+DRAWS = ('disjoint', 'independent')
+
 
 @dataclasses.dataclass
 class FederatedData:
@@ -41,6 +49,8 @@ class FederatedData:
     server_test: (x, y) of the server's test set.
     client_labels: For single-label (non-IID) splits, the label each client
       holds; None otherwise. The skewed opt-out draws among label-7 clients.
+    draw: For single-label splits, how clients' training samples were drawn
+      from their label's (one of `DRAWS`); None otherwise.
   """
 
   name: str
@@ -50,6 +60,7 @@ class FederatedData:
   test: Sequence[ClientArrays]
   server_test: ClientArrays
   client_labels: Optional[np.ndarray] = None
+  draw: Optional[str] = None
 
   @property
   def num_clients(self) -> int:
@@ -65,7 +76,8 @@ class FederatedData:
 def _from_clients(name: str, x: np.ndarray, num_classes: int,
                   train: Sequence[ClientArrays], test: Sequence[ClientArrays],
                   server_test: Optional[ClientArrays] = None,
-                  client_labels: Optional[np.ndarray] = None) -> FederatedData:
+                  client_labels: Optional[np.ndarray] = None,
+                  draw: Optional[str] = None) -> FederatedData:
   """The `FederatedData` of the clients' `train` and `test` data, split from
   examples like `x`; the server test set is `server_test`, else the union of
   the clients' test data."""
@@ -74,18 +86,22 @@ def _from_clients(name: str, x: np.ndarray, num_classes: int,
                    np.concatenate([t[1] for t in test]))
   return FederatedData(name=name, input_shape=tuple(x.shape[1:]),
                        num_classes=num_classes, train=train, test=test,
-                       server_test=server_test, client_labels=client_labels)
+                       server_test=server_test, client_labels=client_labels,
+                       draw=draw)
 
 
 def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
                                x_test: np.ndarray, y_test: np.ndarray,
                                num_clients: int, seed: int,
-                               name: str) -> FederatedData:
+                               name: str,
+                               draw: str = 'disjoint') -> FederatedData:
   """The non-IID MNIST split of paper 001 (Section 5.1, Table 5).
 
   Clients are spread evenly over the labels (client k holds label k mod C);
-  every client gets the same number of training samples of its label, drawn
-  without replacement. The papers do not say how local test data is made for
+  every client gets the same number of training samples of its label: the
+  smallest label's count over its clients. `draw` (one of `DRAWS`) says
+  whether clients' samples are disjoint or drawn by each client
+  independently. The papers do not say how local test data is made for
   this split; following the spec, each label's test samples are split evenly
   among that label's clients. The server test set is the whole test set.
 
@@ -94,10 +110,13 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
     num_clients: N, a multiple of the number of labels.
     seed: Seed of the shuffles.
     name: Dataset name to record.
+    draw: One of `DRAWS`.
 
   Returns:
-    A `FederatedData` with `client_labels` set.
+    A `FederatedData` with `client_labels` and `draw` set.
   """
+  if draw not in DRAWS:
+    raise ValueError(f'draw must be one of {", ".join(DRAWS)}, got {draw!r}')
   labels = np.unique(y_train)
   num_labels = len(labels)
   if num_clients % num_labels:
@@ -109,6 +128,9 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
     raise ValueError(f'too many clients ({num_clients}) for {len(y_train)} '
                      'training samples')
   rng = np.random.default_rng(seed)
+  # Independent draws have a stream of their own, so that every other part
+  # of the split (the test sets) is the disjoint split's.
+  draw_rng = np.random.default_rng([seed, 1])
   train = [None] * num_clients
   test = [None] * num_clients
   client_labels = np.zeros(num_clients, np.int32)
@@ -118,13 +140,16 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
                               per_label)
     for k in range(per_label):
       client = k * num_labels + li
-      take = idx[k * train_count:(k + 1) * train_count]
+      if draw == 'disjoint':
+        take = idx[k * train_count:(k + 1) * train_count]
+      else:
+        take = draw_rng.choice(idx, train_count, replace=False)
       train[client] = (x_train[take], y_train[take].astype(np.int32))
       test[client] = (x_test[test_idx[k]], y_test[test_idx[k]].astype(np.int32))
       client_labels[client] = c
   return _from_clients(name, x_train, int(labels.max()) + 1, train, test,
                        server_test=(x_test, y_test.astype(np.int32)),
-                       client_labels=client_labels)
+                       client_labels=client_labels, draw=draw)
 
 
 def split_by_shards(x: np.ndarray, y: np.ndarray, *, num_clients: int,

@@ -65,6 +65,8 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
       hyper.append(f'z_eff={z:g}')
     if config.get('clip_learning_rate') == 0:
       hyper.append(f"clip fixed at {config['initial_clip']:g}")
+  if record.get('client_draw'):
+    hyper.append(f"{record['client_draw']} draws")
   eps = record.get('epsilon') or {}
   mark = '~' if is_approximation(record) else ''
   return [

@@ -291,7 +291,7 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
       g.name: ledger.get_epsilon(g.name, config.delta, config.accountant)
       for g in setup.groups if g.is_private
   }
-  return {
+  record = {
       'config': dataclasses.asdict(config),
       'dataset': data.name,
       'setup': {
@@ -307,6 +307,9 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
       'history': run.history,
       'wall_clock_seconds': wall_clock_seconds,
   }
+  if data.draw not in (None, 'disjoint'):  # Records of the default unchanged.
+    record['client_draw'] = data.draw
+  return record
 
 
 def train(config: config_lib.FedHdpConfig, data, *,
