@@ -22,6 +22,7 @@ binaries that take `--dataset=mnist` run with no data flag.
 
 import gzip
 import hashlib
+import json
 import os
 
 import numpy as np
@@ -117,3 +118,31 @@ def test_binaries_run_on_the_full_mnist_with_no_data_flag(tmp_path, script,
       f'--output_dir={tmp_path}', *args])
   assert result.returncode == 0, result.stderr[-3000:]
   assert os.path.isfile(tmp_path / 'results.json')
+
+
+def test_independent_draws_are_a_run_of_their_own(tmp_path):
+  common = ['--dataset=mnist', '--rounds=1', '--backend=direct',
+            '--noprogress', f'--output_dir={tmp_path}', '--num_clients=40',
+            '--clients_per_round=20', '--local_epochs=1',
+            '--algorithm=non_private']
+  result = binaries.run('run_fedhdp.py', [*common, '--client_draw=independent'])
+  assert result.returncode == 0, result.stderr[-3000:]
+  with open(tmp_path / 'results.json') as f:
+    (run,) = json.load(f)['runs']
+  assert (run['name'], run['client_draw']) == (
+      'non_private_independent_draws', 'independent')
+  # The default draws in the same folder: a run of its own, trained, not
+  # the finished one above reused.
+  result = binaries.run('run_fedhdp.py', common)
+  assert result.returncode == 0, result.stderr[-3000:]
+  with open(tmp_path / 'results.json') as f:
+    (run,) = json.load(f)['runs']
+  assert run['name'] == 'non_private' and 'client_draw' not in run
+  # Only the full MNIST's splits take the option: one line says so.
+  result = binaries.run('run_fedhdp.py', [
+      '--dataset=mnist5k', '--client_draw=independent', '--rounds=1',
+      f'--output_dir={tmp_path / "other"}'])
+  assert result.returncode == 2
+  assert result.stderr.strip().splitlines()[-1].endswith(
+      "draw='independent' is for mnist and skewed_mnist only; mnist5k takes "
+      'the default, disjoint')
