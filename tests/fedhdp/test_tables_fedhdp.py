@@ -207,6 +207,18 @@ def test_a_rows_ablations_are_named_in_its_hyperparameters():
   record['config']['algorithm'] = 'non_private'
   assert table_rows.run_row(record)[1] == (
       'lp=0.005,lnp=0.005 independent draws')
+  # Training settings other than the preset's (E 25, B 20, eta = eta_p =
+  # 0.5 decayed by 0.9) are named, the private rows' noise only on them.
+  record['dataset'] = 'mnist'
+  del record['client_draw']
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005'
+  record['config'].update(local_epochs=17, learning_rate=0.25,
+                          personal_learning_rate=0.25, lr_decay_factor=1.0)
+  assert table_rows.run_row(record)[1] == (
+      'lp=0.005,lnp=0.005 E=17 eta=0.25 eta_p=0.25 no decay')
+  record['config'].update(local_epochs=25, batch_size=10, learning_rate=0.5,
+                          personal_learning_rate=0.5, lr_decay_factor=0.8)
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005 B=10 decay=0.8'
 
 
 def test_tables_with_table_flag(results_dir, tmp_path):

@@ -45,6 +45,41 @@ def _cell(mean: Optional[float], var: Optional[float] = None) -> str:
   return f'{mean:.2f}' if var is None else f'{mean:.2f}({var:.2f})'
 
 
+# Training settings a row names when they are not its dataset's preset's
+# (paper 001's Table 7): (config key, label).
+_TRAINING_SETTINGS = (('local_epochs', 'E'), ('batch_size', 'B'),
+                      ('learning_rate', 'eta'),
+                      ('personal_learning_rate', 'eta_p'))
+
+
+def _departures(record: Mapping[str, Any]) -> list[str]:
+  """What makes a run an ablation, so that it never sits unlabelled beside
+  the paper's cell: the noise off or another z_eff, a held clip, training
+  settings other than the preset's, other draws of the clients' images."""
+  config = record['config']
+  preset = presets.PRESETS.get(record.get('dataset'))
+  labels = []
+  if config['algorithm'] != 'non_private':
+    z = config.get('noise_multiplier')
+    if z == 0:
+      labels.append('noise off')
+    elif preset is not None and z is not None and z != preset.noise_multiplier:
+      labels.append(f'z_eff={z:g}')
+    if config.get('clip_learning_rate') == 0:
+      labels.append(f"clip fixed at {config['initial_clip']:g}")
+  if preset is not None:
+    for key, label in _TRAINING_SETTINGS:
+      value = config.get(key)
+      if value is not None and value != getattr(preset, key):
+        labels.append(f'{label}={value:g}')
+    decay = config.get('lr_decay_factor')
+    if decay is not None and decay != preset.lr_decay_factor:
+      labels.append('no decay' if decay == 1 else f'decay={decay:g}')
+  if record.get('client_draw'):
+    labels.append(f"{record['client_draw']} draws")
+  return labels
+
+
 def run_row(record: Mapping[str, Any]) -> list[str]:
   """One table row from a results record of `tff_hdp.fedhdp.training.train`."""
   config, m = record['config'], record['metrics']
@@ -56,17 +91,7 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
     hyper.append(f"r={config['ratio']}")
   if config.get('ditto'):
     hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
-  if config['algorithm'] != 'non_private':  # Ablations say so.
-    z = config.get('noise_multiplier')
-    preset = presets.PRESETS.get(record.get('dataset'))
-    if z == 0:
-      hyper.append('noise off')
-    elif preset is not None and z is not None and z != preset.noise_multiplier:
-      hyper.append(f'z_eff={z:g}')
-    if config.get('clip_learning_rate') == 0:
-      hyper.append(f"clip fixed at {config['initial_clip']:g}")
-  if record.get('client_draw'):
-    hyper.append(f"{record['client_draw']} draws")
+  hyper.extend(_departures(record))
   eps = record.get('epsilon') or {}
   mark = '~' if is_approximation(record) else ''
   return [
