@@ -136,6 +136,33 @@ table2-mnist: install
 	done
 	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_fedhdp_skewed \
 	    --table=2 --output_dir=$(TABLE2)_fedhdp_skewed
+	@# The non-private rows against what the paper leaves open: the
+	@# clients' images drawn independently (seeds 0, 1), E = 17 and 38
+	@# (34 and 75 local steps, seed 0), eta not decayed (seeds 0, 1), and
+	@# eta = eta_p = 0.25 (seed 0) and 0.35 (seeds 0, 1); then the private
+	@# rows at eta = eta_p = 0.35 (seed 0).
+	for run in "mnist non_private 0 independent --client_draw=independent" \
+	    "mnist non_private 1 independent --client_draw=independent" \
+	    "mnist non_private 0 E17 --local_epochs=17" \
+	    "mnist non_private 0 E38 --local_epochs=38" \
+	    "mnist non_private 0 nodecay --lr_decay_factor=1" \
+	    "mnist non_private 1 nodecay --lr_decay_factor=1" \
+	    "mnist non_private 0 eta0.25 --learning_rate=0.25 --personal_learning_rate=0.25" \
+	    "mnist non_private 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
+	    "mnist non_private 1 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
+	    "mnist dp_fedavg 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
+	    "mnist hdp_fedavg 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
+	    "mnist fedhdp 0 r0.01_eta0.35 --r=0.01 --learning_rate=0.35 --personal_learning_rate=0.35"; do \
+	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; tag=$$4; shift 4; \
+	  $(PY) run_scripts/run_fedhdp.py --preset=$$preset \
+	      --algorithm=$$algorithm --lambda_p=0.005 --lambda_np=0.005 \
+	      --nopoisson_sampling --denominators=realised $$* \
+	      --backend=direct --seed=$$seed --noprogress \
+	      --output_dir=$(TABLE2)_sensitivity/$${preset}_$${algorithm}_$${tag}_seed$$seed \
+	      || exit 1; \
+	done
+	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_sensitivity \
+	    --table=2 --output_dir=$(TABLE2)_sensitivity
 
 # Paper 003's Figure 4 at the authors' scale (20 clients x 3,000 full-MNIST
 # images, Dist8): Robust-HDP's sigma^_i^2 against each client's true
