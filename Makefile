@@ -97,6 +97,15 @@ table2-mnist: install
 	    --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
 	    --denominators=realised --noise_multiplier=0 --backend=direct \
 	    --seed=0 --noprogress --output_dir=$(TABLE2)_noise_off
+	@# ...at seeds 1 and 2 too: Algorithm 2 with every client unnoised, the
+	@# paper's non-private rows as its Algorithm 2 clips every update.
+	for seed in 1 2; do \
+	  $(PY) run_scripts/run_fedhdp.py --preset=mnist --algorithm=dp_fedavg \
+	      --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
+	      --denominators=realised --noise_multiplier=0 --backend=direct \
+	      --seed=$$seed --noprogress \
+	      --output_dir=$(TABLE2)_noise_off/mnist_dp_fedavg_seed$$seed || exit 1; \
+	done
 	$(PY) run_scripts/run_fedhdp.py --preset=skewed_mnist --algorithm=fedhdp \
 	    --r=0.1 --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
 	    --denominators=realised --noise_multiplier=0 --backend=direct \
