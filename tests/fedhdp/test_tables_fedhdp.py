@@ -219,6 +219,16 @@ def test_a_rows_ablations_are_named_in_its_hyperparameters():
   record['config'].update(local_epochs=25, batch_size=10, learning_rate=0.5,
                           personal_learning_rate=0.5, lr_decay_factor=0.8)
   assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005 B=10 decay=0.8'
+  # A private row's adaptive clip, when not the preset's (S0 0.5, eta_b
+  # 0.2, kappa 0.5); held, it is named as held.
+  record['config'].update(algorithm='dp_fedavg', batch_size=20,
+                          lr_decay_factor=0.9, noise_multiplier=1.5,
+                          initial_clip=0.94,
+                          clip_learning_rate=0.1, target_quantile=0.5)
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005 S0=0.94 eta_b=0.1'
+  record['config'].update(clip_learning_rate=0.0)
+  assert table_rows.run_row(record)[1] == (
+      'lp=0.005,lnp=0.005 clip fixed at 0.94')
 
 
 def test_tables_with_table_flag(results_dir, tmp_path):

@@ -52,6 +52,18 @@ _TRAINING_SETTINGS = (('local_epochs', 'E'), ('batch_size', 'B'),
                       ('personal_learning_rate', 'eta_p'))
 
 
+# The adaptive clip's settings, named the same way on a private row.
+_CLIP_SETTINGS = (('initial_clip', 'S0'), ('clip_learning_rate', 'eta_b'),
+                  ('target_quantile', 'kappa'))
+
+
+def _other(config, preset, settings) -> list[str]:
+  """'label=value' for each (key, label) of `settings` whose value in
+  `config` is not `preset`'s."""
+  return [f'{label}={config[key]:g}' for key, label in settings
+          if config.get(key) is not None and config[key] != getattr(preset, key)]
+
+
 def _departures(record: Mapping[str, Any]) -> list[str]:
   """What makes a run an ablation, so that it never sits unlabelled beside
   the paper's cell: the noise off or another z_eff, a held clip, training
@@ -67,11 +79,10 @@ def _departures(record: Mapping[str, Any]) -> list[str]:
       labels.append(f'z_eff={z:g}')
     if config.get('clip_learning_rate') == 0:
       labels.append(f"clip fixed at {config['initial_clip']:g}")
+    elif preset is not None:
+      labels.extend(_other(config, preset, _CLIP_SETTINGS))
   if preset is not None:
-    for key, label in _TRAINING_SETTINGS:
-      value = config.get(key)
-      if value is not None and value != getattr(preset, key):
-        labels.append(f'{label}={value:g}')
+    labels.extend(_other(config, preset, _TRAINING_SETTINGS))
     decay = config.get('lr_decay_factor')
     if decay is not None and decay != preset.lr_decay_factor:
       labels.append('no decay' if decay == 1 else f'decay={decay:g}')
