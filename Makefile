@@ -149,7 +149,8 @@ table2-mnist: install
 	@# clients' images drawn independently (seeds 0, 1), E = 17 and 38
 	@# (34 and 75 local steps, seed 0), eta not decayed (seeds 0, 1), and
 	@# eta = eta_p = 0.25 (seed 0) and 0.35 (seeds 0, 1); then the private
-	@# rows at eta = eta_p = 0.35 (seed 0).
+	@# rows at eta = eta_p = 0.35 (DP-FedAvg and FedHDP at seeds 0 and 1,
+	@# HDP-FedAvg at 0).
 	for run in "mnist non_private 0 independent --client_draw=independent" \
 	    "mnist non_private 1 independent --client_draw=independent" \
 	    "mnist non_private 0 E17 --local_epochs=17" \
@@ -160,8 +161,10 @@ table2-mnist: install
 	    "mnist non_private 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
 	    "mnist non_private 1 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
 	    "mnist dp_fedavg 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
+	    "mnist dp_fedavg 1 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
 	    "mnist hdp_fedavg 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
-	    "mnist fedhdp 0 r0.01_eta0.35 --r=0.01 --learning_rate=0.35 --personal_learning_rate=0.35"; do \
+	    "mnist fedhdp 0 r0.01_eta0.35 --r=0.01 --learning_rate=0.35 --personal_learning_rate=0.35" \
+	    "mnist fedhdp 1 r0.01_eta0.35 --r=0.01 --learning_rate=0.35 --personal_learning_rate=0.35"; do \
 	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; tag=$$4; shift 4; \
 	  $(PY) run_scripts/run_fedhdp.py --preset=$$preset \
 	      --algorithm=$$algorithm --lambda_p=0.005 --lambda_np=0.005 \
