@@ -193,7 +193,8 @@ figure4-mnist: install
 # dpfedavg, min_epsilon, oracle, step_aware, non_private), one run of its
 # own each (30 to 80 min), then the Oracle's and WeiAvg's weights with the
 # noise off (--clip_only): does what the inverse-variance weights cost at
-# 250 images a client persist at 2,400? Resumable rule by rule (a finished
+# 250 images a client persist at 2,400? Then Robust-HDP and the Oracle at
+# seed 1, two at a time. Resumable rule by rule (a finished
 # rule is skipped; docs/runs/ keeps the finished ones). Secret keys.
 FIGURE2 := results/paper_scale_robust
 FIGURE2_RUN := --dataset=mnist --figures=2 --distributions=dist1 --seeds=0 \
@@ -204,6 +205,10 @@ figure2-mnist: install
 	$(PY) run_scripts/sweep_robust_hdp.py $(FIGURE2_RUN) \
 	    --algorithms=oracle,weiavg --results_dir=$(FIGURE2)_clip_only \
 	    -- --backend=direct --clip_only
+	$(PY) run_scripts/sweep_robust_hdp.py --dataset=mnist --figures=2 \
+	    --distributions=dist1 --seeds=1 --per_rule \
+	    --algorithms=robust_hdp,oracle --parallel=2 --results_dir=$(FIGURE2) \
+	    -- --backend=direct
 
 # HDP-Bench (docs/bench.md): every registered method on two populations,
 # cross-silo (paper 003's 20 clients of mnist5k, its nine preference
