@@ -91,90 +91,77 @@ table2-mnist: install
 	    --results_dir=$(TABLE2)/seed3 -- --backend=direct --seed=3
 	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2) --table=2 \
 	    --output_dir=$(TABLE2)
-	@# Why the private rows differ: DP-FedAvg's seed-0 row and the skewed
-	@# block's FedHDP row with the noise off (clip only)...
-	$(PY) run_scripts/run_fedhdp.py --preset=mnist --algorithm=dp_fedavg \
-	    --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
-	    --denominators=realised --noise_multiplier=0 --backend=direct \
-	    --seed=0 --noprogress --output_dir=$(TABLE2)_noise_off
-	@# ...at seeds 1 and 2 too: Algorithm 2 with every client unnoised, the
-	@# paper's non-private rows as its Algorithm 2 clips every update.
-	for seed in 1 2; do \
-	  $(PY) run_scripts/run_fedhdp.py --preset=mnist --algorithm=dp_fedavg \
-	      --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
-	      --denominators=realised --noise_multiplier=0 --backend=direct \
-	      --seed=$$seed --noprogress \
-	      --output_dir=$(TABLE2)_noise_off/mnist_dp_fedavg_seed$$seed || exit 1; \
-	done
-	$(PY) run_scripts/run_fedhdp.py --preset=skewed_mnist --algorithm=fedhdp \
-	    --r=0.1 --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
-	    --denominators=realised --noise_multiplier=0 --backend=direct \
-	    --seed=0 --noprogress \
-	    --output_dir=$(TABLE2)_noise_off_fedhdp/skewed_mnist_fedhdp_r0.1_seed0
+	@# Why the private rows differ: DP-FedAvg (seeds 0 to 2; Algorithm 2
+	@# with every client unnoised, which is also the paper's non-private
+	@# rows) and the skewed block's FedHDP row with the noise off...
+	$(call table2_runs,$(TABLE2)_noise_off,$(NOISE_OFF_RUNS))
+	$(call table2_runs,$(TABLE2)_noise_off_fedhdp,$(NOISE_OFF_FEDHDP_RUNS))
 	@# ...and with the noise on and the clip held at S^0 (eta_b = 0):
 	@# DP-FedAvg at seeds 0 and 1 (skewed: 0), HDP-FedAvg and FedHDP at 0.
-	for run in "mnist dp_fedavg 0" "mnist dp_fedavg 1" \
-	    "skewed_mnist dp_fedavg 0" "mnist hdp_fedavg 0" \
-	    "skewed_mnist hdp_fedavg 0" "mnist fedhdp 0 0.01" \
-	    "skewed_mnist fedhdp 0 0.1"; do \
-	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; ratio=$$4; \
-	  $(PY) run_scripts/run_fedhdp.py --preset=$$preset \
-	      --algorithm=$$algorithm $${ratio:+--r=$$ratio} \
-	      --lambda_p=0.005 --lambda_np=0.005 --nopoisson_sampling \
-	      --denominators=realised --clip_learning_rate=0 --backend=direct \
-	      --seed=$$seed --noprogress \
-	      --output_dir=$(TABLE2)_fixed_clip/$${preset}_$${algorithm}$${ratio:+_r$$ratio}_seed$$seed \
-	      || exit 1; \
-	done
-	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_fixed_clip \
-	    --table=2 --output_dir=$(TABLE2)_fixed_clip
+	$(call table2_runs,$(TABLE2)_fixed_clip,$(FIXED_CLIP_RUNS))
 	@# The skewed FedHDP row: the clip held at 0.94 (seeds 0, 1; seed 0
 	@# with the noise off too), and z_eff = 0.75 with the adaptive clip.
-	for run in "0 --initial_clip=0.94 --clip_learning_rate=0 S0.94" \
-	    "1 --initial_clip=0.94 --clip_learning_rate=0 S0.94" \
-	    "0 --initial_clip=0.94 --clip_learning_rate=0 --noise_multiplier=0 S0.94_noise_off" \
-	    "0 --noise_multiplier=0.75 z0.75"; do \
-	  set -- $$run; seed=$$1; shift; flags=; \
-	  while [ $$# -gt 1 ]; do flags="$$flags $$1"; shift; done; \
-	  $(PY) run_scripts/run_fedhdp.py --preset=skewed_mnist \
-	      --algorithm=fedhdp --r=0.1 --lambda_p=0.005 --lambda_np=0.005 \
-	      --nopoisson_sampling --denominators=realised $$flags \
-	      --backend=direct --seed=$$seed --noprogress \
-	      --output_dir=$(TABLE2)_fedhdp_skewed/skewed_mnist_fedhdp_r0.1_$${1}_seed$$seed \
-	      || exit 1; \
-	done
-	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_fedhdp_skewed \
-	    --table=2 --output_dir=$(TABLE2)_fedhdp_skewed
+	$(call table2_runs,$(TABLE2)_fedhdp_skewed,$(FEDHDP_SKEWED_RUNS))
 	@# The non-private rows against what the paper leaves open: the
 	@# clients' images drawn independently (seeds 0, 1), E = 17 and 38
 	@# (34 and 75 local steps, seed 0), eta not decayed (seeds 0, 1), and
 	@# eta = eta_p = 0.25 (seed 0) and 0.35 (seeds 0, 1); then the private
 	@# rows at eta = eta_p = 0.35 (DP-FedAvg and FedHDP at seeds 0 and 1,
 	@# HDP-FedAvg at 0).
-	for run in "mnist non_private 0 independent --client_draw=independent" \
-	    "mnist non_private 1 independent --client_draw=independent" \
-	    "mnist non_private 0 E17 --local_epochs=17" \
-	    "mnist non_private 0 E38 --local_epochs=38" \
-	    "mnist non_private 0 nodecay --lr_decay_factor=1" \
-	    "mnist non_private 1 nodecay --lr_decay_factor=1" \
-	    "mnist non_private 0 eta0.25 --learning_rate=0.25 --personal_learning_rate=0.25" \
-	    "mnist non_private 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
-	    "mnist non_private 1 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
-	    "mnist dp_fedavg 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
-	    "mnist dp_fedavg 1 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
-	    "mnist hdp_fedavg 0 eta0.35 --learning_rate=0.35 --personal_learning_rate=0.35" \
-	    "mnist fedhdp 0 r0.01_eta0.35 --r=0.01 --learning_rate=0.35 --personal_learning_rate=0.35" \
-	    "mnist fedhdp 1 r0.01_eta0.35 --r=0.01 --learning_rate=0.35 --personal_learning_rate=0.35"; do \
-	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; tag=$$4; shift 4; \
-	  $(PY) run_scripts/run_fedhdp.py --preset=$$preset \
-	      --algorithm=$$algorithm --lambda_p=0.005 --lambda_np=0.005 \
-	      --nopoisson_sampling --denominators=realised $$* \
-	      --backend=direct --seed=$$seed --noprogress \
-	      --output_dir=$(TABLE2)_sensitivity/$${preset}_$${algorithm}_$${tag}_seed$$seed \
-	      || exit 1; \
+	$(call table2_runs,$(TABLE2)_sensitivity,$(SENSITIVITY_RUNS))
+
+# One run of a Table 2 row as table2-mnist runs them (Algorithm 2 as
+# printed: a fixed cohort, realised counts; lambda_p = lambda_np = 0.005),
+# and $(call table2_runs,DIR,RUNS): each of RUNS, "preset algorithm seed
+# folder [flags]", into DIR/folder, then DIR's table beside the paper's.
+TABLE2_RUN := $(PY) run_scripts/run_fedhdp.py --lambda_p=0.005 \
+	--lambda_np=0.005 --nopoisson_sampling --denominators=realised \
+	--backend=direct --noprogress
+define table2_runs
+	for run in $(2); do \
+	  set -- $$run; preset=$$1; algorithm=$$2; seed=$$3; folder=$$4; \
+	  shift 4; \
+	  $(TABLE2_RUN) --preset=$$preset --algorithm=$$algorithm \
+	      --seed=$$seed $$* --output_dir=$(1)/$$folder || exit 1; \
 	done
-	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2)_sensitivity \
-	    --table=2 --output_dir=$(TABLE2)_sensitivity
+	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(1) --table=2 \
+	    --output_dir=$(1)
+endef
+NOISE_OFF_RUNS := \
+	"mnist dp_fedavg 0 . --noise_multiplier=0" \
+	"mnist dp_fedavg 1 mnist_dp_fedavg_seed1 --noise_multiplier=0" \
+	"mnist dp_fedavg 2 mnist_dp_fedavg_seed2 --noise_multiplier=0"
+NOISE_OFF_FEDHDP_RUNS := \
+	"skewed_mnist fedhdp 0 skewed_mnist_fedhdp_r0.1_seed0 --r=0.1 --noise_multiplier=0"
+FIXED_CLIP_RUNS := \
+	"mnist dp_fedavg 0 mnist_dp_fedavg_seed0 --clip_learning_rate=0" \
+	"mnist dp_fedavg 1 mnist_dp_fedavg_seed1 --clip_learning_rate=0" \
+	"skewed_mnist dp_fedavg 0 skewed_mnist_dp_fedavg_seed0 --clip_learning_rate=0" \
+	"mnist hdp_fedavg 0 mnist_hdp_fedavg_seed0 --clip_learning_rate=0" \
+	"skewed_mnist hdp_fedavg 0 skewed_mnist_hdp_fedavg_seed0 --clip_learning_rate=0" \
+	"mnist fedhdp 0 mnist_fedhdp_r0.01_seed0 --r=0.01 --clip_learning_rate=0" \
+	"skewed_mnist fedhdp 0 skewed_mnist_fedhdp_r0.1_seed0 --r=0.1 --clip_learning_rate=0"
+FEDHDP_SKEWED_RUNS := \
+	"skewed_mnist fedhdp 0 skewed_mnist_fedhdp_r0.1_S0.94_seed0 --r=0.1 --initial_clip=0.94 --clip_learning_rate=0" \
+	"skewed_mnist fedhdp 1 skewed_mnist_fedhdp_r0.1_S0.94_seed1 --r=0.1 --initial_clip=0.94 --clip_learning_rate=0" \
+	"skewed_mnist fedhdp 0 skewed_mnist_fedhdp_r0.1_S0.94_noise_off_seed0 --r=0.1 --initial_clip=0.94 --clip_learning_rate=0 --noise_multiplier=0" \
+	"skewed_mnist fedhdp 0 skewed_mnist_fedhdp_r0.1_z0.75_seed0 --r=0.1 --noise_multiplier=0.75"
+ETA035 := --learning_rate=0.35 --personal_learning_rate=0.35
+SENSITIVITY_RUNS := \
+	"mnist non_private 0 mnist_non_private_independent_seed0 --client_draw=independent" \
+	"mnist non_private 1 mnist_non_private_independent_seed1 --client_draw=independent" \
+	"mnist non_private 0 mnist_non_private_E17_seed0 --local_epochs=17" \
+	"mnist non_private 0 mnist_non_private_E38_seed0 --local_epochs=38" \
+	"mnist non_private 0 mnist_non_private_nodecay_seed0 --lr_decay_factor=1" \
+	"mnist non_private 1 mnist_non_private_nodecay_seed1 --lr_decay_factor=1" \
+	"mnist non_private 0 mnist_non_private_eta0.25_seed0 --learning_rate=0.25 --personal_learning_rate=0.25" \
+	"mnist non_private 0 mnist_non_private_eta0.35_seed0 $(ETA035)" \
+	"mnist non_private 1 mnist_non_private_eta0.35_seed1 $(ETA035)" \
+	"mnist dp_fedavg 0 mnist_dp_fedavg_eta0.35_seed0 $(ETA035)" \
+	"mnist dp_fedavg 1 mnist_dp_fedavg_eta0.35_seed1 $(ETA035)" \
+	"mnist hdp_fedavg 0 mnist_hdp_fedavg_eta0.35_seed0 $(ETA035)" \
+	"mnist fedhdp 0 mnist_fedhdp_r0.01_eta0.35_seed0 --r=0.01 $(ETA035)" \
+	"mnist fedhdp 1 mnist_fedhdp_r0.01_eta0.35_seed1 --r=0.01 $(ETA035)"
 
 # Paper 003's Figure 4 at the authors' scale (20 clients x 3,000 full-MNIST
 # images, Dist8): Robust-HDP's sigma^_i^2 against each client's true
