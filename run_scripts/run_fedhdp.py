@@ -62,22 +62,18 @@ flags.adopt_module_key_flags(fedhdp_flags)
 flags.adopt_module_key_flags(cli)
 
 
-# Ditto stores larger than this are memory-mapped rather than held in memory.
-_STORE_IN_MEMORY_LIMIT = 1 << 30
-
-
 def _store_dir(config, data, output_dir, name):
-  """Where the run's Ditto models live: None (memory) unless they are large.
-
-  FEMNIST's 3,400 CNNs take 2.9 GB; they are memory-mapped under
-  <output_dir>/personal_models/<run>/ so resident memory stays low.
-  """
+  """Where the run's Ditto models live: None (memory) unless they are large,
+  then among the run's checkpoints, deleted with them
+  (`personal_store.directory_for`)."""
   from tff_hdp import models  # pylint: disable=g-import-not-at-top
-  spec = models.build_model(config.model, data.input_shape, data.num_classes)
-  if not config.ditto or 4 * spec.num_parameters * data.num_clients <= (
-      _STORE_IN_MEMORY_LIMIT):
+  from tff_hdp.fedhdp import personal_store  # pylint: disable=g-import-not-at-top
+  if not config.ditto:
     return None
-  return os.path.join(output_dir, 'personal_models', name)
+  spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  return personal_store.directory_for(
+      data.num_clients, spec.num_parameters,
+      os.path.join(output_dir, cli.CHECKPOINTS, name))
 
 
 def main(argv):

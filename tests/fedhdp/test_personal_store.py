@@ -13,6 +13,9 @@
 # limitations under the License.
 """The personal-model store."""
 
+import os
+import stat
+
 import numpy as np
 import pytest
 
@@ -65,3 +68,37 @@ def test_compact_size_for_femnist():
       3400, [(3, 3, 1, 16), (16,), (3, 3, 16, 32), (32,), (1568, 128), (128,),
              (128, 62), (62,)], directory=None)
   assert store.nbytes == 3400 * 213_630 * 4
+
+
+def test_a_memory_mapped_store_is_its_owners_alone(tmp_path):
+  # The models are trained on clients' data without noise: 0700 / 0600,
+  # whatever the umask.
+  old = os.umask(0)
+  try:
+    directory = tmp_path / 'checkpoints' / 'run' / 'personal_models'
+    store = personal_store.PersonalModelStore(3, [(4,), (2, 2)],
+                                              directory=str(directory))
+    store.scatter([1], [[np.ones(4), np.ones((2, 2))]])
+    store.flush()
+  finally:
+    os.umask(old)
+  assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+  names = sorted(os.listdir(directory))
+  assert names == ['initialized.npy', 'weights_0.npy', 'weights_1.npy']
+  for name in names:
+    assert stat.S_IMODE(os.stat(directory / name).st_mode) == 0o600
+
+
+def test_a_large_store_lives_among_the_checkpoints_a_small_one_in_memory():
+  # FEMNIST: 3,400 clients x 213,630 parameters x 4 bytes = 2.9 GB.
+  assert personal_store.directory_for(3400, 213_630, '/out/checkpoints/run') == (
+      '/out/checkpoints/run/personal_models')
+  # Non-IID MNIST: 2,000 x 39,760 x 4 = 318 MB.
+  assert personal_store.directory_for(2000, 39_760,
+                                      '/out/checkpoints/run') is None
+  # At the limit it stays in memory; one byte over, it is mapped.
+  assert personal_store.directory_for(4, 1, 'c', limit_bytes=16) is None
+  assert personal_store.directory_for(4, 1, 'c', limit_bytes=15) == os.path.join(
+      'c', 'personal_models')
+  # No checkpoint directory (a driver run from Python without one): memory.
+  assert personal_store.directory_for(3400, 213_630, None) is None
