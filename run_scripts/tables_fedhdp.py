@@ -242,10 +242,11 @@ def build(runs: Sequence[paper_tables.Run], reference,
                for r in group]
     title = _title(dataset, group, table)
     rows = [display_row(r, m) for r, m in zip(group, matches)]
-    clips = table_rows.clip_norm_line([r.record for r in group])
+    notes = [line(r.record for r in group) for line in (
+        table_rows.clip_norm_line, table_rows.personal_pool_line)]
     markdown.append(f'### {title}\n\n{LEGEND}\n\n' +
                     tables.format_markdown(rows, HEADER) + '\n' +
-                    (f'\n{clips}\n' if clips else ''))
+                    ''.join(f'\n{note}\n' for note in notes if note))
     latex.append(tables.format_latex(rows, HEADER, f'{title}. {LEGEND}') +
                  '\n')
     for r, m in zip(group, matches):

@@ -183,6 +183,22 @@ def test_markdown_gives_each_private_runs_clip_norm():
   assert table_rows.clip_norm_line(runs[:1]) == ''
 
 
+def test_markdown_gives_each_runs_ditto_models_on_their_label_pools():
+  from tff_hdp.fedhdp import table_rows  # pylint: disable=g-import-not-at-top
+  runs = [_record('mnist', a, 90.0) for a in ('non_private', 'hdp_fedavg')]
+  assert table_rows.personal_pool_line(runs) == ''  # Records without them.
+  runs[0]['personal_models'] = dict(acc_l_pool_p=None, acc_l_pool_np=99.8071,
+                                    acc_l_train_p=None, acc_l_train_np=100.0)
+  runs[1]['personal_models'] = dict(acc_l_pool_p=99.5, acc_l_pool_np=99.25,
+                                    acc_l_train_p=100.0, acc_l_train_np=99.994)
+  assert table_rows.personal_pool_line(runs) == (
+      "Ditto models, % on every held-out image of their client's label; on "
+      'their own training images (private / non-private): '
+      'Non-Private+Ditto lp=0.005,lnp=0.005 seed=0: - / 99.81; - / 100.00; '
+      'HDP-FedAvg+Ditto lp=0.005,lnp=0.005 seed=0: 99.50 / 99.25; '
+      '100.00 / 99.99')
+
+
 def test_a_rows_ablations_are_named_in_its_hyperparameters():
   from tff_hdp.fedhdp import table_rows  # pylint: disable=g-import-not-at-top
   record = _record('mnist', 'dp_fedavg', 90.0)

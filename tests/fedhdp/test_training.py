@@ -65,6 +65,15 @@ def test_each_algorithm_runs(tff_runtime, data, algorithm, ratio, ditto):
         accounting.compute_epsilon(8 / 40, 1.0, 2, 1e-4), rel=1e-9)
   if not ditto:
     assert m['acc_l_p'] is None and m['acc_l_np'] is None
+    assert 'personal_models' not in result
+  else:
+    # One digit a client: the Ditto models on their digit's held-out images.
+    pools = result['personal_models']
+    for group in ('p', 'np'):
+      trained = m[f'acc_l_{group}'] is not None
+      assert (pools[f'acc_l_pool_{group}'] is not None) == trained
+      if trained:
+        assert 0.0 <= pools[f'acc_l_pool_{group}'] <= 100.0
 
 
 def test_secret_by_default_reproducible_only_when_asked(tff_runtime, data):
@@ -110,6 +119,8 @@ def test_r_zero_never_uses_private_clients(tff_runtime, data):
   m = result['metrics']
   assert m['acc_l_p'] == pytest.approx(m['acc_g_p'])
   assert result['epsilon']['private'] == 0.0
+  assert result['personal_models']['acc_l_pool_p'] is None
+  assert result['personal_models']['acc_l_pool_np'] is not None
 
 
 def test_pld_accountant_reports_the_same_rounds_tighter(data):

@@ -23,6 +23,10 @@
 - The papers' number in parentheses, `*_var`: 100 x the variance across the
   group's clients of the per-client accuracy as a fraction (population
   variance); means are in percent.
+- `personal_models_on_label_pools`: on a split of one label per client, each
+  Ditto model on every held-out image of its client's label and on its own
+  training images: Acc_l's mean without the few test images a client has,
+  and which images the models miss.
 
 Clients with no local test data are left out of the means.
 """
@@ -97,6 +101,82 @@ def personal_accuracy(spec: models.ModelSpec,
     x, y = tests[cid]
     if len(y):
       out[cid] = np.mean(_predict(spec, store.get(cid), x) == y)
+  return out
+
+
+def personal_models_on_label_pools(
+    spec: models.ModelSpec,
+    store: personal_store_lib.PersonalModelStore,
+    train: Sequence[tuple[np.ndarray, np.ndarray]],
+    server_test: tuple[np.ndarray, np.ndarray],
+    client_labels: np.ndarray,
+    client_group_names: Sequence[str],
+    most_missed: int = 10) -> dict:
+  """Where the Ditto models err, on a split of one label per client.
+
+  A client's own test data is a few images (non-IID MNIST: 4 to 6), so its
+  Acc_l moves in steps of 20 points. Here each personal model is scored on
+  every image of its client's label in the server test set (held out from
+  all training), which estimates the same mean without that sampling, and
+  on its own training images.
+
+  Args:
+    spec: The model.
+    store: The Ditto models; clients without one are left out.
+    train: Each client's training data.
+    server_test: The held-out images, (x, y).
+    client_labels: Each client's one label.
+    client_group_names: Each client's privacy group.
+    most_missed: How many of the most-missed images to list.
+
+  Returns:
+    {'acc_l_pool_p', 'acc_l_pool_np'}: mean % over the group's clients of
+    the accuracy on their label's held-out images (with '_var', 100 x the
+    variance across clients; None for a group without models);
+    {'acc_l_train_p', 'acc_l_train_np'}: the same on their own training
+    images; 'most_missed': [test index, label, fraction of that label's
+    models that miss it] of the `most_missed` images missed most;
+    'images_holding_90pct_of_misses': how few test images hold 90% of all
+    misses; 'pool_size': held-out images per label.
+  """
+  x, y = server_test
+  labels = np.asarray(client_labels)
+  pools = {int(c): np.flatnonzero(y == c) for c in np.unique(labels)}
+  num_clients = len(labels)
+  on_pool = np.full(num_clients, np.nan)
+  on_train = np.full(num_clients, np.nan)
+  misses = np.zeros(len(y))
+  models_per_label = np.zeros(int(labels.max()) + 1)
+  for cid in np.flatnonzero(store.initialized):
+    label, weights = int(labels[cid]), store.get(cid)
+    pool = pools[label]
+    hit = _predict(spec, weights, x[pool]) == label
+    misses[pool[~hit]] += 1
+    models_per_label[label] += 1
+    on_pool[cid] = np.mean(hit) if len(pool) else np.nan
+    x_train, y_train = train[cid]
+    if len(y_train):
+      on_train[cid] = np.mean(_predict(spec, weights, x_train) == y_train)
+  names = np.asarray(client_group_names).astype(str)
+  out = {}
+  for short, mask in (('p', np.char.startswith(names, 'private')),
+                      ('np', names == 'non_private')):
+    for kind, values in (('pool', on_pool), ('train', on_train)):
+      vals = values[mask]
+      vals = vals[~np.isnan(vals)]
+      key = f'acc_l_{kind}_{short}'
+      out[key] = 100.0 * float(np.mean(vals)) if vals.size else None
+      out[key + '_var'] = 100.0 * float(np.var(vals)) if vals.size else None
+  with np.errstate(invalid='ignore', divide='ignore'):
+    fraction = np.nan_to_num(misses / models_per_label[y])
+  order = np.argsort(-fraction, kind='stable')
+  out['most_missed'] = [[int(i), int(y[i]), round(float(fraction[i]), 4)]
+                        for i in order[:most_missed] if misses[i] > 0]
+  ranked = np.sort(misses)[::-1]
+  total = ranked.sum()
+  out['images_holding_90pct_of_misses'] = (
+      int(np.searchsorted(np.cumsum(ranked), 0.9 * total) + 1) if total else 0)
+  out['pool_size'] = {str(c): int(len(p)) for c, p in pools.items()}
   return out
 
 

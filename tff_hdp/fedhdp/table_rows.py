@@ -136,6 +136,28 @@ def clip_norm_line(records: Sequence[Mapping[str, Any]]) -> str:
           '; '.join(cells)) if cells else ''
 
 
+def personal_pool_line(records: Sequence[Mapping[str, Any]]) -> str:
+  """Each run's Ditto models on their label's held-out images (Acc_l
+  without the few test images a client has) and on their own training
+  images, private / non-private, from `results.json`'s 'personal_models'
+  (runs on a split of one label per client). '' if no run has them."""
+  def pair(block, kind):
+    return ' / '.join('-' if block.get(f'acc_l_{kind}_{g}') is None else
+                      f"{block[f'acc_l_{kind}_{g}']:.2f}" for g in ('p', 'np'))
+
+  cells = []
+  for record in records:
+    block = record.get('personal_models')
+    if block:
+      name, hyper = run_row(record)[:2]
+      seed = record['config'].get('seed')
+      label = f'{name} {hyper}' + ('' if seed is None else f' seed={seed}')
+      cells.append(f"{label}: {pair(block, 'pool')}; {pair(block, 'train')}")
+  return ("Ditto models, % on every held-out image of their client's label; "
+          'on their own training images (private / non-private): ' +
+          '; '.join(cells)) if cells else ''
+
+
 def is_approximation(record: Mapping[str, Any]) -> bool:
   """Whether a run's epsilon is only the Poisson approximation: Poisson
   cohorts with realised denominators."""

@@ -271,7 +271,10 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
                    wall_clock_seconds: float) -> dict[str, Any]:
   """{'config', 'dataset', 'setup', 'metrics', 'epsilon', 'privacy',
   'history', 'wall_clock_seconds'}: the metrics of paper 001's tables
-  (global and Ditto accuracies per group), epsilon per private group."""
+  (global and Ditto accuracies per group), epsilon per private group; and
+  on a split of one label per client, 'personal_models': the Ditto models
+  on their label's held-out images and their own training images
+  (`evaluation.personal_models_on_label_pools`)."""
   config, setup, spec = experiment.config, experiment.setup, experiment.spec
   data, ledger = experiment.data, run.ledger
   final = templates.global_weights(run.state)
@@ -309,6 +312,11 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   }
   if data.draw not in (None, 'disjoint'):  # Records of the default unchanged.
     record['client_draw'] = data.draw
+  if config.ditto and experiment.store is not None and (
+      data.client_labels is not None):
+    record['personal_models'] = evaluation.personal_models_on_label_pools(
+        spec, experiment.store, data.train, data.server_test,
+        data.client_labels, names)
   return record
 
 

@@ -1,0 +1,89 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The Ditto models on their label's held-out images, against numpy."""
+
+import numpy as np
+
+from tff_hdp import models
+from tff_hdp.fedhdp import evaluation
+from tff_hdp.fedhdp import personal_store
+
+
+def _numpy_predict(weights, x):
+  """The FC NN's forward pass written out: flatten, ReLU layer, logits."""
+  w1, b1, w2, b2 = weights
+  hidden = np.maximum(x.reshape(len(x), -1) @ w1 + b1, 0.0)
+  return np.argmax(hidden @ w2 + b2, axis=1)
+
+
+def test_personal_models_on_label_pools_against_numpy():
+  rng = np.random.default_rng(3)
+  spec = models.fc_model((2, 3), num_classes=3, hidden=4)
+  num_clients = 7
+  labels = np.array([0, 1, 2, 0, 1, 2, 0])
+  groups = ['private', 'private', 'non_private', 'private', 'non_private',
+            'private', 'private']
+  store = personal_store.PersonalModelStore(num_clients, spec.shapes)
+  trained = [0, 1, 2, 3, 4, 5]  # Client 6 never trained: left out.
+  weights = {c: [rng.normal(size=s).astype(np.float32) for s in spec.shapes]
+             for c in trained}
+  store.scatter(trained, [weights[c] for c in trained])
+  x_test = rng.normal(size=(40, 2, 3)).astype(np.float32)
+  y_test = rng.integers(0, 3, 40).astype(np.int32)
+  train = [(rng.normal(size=(5, 2, 3)).astype(np.float32),
+            np.full(5, labels[c], np.int32)) for c in range(num_clients)]
+
+  out = evaluation.personal_models_on_label_pools(
+      spec, store, train, (x_test, y_test), labels, groups, most_missed=3)
+
+  pool_acc, train_acc = {}, {}
+  misses = np.zeros(40)
+  for c in trained:
+    pool = np.flatnonzero(y_test == labels[c])
+    hit = _numpy_predict(weights[c], x_test[pool]) == labels[c]
+    pool_acc[c] = hit.mean()
+    misses[pool[~hit]] += 1
+    train_acc[c] = np.mean(_numpy_predict(weights[c], train[c][0]) ==
+                           labels[c])
+  for short, members in (('p', [0, 1, 3, 5]), ('np', [2, 4])):
+    for kind, acc in (('pool', pool_acc), ('train', train_acc)):
+      values = np.array([acc[c] for c in members])
+      np.testing.assert_allclose(out[f'acc_l_{kind}_{short}'],
+                                 100 * values.mean(), rtol=1e-6)
+      np.testing.assert_allclose(out[f'acc_l_{kind}_{short}_var'],
+                                 100 * values.var(), rtol=1e-6, atol=1e-12)
+  models_per_label = np.array([2, 2, 2])  # Client 6 (label 0) has none.
+  fraction = misses / models_per_label[y_test]
+  top = np.argsort(-fraction, kind='stable')[:3]
+  assert out['most_missed'] == [[int(i), int(y_test[i]),
+                                 round(float(fraction[i]), 4)] for i in top]
+  ranked = np.sort(misses)[::-1]
+  needed = next(k for k in range(1, 41)
+                if ranked[:k].sum() >= 0.9 * ranked.sum())
+  assert out['images_holding_90pct_of_misses'] == needed
+  assert out['pool_size'] == {
+      str(c): int(np.sum(y_test == c)) for c in range(3)}
+
+
+def test_a_group_without_models_has_no_pool_accuracy():
+  spec = models.fc_model((2,), num_classes=2, hidden=3)
+  store = personal_store.PersonalModelStore(2, spec.shapes)
+  store.scatter([1], [[np.ones(s, np.float32) for s in spec.shapes]])
+  out = evaluation.personal_models_on_label_pools(
+      spec, store, [(np.zeros((1, 2), np.float32), np.zeros(1, np.int32))] * 2,
+      (np.ones((4, 2), np.float32), np.array([0, 1, 0, 1], np.int32)),
+      np.array([0, 1]), ['private', 'non_private'])
+  # Client 0 (private) never trained: its group has no numbers.
+  assert out['acc_l_pool_p'] is None and out['acc_l_train_p'] is None
+  assert out['acc_l_pool_np'] is not None
