@@ -52,6 +52,11 @@ _ALGORITHM = flags.DEFINE_string(
     f'One of {", ".join(ALGORITHMS)}, or "all" for the four in turn.')
 _DITTO = flags.DEFINE_bool('ditto', True,
                            'Train Ditto personal models (--noditto: off).')
+_DITTO_INIT = flags.DEFINE_enum(
+    'ditto_init', 'first_round', list(config_lib.DITTO_INITS),
+    "Where a client's Ditto model starts: first_round, the global model "
+    'theta^t of the first round it takes part in (Algorithm 2 as printed); '
+    "initial, the initial model theta^0 (Ditto's reference code).")
 # The flags' defaults are the configuration's: one default per
 # hyperparameter, the same in the binary and in build_fedhdp_process.
 _CONFIG = config_lib.FedHdpConfig()
@@ -223,6 +228,7 @@ def build_configs():
     config = config_lib.FedHdpConfig(
         algorithm=algorithm,
         ditto=_DITTO.value,
+        ditto_init=_DITTO_INIT.value,
         ratio=ratios if len(ratios) > 1 else ratios[0],
         lambda_p=_LAMBDA_P.value,
         lambda_np=_LAMBDA_NP.value,

@@ -241,3 +241,15 @@ def test_a_finished_run_deletes_its_key_and_a_killed_one_resumes(tmp_path):
   np.testing.assert_array_equal(binaries.saved_key(tmp_path / 'kept'),
                                 kept.key)
   assert set(_modes(tmp_path / 'kept').values()) <= {0o600, 0o700}
+
+
+def test_a_field_added_since_runs_were_recorded_counts_off_their_value():
+  # A FedHDP run recorded before `ditto_init` existed is the same run as
+  # one now at the value it had ('first_round'), and another at 'initial'.
+  recorded = {'algorithm': 'fedhdp', 'lambda_p': 0.005, 'seed': 0}
+  now = dict(recorded, ditto_init='first_round', tff_workers=['h:1'])
+  assert checkpoint.identity(recorded) == checkpoint.identity(now)
+  assert checkpoint.identity(recorded) != checkpoint.identity(
+      dict(recorded, ditto_init='initial'))
+  assert checkpoint.identity(recorded) != checkpoint.identity(
+      dict(recorded, lambda_p=0.05))

@@ -231,10 +231,18 @@ def identity(config: Mapping[str, Any]) -> str:
 
   Where a run's rounds execute is not what it computes: the same run on
   other (or no) TFF workers (`tff_workers`) resumes from the same
-  checkpoint.
+  checkpoint. A field added since runs were recorded counts only when it
+  is not at the value they had (`_ADDED_FIELDS`).
   """
-  fields = {k: v for k, v in config.items() if k != 'tff_workers'}
+  fields = {k: v for k, v in config.items() if k != 'tff_workers' and
+            not (k in _ADDED_FIELDS and v == _ADDED_FIELDS[k])}
   return json.dumps(json.loads(json.dumps(fields)), sort_keys=True)
+
+
+# Fields a configuration gained after runs were recorded without them, at
+# the value those runs had: left out of the identity, so that a recorded
+# run and the same run now are one (FedHDP's `ditto_init`).
+_ADDED_FIELDS = {'ditto_init': 'first_round'}
 
 
 @dataclasses.dataclass

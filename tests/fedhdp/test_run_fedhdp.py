@@ -57,6 +57,7 @@ def _run(args, timeout=600):
      '/nonexistent/dir/mnist.npz not found'),
     (['--preset=femnist', '--data_dir=/nonexistent/dir'],
      '/nonexistent/dir/emnist_all.sqlite not found'),
+    (['--ditto_init=zero'], 'should be one of <first_round|initial>'),
     (['--rounds=many'], '--rounds'),
     (['--no_such_flag=1'], 'no_such_flag'),
     # The backend's name before it was 'direct', as Robust-HDP's and UDP-Alg's.

@@ -245,6 +245,13 @@ def test_a_rows_ablations_are_named_in_its_hyperparameters():
   record['config'].update(clip_learning_rate=0.0)
   assert table_rows.run_row(record)[1] == (
       'lp=0.005,lnp=0.005 clip fixed at 0.94')
+  # Ditto models started from theta^0 rather than at a client's first round.
+  record['config'].update(clip_learning_rate=0.2, initial_clip=0.5,
+                          ditto_init='initial')
+  assert table_rows.run_row(record)[1] == (
+      'lp=0.005,lnp=0.005 Ditto from theta^0')
+  record['config'].update(ditto_init='first_round')
+  assert table_rows.run_row(record)[1] == 'lp=0.005,lnp=0.005'
 
 
 def test_tables_with_table_flag(results_dir, tmp_path):

@@ -192,6 +192,7 @@ def test_noise_split_like_tff(data):
     ('accountant', 'prv', 'accountant must be one of rdp, pld'),
     ('denominators', 'observed', 'denominators must be one of expected, '
      'realised'),
+    ('ditto_init', 'zero', 'ditto_init must be one of first_round, initial'),
 ])
 def test_config_validation(data, field, value, message):
   with pytest.raises(ValueError, match=message):
@@ -212,3 +213,24 @@ def test_validate_without_the_population():
     dataclasses.replace(TINY, clients_per_round=0).validate()
   with pytest.raises(ValueError, match=r'must be in \[1, 40\] \(the popul'):
     dataclasses.replace(TINY, clients_per_round=41).validate(40)
+
+
+@pytest.mark.parametrize('ditto_init', ['first_round', 'initial'])
+def test_where_a_clients_ditto_model_starts(data, ditto_init):
+  # eta_p = 0: a Ditto model stays where it started. Round 1's theta^t is
+  # theta^0; a client first in round 2 or 3 starts from theta^1 or theta^2
+  # at its first round, from theta^0 under 'initial'.
+  run = dataclasses.replace(TINY, algorithm='non_private', rounds=3,
+                            personal_learning_rate=0.0, backend='direct',
+                            ditto_init=ditto_init)
+  experiment = training.prepare(run, data)
+  training.run_rounds(experiment)
+  theta0 = experiment.initial_weights
+  trained = np.flatnonzero(experiment.store.initialized)
+  at_theta0 = [all(np.array_equal(w, w0) for w, w0 in
+                   zip(experiment.store.get(c), theta0)) for c in trained]
+  assert len(trained) > 8  # More than round 1's clients took part.
+  if ditto_init == 'initial':
+    assert all(at_theta0)
+  else:
+    assert 0 < sum(at_theta0) < len(trained)

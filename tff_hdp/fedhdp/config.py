@@ -34,6 +34,12 @@ from tff_hdp.fedhdp import privacy_groups
 
 
 DENOMINATORS = ('expected', 'realised')
+# Where a client's Ditto model starts: theta^t of its first round
+# (Algorithm 2: "theta_j <- theta^0 (if not initialized)", theta^0 being
+# the model the client received), or the initial model theta^0 for every
+# client (Ditto's reference code, litian96/ditto, copies the initial model
+# into every client's slot before training).
+DITTO_INITS = ('first_round', 'initial')
 # How rounds run: 'tff' (TFF's runtime) or 'direct' (the same round in plain
 # TensorFlow, without TFF's runtime, faster; `direct_backend`), as in
 # Robust-HDP and UDP-Alg.
@@ -61,6 +67,10 @@ class FedHdpConfig:
 
   Attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
   `ditto`, `ratio` (r), `lambda_p`, `lambda_np`, `clients_per_round`,
+  `ditto_init` (where a client's Ditto model starts, one of `DITTO_INITS`:
+  'first_round', theta^t of the first round it takes part in, Algorithm 2
+  as printed; 'initial', the initial model theta^0 for every client, as
+  Ditto's reference code does),
   `clipped_count_stddev` (z_b; None for TFF's default 0.05 x cohort),
   `poisson_sampling`, `denominators`, `seed` (public: opt-outs, levels,
   theta^0, dropout) and `mechanism_seed` (None: the noise and cohorts come
@@ -92,6 +102,7 @@ class FedHdpConfig:
 
   algorithm: str = 'fedhdp'
   ditto: bool = True
+  ditto_init: str = 'first_round'
   ratio: Union[float, tuple[float, ...]] = 0.1
   lambda_p: float = 0.05
   lambda_np: float = 0.05
@@ -203,6 +214,9 @@ class FedHdpConfig:
     """(ok, message) of Ditto's and the learning rates, the opt-outs and
     the mechanism and its accounting."""
     return [
+        (self.ditto_init in DITTO_INITS,
+         f'ditto_init must be one of {", ".join(DITTO_INITS)}, got '
+         f'{self.ditto_init!r}'),
         (self.lambda_p >= 0, f'lambda_p must be >= 0, got {self.lambda_p}'),
         (self.lambda_np >= 0, f'lambda_np must be >= 0, got {self.lambda_np}'),
         (self.learning_rate > 0,

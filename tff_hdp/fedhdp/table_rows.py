@@ -67,7 +67,8 @@ def _other(config, preset, settings) -> list[str]:
 def _departures(record: Mapping[str, Any]) -> list[str]:
   """What makes a run an ablation, so that it never sits unlabelled beside
   the paper's cell: the noise off or another z_eff, a held clip, training
-  settings other than the preset's, other draws of the clients' images."""
+  settings other than the preset's, other draws of the clients' images,
+  Ditto models started from theta^0."""
   config = record['config']
   preset = presets.PRESETS.get(record.get('dataset'))
   labels = []
@@ -88,6 +89,8 @@ def _departures(record: Mapping[str, Any]) -> list[str]:
       labels.append('no decay' if decay == 1 else f'decay={decay:g}')
   if record.get('client_draw'):
     labels.append(f"{record['client_draw']} draws")
+  if config.get('ditto') and config.get('ditto_init') == 'initial':
+    labels.append('Ditto from theta^0')
   return labels
 
 

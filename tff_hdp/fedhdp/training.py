@@ -157,7 +157,9 @@ class FedHdpRounds(round_loop.System):
       return state, measurements
     client_data = [_shuffled(*self._pieces.data.train[c], rng) for c in cohort]
     theta = templates.global_weights(state)
-    personal = (store.gather(cohort, theta)
+    start = (self._pieces.initial_weights
+             if self._pieces.config.ditto_init == 'initial' else theta)
+    personal = (store.gather(cohort, start)
                 if store is not None and len(cohort) else
                 [theta] * len(cohort))
     info = [
@@ -221,6 +223,7 @@ class Experiment(round_loop.Experiment):
   spec: models.ModelSpec
   backend: Any  # Runs one round (`tff_backend`'s interface).
   store: Optional[personal_store.PersonalModelStore]  # Ditto's models.
+  initial_weights: Any = None  # theta^0 (`config.ditto_init`).
 
   def system(self) -> FedHdpRounds:
     """Algorithm 2's T rounds."""
@@ -251,15 +254,17 @@ def prepare(config: config_lib.FedHdpConfig, data, *,
   data = client_data_lib.as_federated_data(data)
   setup = config_lib.resolve(config, data)
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
+  initial_weights = spec.init(config.seed)
   backend = build_backend(
-      config.backend, spec, spec.init(config.seed),
+      config.backend, spec, initial_weights,
       process_lib.aggregator_factory(config, setup, groups=mechanism_groups,
                                      key_in_state=True),
       process_lib.client_settings(config, setup.groups), config.tff_workers)
   store = (personal_store.PersonalModelStore(
       data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)
-  return Experiment(config, data, setup, spec, backend, store)
+  return Experiment(config, data, setup, spec, backend, store,
+                    [np.asarray(w, np.float32) for w in initial_weights])
 
 
 # Algorithm 2's T rounds in the shared loop, from the initial state or a
