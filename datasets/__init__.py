@@ -82,7 +82,9 @@ def load_fedhdp_data(name: str,
                      data_dir: Optional[str] = None,
                      num_clients: Optional[int] = None,
                      seed: int = 0,
-                     draw: str = 'disjoint') -> federated_data.FederatedData:
+                     draw: str = 'disjoint',
+                     examples_per_client: Optional[int] = None
+                     ) -> federated_data.FederatedData:
   """Paper 001's (FedHDP) federated dataset called `name`.
 
   Args:
@@ -99,6 +101,8 @@ def load_fedhdp_data(name: str,
     draw: How the one-digit-per-client splits of mnist and skewed_mnist give
       clients their images (`federated_data.DRAWS`): 'disjoint', no image on
       two clients, or 'independent', each client draws its own.
+    examples_per_client: With independent draws, the training images each
+      client draws (None: the disjoint split's count, 27 for mnist).
 
   Raises:
     ValueError: Unknown dataset, or `num_clients` out of range (one line
@@ -114,6 +118,9 @@ def load_fedhdp_data(name: str,
   if draw != 'disjoint' and name not in ('mnist', 'skewed_mnist'):
     raise ValueError(f'draw={draw!r} is for mnist and skewed_mnist only; '
                      f'{name} takes the default, disjoint')
+  if examples_per_client is not None and draw != 'independent':
+    raise ValueError('examples_per_client is for independent draws of mnist '
+                     "and skewed_mnist (draw='independent')")
   if name == 'mnist5k':
     from tff_hdp.datasets import mnist_5k  # pylint: disable=g-import-not-at-top
     return mnist_5k.load(num_clients=num_clients or mnist_5k.NUM_CLIENTS,
@@ -126,7 +133,8 @@ def load_fedhdp_data(name: str,
     from tff_hdp.datasets import mnist  # pylint: disable=g-import-not-at-top
     return mnist.load(data_dir=data_dir,
                       num_clients=num_clients or mnist.NUM_CLIENTS,
-                      seed=seed, name=name, draw=draw)
+                      seed=seed, name=name, draw=draw,
+                      examples_per_client=examples_per_client)
   from tff_hdp.datasets import emnist  # pylint: disable=g-import-not-at-top
   return emnist.load(only_digits=(name == 'fmnist'), data_dir=data_dir,
                      num_clients=num_clients, name=name)

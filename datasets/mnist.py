@@ -196,7 +196,9 @@ def load(data_dir: Optional[str] = None,
          num_clients: int = NUM_CLIENTS,
          seed: int = 0,
          name: str = 'mnist',
-         draw: str = 'disjoint') -> federated_data.FederatedData:
+         draw: str = 'disjoint',
+         examples_per_client: Optional[int] = None
+         ) -> federated_data.FederatedData:
   """Non-IID MNIST: `num_clients` clients (a multiple of 10), one digit each.
 
   Args:
@@ -207,6 +209,8 @@ def load(data_dir: Optional[str] = None,
     name: Name to record ('mnist' or 'skewed_mnist').
     draw: How clients draw their images of their digit, one of
       `federated_data.DRAWS`.
+    examples_per_client: With independent draws, how many training images
+      each client draws (None: 27, the disjoint split's count).
 
   Returns:
     A `FederatedData` with `client_labels` (client k holds digit k mod 10).
@@ -219,5 +223,6 @@ def load(data_dir: Optional[str] = None,
   scale = lambda x: x.astype(np.float32) / np.float32(255.0)
   return federated_data.split_one_label_per_client(
       scale(x_train), y_train.astype(np.int32), scale(x_test),
-      y_test.astype(np.int32), num_clients, seed, name, draw=draw)
+      y_test.astype(np.int32), num_clients, seed, name, draw=draw,
+      examples_per_client=examples_per_client)
 

@@ -47,6 +47,10 @@ _DRAW = flags.DEFINE_enum(
     'disjoint (no image on two clients) or independent (each client draws '
     'its own, so clients share images; one reading of paper 001\'s '
     '"assigned samples randomly").')
+_EXAMPLES_PER_CLIENT = flags.DEFINE_integer(
+    'examples_per_client', None,
+    'With --client_draw=independent: how many training images of its digit '
+    'each client draws (default: 27, as the disjoint split gives).')
 _ALGORITHM = flags.DEFINE_string(
     'algorithm', 'fedhdp',
     f'One of {", ".join(ALGORITHMS)}, or "all" for the four in turn.')
@@ -268,15 +272,25 @@ def build_configs():
   return configs, preset, num_clients
 
 
+def examples_per_client():
+  """--examples_per_client (None: the split's default)."""
+  return _EXAMPLES_PER_CLIENT.value
+
+
 def load_data(configs, preset: presets.Preset, num_clients: int):
   """The clients' data of --dataset (else the preset's), and `configs`
   checked against it; a bad file or value is a UsageError."""
   from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   dataset = DATASET.value or preset.dataset
+  if _EXAMPLES_PER_CLIENT.value is not None and _DRAW.value != 'independent':
+    raise cli.UsageError('--examples_per_client needs --client_draw='
+                         'independent (disjoint draws give each client the '
+                         'same share of its digit: 27 images on mnist)')
   try:
     data = datasets.load_fedhdp_data(
         dataset, data_dir=_DATA_DIR.value, num_clients=num_clients,
-        seed=RUN.seed.value, draw=_DRAW.value)
+        seed=RUN.seed.value, draw=_DRAW.value,
+        examples_per_client=_EXAMPLES_PER_CLIENT.value)
   except datasets.DataFileError as e:
     raise cli.UsageError(str(e)) from None
   except ValueError as e:

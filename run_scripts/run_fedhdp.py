@@ -85,6 +85,8 @@ def main(argv):
   # A run on other draws of the clients' images is another run: its name
   # says so, so neither reuses nor resumes the other's results.
   draws = '' if data.draw in (None, 'disjoint') else f'_{data.draw}_draws'
+  if fedhdp_flags.examples_per_client() is not None:
+    draws += f'_{fedhdp_flags.examples_per_client()}_each'
   named_configs = [(table_rows.run_name(c) + draws, c) for c in configs]
   cli.check_finished(run, named_configs)
 

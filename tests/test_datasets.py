@@ -123,6 +123,27 @@ def test_mnist_independent_draws(mnist_dir):
                               draw='shared')
 
 
+def test_mnist_independent_draws_of_a_given_count(mnist_dir):
+  directory, (x_train, y_train, _, _) = mnist_dir
+  smallest = min(_MNIST_TRAIN_COUNTS)
+  # More than the disjoint share (smallest // 2), up to a label's count.
+  for count in (smallest // 2 + 3, smallest):
+    data = datasets.load_fedhdp_data(
+        'mnist', data_dir=directory, num_clients=20, seed=3,
+        draw='independent', examples_per_client=count)
+    for k, (x, y) in enumerate(data.train):
+      index = _index_of(x)
+      assert len(set(index)) == len(y) == count
+      np.testing.assert_array_equal(y_train[index], np.full(count, k % 10))
+  with pytest.raises(ValueError, match=r'must be in \[1, '):
+    datasets.load_fedhdp_data('mnist', data_dir=directory, num_clients=20,
+                              draw='independent',
+                              examples_per_client=smallest + 1)
+  with pytest.raises(ValueError, match='for independent draws'):
+    datasets.load_fedhdp_data('mnist', data_dir=directory, num_clients=20,
+                              examples_per_client=5)
+
+
 def test_mnist_local_and_server_test_sets(mnist_dir):
   directory, (_, _, x_test, y_test) = mnist_dir
   data = datasets.load_fedhdp_data('mnist', data_dir=directory,

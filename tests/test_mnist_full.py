@@ -138,6 +138,22 @@ def test_independent_draws_are_a_run_of_their_own(tmp_path):
   with open(tmp_path / 'results.json') as f:
     (run,) = json.load(f)['runs']
   assert run['name'] == 'non_private' and 'client_draw' not in run
+  # Independent draws of another count: a run of its own, its count recorded.
+  result = binaries.run('run_fedhdp.py', [
+      *common, '--client_draw=independent', '--examples_per_client=54'])
+  assert result.returncode == 0, result.stderr[-3000:]
+  with open(tmp_path / 'results.json') as f:
+    runs = {r['name']: r for r in json.load(f)['runs']}
+  run = runs['non_private_independent_draws_54_each']
+  assert (run['client_draw'], run['examples_per_client']) == (
+      'independent', 54)
+  # Without independent draws the count is refused in one line.
+  result = binaries.run('run_fedhdp.py', [
+      *common, '--examples_per_client=54'])
+  assert result.returncode == 2
+  assert result.stderr.strip().splitlines()[-1].endswith(
+      '--examples_per_client needs --client_draw=independent (disjoint draws '
+      'give each client the same share of its digit: 27 images on mnist)')
   # Only the full MNIST's splits take the option: one line says so.
   result = binaries.run('run_fedhdp.py', [
       '--dataset=mnist5k', '--client_draw=independent', '--rounds=1',

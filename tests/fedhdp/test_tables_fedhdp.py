@@ -223,6 +223,10 @@ def test_a_rows_ablations_are_named_in_its_hyperparameters():
   record['config']['algorithm'] = 'non_private'
   assert table_rows.run_row(record)[1] == (
       'lp=0.005,lnp=0.005 independent draws')
+  record['examples_per_client'] = 108
+  assert table_rows.run_row(record)[1] == (
+      'lp=0.005,lnp=0.005 independent draws of 108')
+  del record['examples_per_client']
   # Training settings other than the preset's (E 25, B 20, eta = eta_p =
   # 0.5 decayed by 0.9) are named, the private rows' noise only on them.
   record['dataset'] = 'mnist'

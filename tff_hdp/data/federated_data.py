@@ -94,7 +94,9 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
                                x_test: np.ndarray, y_test: np.ndarray,
                                num_clients: int, seed: int,
                                name: str,
-                               draw: str = 'disjoint') -> FederatedData:
+                               draw: str = 'disjoint',
+                               examples_per_client: Optional[int] = None
+                               ) -> FederatedData:
   """The non-IID MNIST split of paper 001 (Section 5.1, Table 5).
 
   Clients are spread evenly over the labels (client k holds label k mod C);
@@ -111,6 +113,10 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
     seed: Seed of the shuffles.
     name: Dataset name to record.
     draw: One of `DRAWS`.
+    examples_per_client: Training samples each client draws, with
+      independent draws (paper 001 says only that the number is the same for
+      every client); None: the disjoint split's count, the smallest label's
+      count over its clients.
 
   Returns:
     A `FederatedData` with `client_labels` and `draw` set.
@@ -123,10 +129,20 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
     raise ValueError(f'num_clients must be a multiple of {num_labels} for a '
                      f'one-label-per-client split, got {num_clients}')
   per_label = num_clients // num_labels
-  train_count = min(np.sum(y_train == c) for c in labels) // per_label
+  smallest = min(np.sum(y_train == c) for c in labels)
+  train_count = smallest // per_label
   if train_count < 1:
     raise ValueError(f'too many clients ({num_clients}) for {len(y_train)} '
                      'training samples')
+  if examples_per_client is not None:
+    if draw != 'independent':
+      raise ValueError('examples_per_client is for independent draws; '
+                       f'disjoint draws give each client {train_count}')
+    if not 1 <= examples_per_client <= smallest:
+      raise ValueError('examples_per_client must be in [1, '
+                       f'{smallest}] (the smallest label\'s count), got '
+                       f'{examples_per_client}')
+    train_count = int(examples_per_client)
   rng = np.random.default_rng(seed)
   # Independent draws have a stream of their own, so that every other part
   # of the split (the test sets) is the disjoint split's.

@@ -88,7 +88,9 @@ def _departures(record: Mapping[str, Any]) -> list[str]:
     if decay is not None and decay != preset.lr_decay_factor:
       labels.append('no decay' if decay == 1 else f'decay={decay:g}')
   if record.get('client_draw'):
-    labels.append(f"{record['client_draw']} draws")
+    count = record.get('examples_per_client')
+    labels.append(f"{record['client_draw']} draws" +
+                  ('' if count is None else f' of {count}'))
   if config.get('ditto') and config.get('ditto_init') == 'initial':
     labels.append('Ditto from theta^0')
   return labels

@@ -317,6 +317,7 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   }
   if data.draw not in (None, 'disjoint'):  # Records of the default unchanged.
     record['client_draw'] = data.draw
+    record['examples_per_client'] = int(len(data.train[0][1]))
   if config.ditto and experiment.store is not None and (
       data.client_labels is not None):
     record['personal_models'] = evaluation.personal_models_on_label_pools(
