@@ -76,7 +76,10 @@ demo: install
 # side-by-side table (docs/paper_scale.md), DP-FedAvg and FedHDP with the
 # noise off, the private rows with the clip held at S^0, and the skewed
 # FedHDP row's ablations: the clip held at its noise-off run's mean S^t
-# (0.94) with the noise on and off, and half the noise. Resumable: a
+# (0.94) with the noise on and off, and half the noise; the non-private
+# rows against what the paper leaves open; and the personal models
+# (Acc_l) against where Ditto starts, lambda and the images a client
+# holds. Resumable: a
 # finished row is skipped, a killed one resumes from its checkpoint.
 # Secret mechanism keys.
 TABLE2 := results/paper_scale
@@ -109,6 +112,13 @@ table2-mnist: install
 	@# rows at eta = eta_p = 0.35 (DP-FedAvg and FedHDP at seeds 0 and 1,
 	@# HDP-FedAvg at 0).
 	$(call table2_runs,$(TABLE2)_sensitivity,$(SENSITIVITY_RUNS))
+	@# The personal models (Acc_l): the non-private row as printed, with
+	@# every Ditto model started from theta^0 (Ditto's reference code), at
+	@# lambda_np = 0.05 (from theta^t and theta^0) and 0.25 (paper 001's
+	@# Table 8 rows), and with 108 images a client drawn independently
+	@# (from theta^t and theta^0); each run's results.json scores the Ditto
+	@# models on their digit's held-out images and their own images.
+	$(call table2_runs,$(TABLE2)_personal,$(PERSONAL_RUNS))
 
 # One run of a Table 2 row as table2-mnist runs them (Algorithm 2 as
 # printed: a fixed cohort, realised counts; lambda_p = lambda_np = 0.005),
@@ -162,6 +172,15 @@ SENSITIVITY_RUNS := \
 	"mnist hdp_fedavg 0 mnist_hdp_fedavg_eta0.35_seed0 $(ETA035)" \
 	"mnist fedhdp 0 mnist_fedhdp_r0.01_eta0.35_seed0 --r=0.01 $(ETA035)" \
 	"mnist fedhdp 1 mnist_fedhdp_r0.01_eta0.35_seed1 --r=0.01 $(ETA035)"
+
+PERSONAL_RUNS := \
+	"mnist non_private 0 mnist_non_private_seed0" \
+	"mnist non_private 0 mnist_non_private_theta0_seed0 --ditto_init=initial" \
+	"mnist non_private 0 mnist_non_private_lnp0.05_seed0 --lambda_np=0.05" \
+	"mnist non_private 0 mnist_non_private_lnp0.25_seed0 --lambda_np=0.25" \
+	"mnist non_private 0 mnist_non_private_lnp0.05_theta0_seed0 --lambda_np=0.05 --ditto_init=initial" \
+	"mnist non_private 0 mnist_non_private_108_seed0 --client_draw=independent --examples_per_client=108" \
+	"mnist non_private 0 mnist_non_private_108_theta0_seed0 --client_draw=independent --examples_per_client=108 --ditto_init=initial"
 
 # Paper 003's Figure 4 at the authors' scale (20 clients x 3,000 full-MNIST
 # images, Dist8): Robust-HDP's sigma^_i^2 against each client's true
