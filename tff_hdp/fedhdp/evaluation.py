@@ -104,9 +104,18 @@ def personal_accuracy(spec: models.ModelSpec,
   return out
 
 
+def _group_masks(client_group_names: Sequence[str]):
+  """(('p', mask of private clients, every level), ('np', mask of the
+  non-private ones)): the groups of the tables' columns."""
+  names = np.asarray(client_group_names).astype(str)
+  return (('p', np.char.startswith(names, 'private')),
+          ('np', names == 'non_private'))
+
+
 def personal_models_on_label_pools(
     spec: models.ModelSpec,
     store: personal_store_lib.PersonalModelStore,
+    global_weights,
     train: Sequence[tuple[np.ndarray, np.ndarray]],
     server_test: tuple[np.ndarray, np.ndarray],
     client_labels: np.ndarray,
@@ -118,11 +127,13 @@ def personal_models_on_label_pools(
   Acc_l moves in steps of 20 points. Here each personal model is scored on
   every image of its client's label in the server test set (held out from
   all training), which estimates the same mean without that sampling, and
-  on its own training images.
+  on its own training images. As for Acc_l, a client that never trained is
+  scored with the global model, so nothing here counts who took part.
 
   Args:
     spec: The model.
-    store: The Ditto models; clients without one are left out.
+    store: The Ditto models.
+    global_weights: The global model, for clients without a Ditto model.
     train: Each client's training data.
     server_test: The held-out images, (x, y).
     client_labels: Each client's one label.
@@ -132,43 +143,39 @@ def personal_models_on_label_pools(
   Returns:
     {'acc_l_pool_p', 'acc_l_pool_np'}: mean % over the group's clients of
     the accuracy on their label's held-out images (with '_var', 100 x the
-    variance across clients; None for a group without models);
+    variance across clients; None for an empty group);
     {'acc_l_train_p', 'acc_l_train_np'}: the same on their own training
     images; 'most_missed': [test index, label, fraction of that label's
-    models that miss it] of the `most_missed` images missed most;
+    clients whose model misses it] of the `most_missed` images missed most;
     'images_holding_90pct_of_misses': how few test images hold 90% of all
     misses; 'pool_size': held-out images per label.
   """
   x, y = server_test
   labels = np.asarray(client_labels)
   pools = {int(c): np.flatnonzero(y == c) for c in np.unique(labels)}
-  num_clients = len(labels)
-  on_pool = np.full(num_clients, np.nan)
-  on_train = np.full(num_clients, np.nan)
+  on_pool = np.full(len(labels), np.nan)
+  on_train = np.full(len(labels), np.nan)
   misses = np.zeros(len(y))
-  models_per_label = np.zeros(int(labels.max()) + 1)
-  for cid in np.flatnonzero(store.initialized):
-    label, weights = int(labels[cid]), store.get(cid)
+  for cid, label in enumerate(labels):
+    (weights,) = store.gather([cid], global_weights)  # One at a time.
     pool = pools[label]
     hit = _predict(spec, weights, x[pool]) == label
     misses[pool[~hit]] += 1
-    models_per_label[label] += 1
     on_pool[cid] = np.mean(hit) if len(pool) else np.nan
     x_train, y_train = train[cid]
     if len(y_train):
       on_train[cid] = np.mean(_predict(spec, weights, x_train) == y_train)
-  names = np.asarray(client_group_names).astype(str)
   out = {}
-  for short, mask in (('p', np.char.startswith(names, 'private')),
-                      ('np', names == 'non_private')):
+  for short, mask in _group_masks(client_group_names):
     for kind, values in (('pool', on_pool), ('train', on_train)):
       vals = values[mask]
       vals = vals[~np.isnan(vals)]
       key = f'acc_l_{kind}_{short}'
       out[key] = 100.0 * float(np.mean(vals)) if vals.size else None
       out[key + '_var'] = 100.0 * float(np.var(vals)) if vals.size else None
+  clients_per_label = np.bincount(labels, minlength=int(y.max()) + 1)
   with np.errstate(invalid='ignore', divide='ignore'):
-    fraction = np.nan_to_num(misses / models_per_label[y])
+    fraction = np.nan_to_num(misses / clients_per_label[y])
   order = np.argsort(-fraction, kind='stable')
   out['most_missed'] = [[int(i), int(y[i]), round(float(fraction[i]), 4)]
                         for i in order[:most_missed] if misses[i] > 0]
@@ -184,10 +191,8 @@ def summarize(global_acc: float, client_global: np.ndarray,
               client_personal: np.ndarray,
               client_group_names: Sequence[str]) -> Mapping[str, float]:
   """Section 7's table row from per-client accuracies (fractions)."""
-  names = np.asarray(client_group_names)
   row = {'acc_g': 100.0 * global_acc}
-  is_private = np.char.startswith(names.astype(str), 'private')
-  for short, mask in (('p', is_private), ('np', names == 'non_private')):
+  for short, mask in _group_masks(client_group_names):
     for kind, values in (('g', client_global), ('l', client_personal)):
       vals = np.asarray(values)[mask]
       vals = vals[~np.isnan(vals)]

@@ -123,6 +123,14 @@ def run_row(record: Mapping[str, Any]) -> list[str]:
   ]
 
 
+def _run_label(record: Mapping[str, Any]) -> str:
+  """A run as the lines under a table name it: its row's algorithm and
+  hyperparameters, and its seed."""
+  name, hyper = run_row(record)[:2]
+  seed = record['config'].get('seed')
+  return f'{name} {hyper}' + ('' if seed is None else f' seed={seed}')
+
+
 def clip_norm_line(records: Sequence[Mapping[str, Any]]) -> str:
   """The adaptive clip norm S^t of each private run over its rounds (mean,
   largest, last), from its history: the noise of a round is z S^t, so a
@@ -132,10 +140,7 @@ def clip_norm_line(records: Sequence[Mapping[str, Any]]) -> str:
     norms = [h['clip_norm'] for h in record.get('history', ())
              if h.get('clip_norm') is not None]
     if norms and record.get('epsilon'):
-      name, hyper = run_row(record)[:2]
-      seed = record['config'].get('seed')
-      label = f'{name} {hyper}' + ('' if seed is None else f' seed={seed}')
-      cells.append(f'{label}: {sum(norms) / len(norms):.3f}, '
+      cells.append(f'{_run_label(record)}: {sum(norms) / len(norms):.3f}, '
                    f'{max(norms):.3f}, {norms[-1]:.3f}')
   return ('Clip norm S^t over the rounds (mean, largest, last): ' +
           '; '.join(cells)) if cells else ''
@@ -154,10 +159,8 @@ def personal_pool_line(records: Sequence[Mapping[str, Any]]) -> str:
   for record in records:
     block = record.get('personal_models')
     if block:
-      name, hyper = run_row(record)[:2]
-      seed = record['config'].get('seed')
-      label = f'{name} {hyper}' + ('' if seed is None else f' seed={seed}')
-      cells.append(f"{label}: {pair(block, 'pool')}; {pair(block, 'train')}")
+      cells.append(f"{_run_label(record)}: {pair(block, 'pool')}; "
+                   f"{pair(block, 'train')}")
   return ("Ditto models, % on every held-out image of their client's label; "
           'on their own training images (private / non-private): ' +
           '; '.join(cells)) if cells else ''

@@ -321,7 +321,7 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   if config.ditto and experiment.store is not None and (
       data.client_labels is not None):
     record['personal_models'] = evaluation.personal_models_on_label_pools(
-        spec, experiment.store, data.train, data.server_test,
+        spec, experiment.store, final, data.train, data.server_test,
         data.client_labels, names)
   return record
 
