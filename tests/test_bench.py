@@ -265,6 +265,27 @@ def test_individual_scale_runs_each_clients_calibrated_multiplier(setting):
         calibration.clients[i].noise_multiplier, rel=1e-9)
 
 
+def test_individual_scale_takes_the_noised_step_on_an_empty_cohort(setting):
+  """A round with nobody (issue 60): idp_scale's rounds, on FedHDP's driver,
+  release the group's noise on a zero sum over the fixed denominator q N,
+  with the same measurements as a round with clients."""
+  calibration, experiment = _scale_run(setting)
+  _, clips = calibration.config
+  accounted = [i for i, m in enumerate(calibration.clients) if m is not None]
+  rounds = individual_scale.scaled_rounds(experiment, clips, accounted)
+  state = rounds.start(np.array([4, 2], np.int64))
+  theta = np.concatenate([w.ravel() for w in state['global_weights']])
+  _, with_clients = rounds.run_round(state, 0)
+  rounds._cohort = lambda rng: np.zeros(0, np.int64)  # pylint: disable=protected-access
+  after, nobody = rounds.run_round(state, 1)
+  assert set(nobody) == set(with_clients)
+  delta = np.concatenate([w.ravel() for w in after['global_weights']]) - theta
+  (group,) = experiment.setup.groups
+  expected = (group.noise_multiplier * experiment.config.initial_clip /
+              (setting.sampling_rate * setting.num_clients))
+  assert abs(np.std(delta) / expected - 1) < 5 / math.sqrt(2 * delta.size)
+
+
 def test_individual_scale_clips_as_if_each_epsilon_were_calibrated_alone(
     monkeypatch):
   # idp_scale calibrates its epsilons together (one search, each z checked

@@ -37,7 +37,8 @@ def test_table_rows_and_claim_line():
   assert lines[-1] == table_rows.claim_line(records)
   assert lines[-1].startswith(
       'UDP-Alg at epsilon <= 8 with accuracy >= 60%: yes')
-  assert table_rows.summary(records[0]) == 'accuracy=70.00 epsilon=7.891'
+  assert table_rows.summary(records[0]) == (
+      "accuracy=70.00 epsilon=7.891 (users' sizes taken as public)")
   assert table_rows.summary(records[1]) == 'accuracy=80.00 epsilon=none'
 
 

@@ -232,10 +232,9 @@ class AuditedBackend:
   (`round_with_canaries`), and the audit observes the round's releases or
   global models. The driver runs it as its backend and as an observer of
   its loop (`before_round` tells it the round). A round with neither
-  clients nor canaries does not run, as without an audit.
+  clients nor canaries releases the groups' noise alone, as without an
+  audit (it carries nothing of a canary, so it is not observed).
   """
-
-  runs_empty_rounds = True
 
   def __init__(self, audit: FedHdpAudit, backend, excluded: set[int]):
     self._audit = audit
@@ -259,8 +258,8 @@ class AuditedBackend:
     clip_norm = float(state['aggregator']['clip_norm'])
     updates, groups = self._audit.round_updates(self._round_num, clip_norm)
     keep = ~np.isin(groups, self._excluded)
-    if not keep.any() and not len(client_data):
-      return state, [], {}
+    if not keep.any() and not len(client_data):  # The noise-only release.
+      return self._backend.next(state, [], [], [])
     theta = [np.asarray(w) for w in state['global_weights']]
     state, personal, measurements, releases = round_with_canaries(
         self._backend, state, client_data, personal_weights, client_info,

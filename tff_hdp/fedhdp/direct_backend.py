@@ -529,11 +529,10 @@ class DirectBackend:
     drop out; a client's last, smaller batch is padded to the widest batch
     of the step) and 'padded_to_largest' (what padding each call's clients
     to its largest client and every batch to the batch size would have
-    run).
+    run). An empty cohort takes the same release: the groups' noise on
+    zero sums (`client_work` gives zero rows).
     """
     t0 = time.perf_counter()
-    if not len(client_data):
-      raise ValueError('client_data must hold at least one client')
     work = self.client_work(state, client_data, personal_weights, client_info)
     t1 = time.perf_counter()
     new_state, measurements, _ = self.aggregate(state, work.deltas,

@@ -252,17 +252,8 @@ class DistributedTffBackend:
           f'client_data, personal_weights and client_info must have one '
           f'entry per client, got {num_clients}, {len(personal_weights)} and '
           f'{len(client_info)}')
-    datasets = [
-        tf.data.Dataset.from_tensor_slices(
-            (np.asarray(x, np.float32), np.asarray(y, np.int32))).batch(
-                self._settings.batch_size) for x, y in client_data
-    ]
-    merged = self._context.invoke(
-        self._form, [
-            public_state(state), datasets,
-            [list(p) for p in personal_weights], list(client_info),
-            list(np.arange(num_clients, dtype=np.int32))
-        ])
+    merged = (self._merged(state, client_data, personal_weights, client_info)
+              if num_clients else self._nobody())
     weights, clip_norm, noise_key, measurements = self._server_step(
         [tf.constant(w) for w in state['global_weights']],
         tf.constant(state['aggregator']['clip_norm'], tf.float32),
@@ -273,7 +264,35 @@ class DistributedTffBackend:
         round_num=np.int32(state['round_num'] + 1),
         aggregator=collections.OrderedDict(clip_norm=clip_norm.numpy(),
                                            noise_key=noise_key.numpy())))
-    personal = [list(p) for p in distributed.in_cohort_order(
-        merged['personal'], num_clients)]
+    personal = ([list(p) for p in distributed.in_cohort_order(
+        merged['personal'], num_clients)] if num_clients else [])
     return (new_state, personal,
             {k: float(v) for k, v in measurements.items()})
+
+  def _merged(self, state, client_data, personal_weights, client_info):
+    """The form over the workers: the merged totals and personal models."""
+    datasets = [
+        tf.data.Dataset.from_tensor_slices(
+            (np.asarray(x, np.float32), np.asarray(y, np.int32))).batch(
+                self._settings.batch_size) for x, y in client_data
+    ]
+    return self._context.invoke(
+        self._form, [
+            public_state(state), datasets,
+            [list(p) for p in personal_weights], list(client_info),
+            list(np.arange(len(client_data), dtype=np.int32))
+        ])
+
+  def _nobody(self):
+    """An empty cohort's merged value: zero totals (T_i = 0, N_i = 0,
+    B = 0), so the server step releases the groups' noise alone and
+    updates the clip from noise alone, as one machine does; TFF cannot run
+    the form without clients."""
+    groups = self._factory.groups
+    return collections.OrderedDict(
+        totals=collections.OrderedDict(
+            sums=[[np.zeros(w.shape, np.float32)
+                   for w in self._initial_weights] for _ in groups],
+            counts=np.zeros(len(groups), np.float32),
+            below=np.float32(0.0)),
+        personal=None)

@@ -128,7 +128,9 @@ def personal_models_on_label_pools(
   every image of its client's label in the server test set (held out from
   all training), which estimates the same mean without that sampling, and
   on its own training images. As for Acc_l, a client that never trained is
-  scored with the global model, so nothing here counts who took part.
+  scored with the global model: each value depends on whether its client
+  took part, so, like Acc_l, it depends on participation and is outside
+  epsilon (docs/privacy.md).
 
   Args:
     spec: The model.

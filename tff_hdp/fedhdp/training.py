@@ -147,14 +147,14 @@ class FedHdpRounds(round_loop.System):
                      if client_groups[c] not in self._excluded], np.int64)
 
   def run_round(self, state, round_num):
-    backend, store = self._pieces.backend, self._pieces.store
+    store = self._pieces.store
     state = tff_backend.to_numpy(state)
     rng = mechanism_key.round_rng(self._cohort_key, round_num)
     cohort = self._cohort(rng)
     self.last_cohort = cohort
-    measurements = {}
-    if not len(cohort) and not getattr(backend, 'runs_empty_rounds', False):
-      return state, measurements
+    # An empty cohort runs the same release as any other (issue 60): the
+    # groups' noise on zero sums, the clip update from noise alone, the same
+    # measurements; skipping it would release less than the ledger charges.
     client_data = [_shuffled(*self._pieces.data.train[c], rng) for c in cohort]
     theta = templates.global_weights(state)
     start = (self._pieces.initial_weights
@@ -172,10 +172,8 @@ class FedHdpRounds(round_loop.System):
         state, client_data, personal, info)
     if store is not None and len(cohort):
       store.scatter(cohort, personal)
-    measurements.update(
-        {k: float(v) if not isinstance(v, int) else v
-         for k, v in round_measurements.items()})
-    return state, measurements
+    return state, {k: float(v) if not isinstance(v, int) else v
+                   for k, v in round_measurements.items()}
 
   def backend_round(self, state, client_data, personal, client_info):
     """The backend's round on the cohort: `backend.next`'s arguments and

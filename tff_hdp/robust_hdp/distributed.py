@@ -24,7 +24,8 @@ round as a `tff.framework.MergeableCompForm`:
   i;
 - merge: concatenate the rows;
 - after_merge (once): put the rows in client order, M = [Delta_1 | ... |
-  Delta_n], and run the rule's server step (`NoiseAwareAggregationFactory.
+  Delta_n] (a client not in the round's cohort: a row of zeros, outside
+  the rule's view, as on one machine), and run the rule's server step (`NoiseAwareAggregationFactory.
   server_step`: RPCA and its weights for Robust-HDP, the fixed weights of
   the baselines) and theta^{t+1} = theta^t + sum_i w_i Delta_i.
 
@@ -112,10 +113,13 @@ def build_round_form(spec: models.ModelSpec,
 
   @tff.tensorflow.computation(state_type, merged_type)
   def server_step(state, stack):
-    updates = tf.ensure_shape(distributed.sorted_by_position(stack),
-                              [n, spec.num_parameters])
+    # Each row to its client's row of M; the cohort (any subset, empty
+    # included) is the rows present, as `process.DirectRunner`'s.
+    rows = tf.reshape(stack['position'], [-1, 1])
+    updates = tf.scatter_nd(rows, stack['rows'], [n, spec.num_parameters])
+    clients = tf.scatter_nd(rows, tf.ones_like(stack['position']), [n])
     new_aggregator, flat, measurements = factory.server_step(
-        state['aggregator'], updates)
+        state['aggregator'], updates, clients)
     delta = aggregator_lib.unflatten(flat, specs)
     new_state = collections.OrderedDict(
         global_weights=[w + d for w, d in zip(state['global_weights'],

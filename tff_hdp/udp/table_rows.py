@@ -66,4 +66,5 @@ def summary(record: Mapping[str, Any]) -> str:
   """The line printed when a run ends."""
   epsilon = record['epsilon']
   return (f'accuracy={record["metrics"]["accuracy_mean"]:.2f} '
-          f'epsilon={"none" if epsilon is None else f"{epsilon:.3f}"}')
+          f'epsilon={"none" if epsilon is None else f"{epsilon:.3f}"}' +
+          ('' if epsilon is None else ' (users\' sizes taken as public)'))

@@ -61,6 +61,12 @@ from tff_hdp.udp import process
 
 LEDGER_NAME = 'phi'
 
+# What epsilon takes as public: the estimator's constants come from every
+# user's size and are published in the record's setup.
+PUBLIC_INPUTS = ('the users\' training sizes |D_u|: w_hat (by default their '
+                 'median), max_u w_u and W = sum_u w_u come from them and are '
+                 'published; epsilon treats them as public')
+
 
 def user_weights(data: federated_data.FederatedData,
                  sample_cap: float) -> np.ndarray:
@@ -195,8 +201,6 @@ def _tff_round_fn(net: hypernetwork.HyperNetwork,
     new_state = collections.OrderedDict(
         (key, tf.nest.map_structure(np.asarray, output.state[key]))
         for key in ('phi', 'embeddings', 'noise_key'))
-    if not len(users):  # As the direct backend's empty round: no metrics.
-      return new_state, {}
     return new_state, {'noise_stddev': output.metrics['noise_stddev']}
 
   round_fn.runs_empty_rounds = True
@@ -410,6 +414,7 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
           'accountant': config.accountant,
           'delta': config.delta,
           'level': 'user-level',
+          'public_inputs': PUBLIC_INPUTS,
       },
       'metrics': {
           'accuracy_mean': float(np.nanmean(accuracies)),
