@@ -48,11 +48,13 @@ authors' `noniid(dataset, num_users, user_max_class)` with its default
 | mnist5k       | 5,000 real MNIST images (250 per client)    | none (offline)                |
 | digits        | scikit-learn's digits (80 per client)       | none (offline)                |
 | mnist         | MNIST                                       | mnist.npz (Keras)             |
-| fashion_mnist | Fashion-MNIST                               | Keras' four .gz files         |
+| fashion_mnist | Fashion-MNIST                               | four .gz files (Debian: none) |
 | cifar10       | CIFAR-10                                    | cifar-10-python.tar.gz        |
 
 Where each file comes from, where it goes and the command that fetches it on
-a connected machine are in `datasets/mnist.py` and `datasets/emnist.py`;
+a connected machine are in `datasets/mnist.py`, `datasets/emnist.py` and
+`datasets/fashion_mnist.py` (Debian's `dataset-fashion-mnist`, which `make
+install` installs as root, puts Fashion-MNIST's in place);
 a missing or damaged file raises `DataFileError` saying the same.
 
 The folder `datasets/` is installed as `tff_hdp.datasets`, imported as

@@ -11,14 +11,19 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Fashion-MNIST (Xiao, Rasul and Vollgraf 2017) from Keras' four .gz files.
+"""Fashion-MNIST (Xiao, Rasul and Vollgraf 2017): the authors' four .gz files.
 
 Paper 003 (Robust-HDP) uses Fashion-MNIST (unlike paper 001, whose "FMNIST" is
-EMNIST digits). Keras downloads four gzipped IDX files into
-`~/.keras/datasets/fashion-mnist/`:
+EMNIST digits). The dataset is four gzipped IDX files:
 
   train-images-idx3-ubyte.gz  train-labels-idx1-ubyte.gz
   t10k-images-idx3-ubyte.gz   t10k-labels-idx1-ubyte.gz
+
+Without --data_dir they are read from Keras' cache,
+`~/.keras/datasets/fashion-mnist/`, if it holds them, else from where
+Debian's package `dataset-fashion-mnist` installs them,
+`/usr/share/datasets/fashion-mnist/` (`make install` installs it where
+`apt-get` can run as root; the same files, 60,000 + 10,000 images).
 
 IDX: a big-endian header (two zero bytes, the type code 0x08 for unsigned
 bytes, the number of dimensions, then each dimension as uint32), then the
@@ -48,9 +53,25 @@ IMAGE_SHAPE = (28, 28)
 NUM_CLASSES = 10
 
 
-def default_dir() -> str:
+# Where Debian's package `dataset-fashion-mnist` puts the four files.
+DEBIAN_DIR = '/usr/share/datasets/fashion-mnist'
+DEBIAN_PACKAGE = 'dataset-fashion-mnist'
+
+
+def keras_dir() -> str:
   """Where Keras caches it, `~/.keras/datasets/fashion-mnist`."""
   return os.path.join(os.path.expanduser('~'), '.keras', 'datasets', SUBDIR)
+
+
+def _holds_files(directory: str) -> bool:
+  return all(os.path.isfile(os.path.join(directory, name))
+             for name in FILES.values())
+
+
+def default_dir() -> str:
+  """Keras' cache if it holds the four files, else Debian's folder."""
+  keras = keras_dir()
+  return keras if _holds_files(keras) else DEBIAN_DIR
 
 
 def fetch_command(data_dir: str) -> str:
@@ -82,10 +103,14 @@ def load_arrays(data_dir: Optional[str] = None):
   Raises:
     DataFileError: A file is missing or unusable.
   """
+  given = data_dir is not None
   data_dir = data_dir or default_dir()
   how = (f'fetch them (the files Keras downloads) on a connected machine '
          f'with: {fetch_command(data_dir)} then copy them to '
          f'{os.path.abspath(data_dir)} here (or pass --data_dir)')
+  if not given:
+    how = (f'install them with: sudo apt-get install {DEBIAN_PACKAGE} (it puts '
+           f'them in {DEBIAN_DIR}), or {how}')
   arrays = {}
   for key, name in FILES.items():
     path = os.path.join(data_dir, name)

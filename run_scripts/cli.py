@@ -432,11 +432,19 @@ def train_and_write(
 def write_results(output_dir: str, title: str, table: str,
                   records: Sequence[dict], **extra) -> None:
   """Prints the table under its title and writes `results.json` (`extra`,
-  the command line and the records) and `table.txt`."""
+  the command line, where it ran (`tff_hdp.machine.provenance`: the commit,
+  the CPU and, after a run of 5 minutes or more, the matmul peak) and the
+  records) and `table.txt`."""
   print('\n' + title + '\n' + table)
+  from tff_hdp import machine  # pylint: disable=g-import-not-at-top
+  seconds = sum(r.get('wall_clock_seconds') or 0.0 for r in records)
+  tf = None
+  if seconds >= machine.PEAK_AFTER_SECONDS:
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
   with open(os.path.join(output_dir, 'results.json'), 'w') as f:
-    json.dump({**extra, 'argv': sys.argv, 'runs': list(records)}, f,
-              indent=1)
+    json.dump({**extra, 'argv': sys.argv,
+               'provenance': machine.provenance(tf, seconds),
+               'runs': list(records)}, f, indent=1)
   with open(os.path.join(output_dir, 'table.txt'), 'w') as f:
     f.write(title + '\n' + table + '\n')
   print(f'\nwrote {os.path.join(output_dir, "results.json")}')

@@ -65,6 +65,11 @@ _MODEL = flags.DEFINE_enum('model', _DEFAULT.model,
                            'ResNet-18 with GroupNorm, paper 003\'s CIFAR-10 '
                            'model (for a GPU); fc: the small FC NN.')
 _ROUNDS = flags.DEFINE_integer('rounds', _DEFAULT.rounds, 'Rounds E.')
+_CALIBRATION_ROUNDS = flags.DEFINE_integer(
+    'calibration_rounds', None, 'Calibrate each client\'s noise for this '
+    'many rounds (>= --rounds; default --rounds): the first rounds of a '
+    'longer run, e.g. Table 2\'s noise power (E = 200) over a few rounds. '
+    'epsilon is what ran.')
 _LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', _DEFAULT.local_epochs,
                                      'Local epochs K.')
 _LEARNING_RATE = flags.DEFINE_float('learning_rate', _DEFAULT.learning_rate,
@@ -161,6 +166,7 @@ def build_configs():
     config = config_lib.RobustHdpConfig(
         algorithm=algorithm, epsilons=eps, batch_sizes=bs, distribution=name,
         model=_MODEL.value, rounds=_ROUNDS.value,
+        calibration_rounds=_CALIBRATION_ROUNDS.value,
         local_epochs=_LOCAL_EPOCHS.value, learning_rate=_LEARNING_RATE.value,
         clip=_CLIP.value, delta=_DELTA.value, accountant=_ACCOUNTANT.value,
         poisson=_POISSON.value,

@@ -14,19 +14,22 @@
 """Paper 003's Table 2 (noise power per rule and distribution), ours and the paper's.
 
     python run_scripts/table2_robust_hdp.py
-    python run_scripts/table2_robust_hdp.py --results_dir=results/robust_hdp
+    python run_scripts/table2_robust_hdp.py \
+        --results_dir=results/paper_scale_fmnist/table2 --dataset=fashion_mnist
 
 Prints, for every rule and Dist1-Dist9, our noise power next to the paper's
 (`ours (paper)`) in Table 2's setting (FMNIST: 20 clients x 2,400 images,
 E = 200, K = 1, c = 3, delta = 1e-4, p = 28,938; the paper's values and
 setting are `tff_hdp.robust_hdp.paper_tables`); see
-`tff_hdp.robust_hdp.noise_power` for how each entry is obtained. With
---results_dir, the entry of a rule whose weights come from the updates
-(Robust-HDP) is, for a distribution, the mean over rounds of the noise power
-measured in run_robust_hdp.py runs found there (results.json of a run of
-that rule with that distribution and 20 clients); otherwise it comes from
-the rule on synthetic updates. Writes table2.txt and table2.md to
---output_dir. Calibrating 360 clients takes a few minutes.
+`tff_hdp.robust_hdp.noise_power` for how each entry is obtained (a rule
+whose weights come from the updates, Robust-HDP, on synthetic updates).
+With --results_dir (and --dataset), each rule with runs there gains a
+measured row: per distribution, the mean over their rounds of the noise
+power of the run_robust_hdp.py runs found (results.json of a run of that
+rule with that distribution, 20 clients and noise calibrated for Table 2's
+E = 200: `make table2-fmnist`'s, on real Fashion-MNIST). Writes table2.txt
+and table2.md to --output_dir. Calibrating 360 clients takes a few
+minutes.
 
 --conversion=classic calibrates every client as the authors' Opacus
 accountant did (the classic RDP conversion on Opacus's default orders; see
@@ -35,12 +38,14 @@ accountant did (the classic RDP conversion on Opacus's default orders; see
 
 import json
 import os
+from typing import Optional
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from absl import app
 from absl import flags
+import numpy as np
 
 from tff_hdp.run_scripts import cli
 from tff_hdp import tables
@@ -49,6 +54,9 @@ _RESULTS_DIR = flags.DEFINE_string(
     'results_dir', None, 'Directory searched for run_robust_hdp.py results.')
 _OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/table2_robust_hdp',
                                   'Where table2.txt and table2.md go.')
+_DATASET = flags.DEFINE_string(
+    'dataset', None, 'With --results_dir: only runs on this dataset '
+    "(Table 2's is fashion_mnist; default any).")
 _DISTRIBUTIONS = flags.DEFINE_list(
     'distributions', None, 'Subset of dist1 ... dist9 (default: all).')
 _CONVERSION = flags.DEFINE_enum(
@@ -61,9 +69,13 @@ _CONVERSION = flags.DEFINE_enum(
 PAPER_LABELS = {'Oracle': 'Oracle (eq. (8))'}
 
 
-def measured(results_dir: str, rules) -> dict[tuple[str, str], float]:
-  """{(rule, distribution): mean noise power} of the runs of `rules` (with
-  20 clients) under results_dir."""
+def measured(results_dir: str, rules, dataset: Optional[str] = None,
+             calibration_rounds: Optional[int] = None
+             ) -> dict[tuple[str, str], tuple[float, int]]:
+  """{(rule, distribution): (mean noise power, rounds averaged)} of the
+  runs of `rules` (with 20 clients) under results_dir; only runs on
+  `dataset` and whose noise is calibrated for `calibration_rounds`, if
+  given."""
   found = {}
   for root, _, files in os.walk(results_dir):
     if 'results.json' not in files:
@@ -72,15 +84,19 @@ def measured(results_dir: str, rules) -> dict[tuple[str, str], float]:
       runs = json.load(f).get('runs', [])
     for run in runs:
       config = run.get('config', {})
+      calibrated = config.get('calibration_rounds') or config.get('rounds')
       if (config.get('algorithm') not in rules or
-          len(config.get('epsilons', ())) != 20):
+          len(config.get('epsilons', ())) != 20 or
+          dataset not in (None, run.get('dataset')) or
+          calibration_rounds not in (None, calibrated)):
         continue
       powers = [h['noise_power'] for h in run['history']
                 if h.get('noise_power') is not None]
       if powers:
         found.setdefault((config['algorithm'], config['distribution']),
-                         []).append(sum(powers) / len(powers))
-  return {d: sum(v) / len(v) for d, v in found.items()}
+                         []).append(powers)
+  return {d: (float(np.mean([p for run in v for p in run])),
+              sum(len(run) for run in v)) for d, v in found.items()}
 
 
 def main(argv):
@@ -98,8 +114,8 @@ def main(argv):
     cli.check(os.path.isdir(_RESULTS_DIR.value),
               f'--results_dir={_RESULTS_DIR.value} is not a directory')
   rules = {r: rule_registry.get(r) for r in paper_tables.TABLE_RULES}
-  estimated = [r for r, rule in rules.items() if rule.estimates_from_updates]
-  found = (measured(_RESULTS_DIR.value, estimated)
+  found = (measured(_RESULTS_DIR.value, rules, _DATASET.value,
+                    calibration_rounds=paper_tables.SETTING['rounds'])
            if _RESULTS_DIR.value else {})
   paper = paper_tables.load_reference()
   setting = dict(paper_tables.SETTING)
@@ -109,10 +125,8 @@ def main(argv):
   for dist in distributions:
     eps, bs = privacy_preferences.load_distribution(dist, 20)
     for rule in paper_tables.TABLE_RULES:
-      value = found.get((rule, dist))
-      if value is None:
-        value = noise_power.rule_noise_power(rule, eps, bs, **setting)
-      cells[rule][dist] = value
+      cells[rule][dist] = noise_power.rule_noise_power(rule, eps, bs,
+                                                       **setting)
     print(f'{dist}: ' + ' '.join(f'{r}={cells[r][dist]:.3g}'
                                  for r in paper_tables.TABLE_RULES), flush=True)
   header = ['alg \\ dist'] + [d.replace('dist', 'Dist') for d in distributions]
@@ -121,9 +135,23 @@ def main(argv):
   rows = [[names[r]] + [f'{cells[r][d]:.2f} ({paper[r][d]:.2f})'
                         for d in distributions]
           for r in paper_tables.TABLE_RULES]
-  source = ', '.join(rules[r].label for r in estimated) + (
-      ': measured in runs under ' + _RESULTS_DIR.value if found else
-      ': RPCA on synthetic updates')
+  # A measured row under its analytic one's rules: the runs' mean over
+  # their rounds, beside the paper's cell.
+  for r in paper_tables.TABLE_RULES:
+    if any((r, d) in found for d in distributions):
+      rows.append([f'{names[r]}, measured'] + [
+          f'{found[r, d][0]:.2f} ({paper[r][d]:.2f})' if (r, d) in found
+          else '-' for d in distributions])
+  rounds = sorted({n for _, n in found.values()})
+  source = (f'Measured rows: the noise power of runs under '
+            f'{_RESULTS_DIR.value}' +
+            (f' on {_DATASET.value}' if _DATASET.value else '') +
+            f' (noise calibrated for E = {paper_tables.SETTING["rounds"]}), '
+            f'averaged over {"/".join(map(str, rounds))} rounds a cell. '
+            if found else '') + (
+                ', '.join(rule.label for rule in rules.values()
+                          if rule.estimates_from_updates) +
+                ' analytic: RPCA on synthetic updates.')
   title = ('Table 2, ours (paper): noise power sum w_i^2 sigma_i^2 / (p '
            f'eta^2), FMNIST setting, {_CONVERSION.value} RDP conversion. ' +
            source)

@@ -69,7 +69,9 @@ def _make(root, bin_dir, *args):
          'HOME': str(root)}
   # /usr/bin and /bin may hold a real python3: the fakes come first, and the
   # tests name every interpreter they expect to be found.
-  return subprocess.run(['make', '--no-print-directory', *args], cwd=root,
+  # FASHION_MNIST=: keeps apt-get out of these runs (its own test below).
+  return subprocess.run(['make', '--no-print-directory', 'FASHION_MNIST=:',
+                         *args], cwd=root,
                         env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -192,3 +194,25 @@ def test_find_python_refuses_out_of_range(tmp_path, version):
                           timeout=30)
   assert result.returncode == 2
   assert f'python: {version}' in result.stdout
+
+
+def test_install_gets_fashion_mnist_or_says_how_in_one_line(tmp_path):
+  """`make install` runs tools/install_fashion_mnist.sh; without apt-get (or
+  root) it prints one line naming Debian's package and exits 0."""
+  with open(os.path.join(REPO, 'Makefile')) as f:
+    makefile = f.read()
+  assert 'FASHION_MNIST := sh tools/install_fashion_mnist.sh' in makefile
+  assert '\t@$(FASHION_MNIST)\n\ttouch $(STAMP)' in makefile
+  bin_dir = tmp_path / 'bin'
+  bin_dir.mkdir()
+  for tool in ('id', 'sh'):
+    os.symlink(shutil.which(tool), bin_dir / tool)
+  result = subprocess.run(
+      ['sh', os.path.join(REPO, 'tools', 'install_fashion_mnist.sh')],
+      env={'PATH': str(bin_dir), 'FASHION_MNIST_DIR': str(tmp_path / 'none')},
+      capture_output=True, text=True, timeout=30)
+  assert result.returncode == 0, result.stderr
+  lines = result.stdout.strip().splitlines()
+  assert len(lines) == 1 and not result.stderr, result
+  assert "sudo apt-get install dataset-fashion-mnist" in lines[0]
+  assert '--data_dir' in lines[0]

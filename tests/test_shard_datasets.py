@@ -16,6 +16,7 @@ real formats, missing and damaged files, and the shards split."""
 
 import gzip
 import io
+import os
 import pickle
 import struct
 import tarfile
@@ -227,3 +228,42 @@ def test_cifar10_users_for_udp(tmp_path):
   assert all(x.dtype == np.float32 and x.max() <= 1.0 for x, _ in data.train)
   assert all(len(set(y) | set(t[1])) <= 2
              for (_, y), t in zip(data.train, data.test))
+
+
+def test_fashion_mnist_without_a_folder_reads_keras_then_debian(
+    tmp_path, monkeypatch):
+  keras = tmp_path / 'keras'
+  monkeypatch.setattr(fashion_mnist, 'keras_dir', lambda: str(keras))
+  assert fashion_mnist.default_dir() == fashion_mnist.DEBIAN_DIR
+  arrays = _write_fashion(keras)
+  assert fashion_mnist.default_dir() == str(keras)
+  np.testing.assert_array_equal(fashion_mnist.load_arrays()[0],
+                                arrays['x_train'])
+  # Neither: the one line names Debian's package and Keras' files.
+  monkeypatch.setattr(fashion_mnist, 'DEBIAN_DIR', str(tmp_path / 'none'))
+  monkeypatch.setattr(fashion_mnist, 'keras_dir',
+                      lambda: str(tmp_path / 'nothing'))
+  with pytest.raises(datasets.DataFileError) as error:
+    fashion_mnist.load_arrays()
+  message = str(error.value)
+  assert 'apt-get install dataset-fashion-mnist' in message
+  assert 'curl' in message and '\n' not in message
+
+
+def test_fashion_mnist_reads_debians_real_files(monkeypatch):
+  """The real files (Xiao, Rasul and Vollgraf): 60,000 + 10,000 images,
+  6,000 and 1,000 of each class, through the loader's default folder.
+
+  Skipped only where Debian's package is absent and the run does not
+  require it: .ci/run installs it and sets TFF_HDP_REQUIRE_FASHION_MNIST=1,
+  so there it runs or fails."""
+  if not os.path.isdir(fashion_mnist.DEBIAN_DIR) and not os.environ.get(
+      'TFF_HDP_REQUIRE_FASHION_MNIST'):
+    pytest.skip(f'{fashion_mnist.DEBIAN_DIR} is absent: sudo apt-get install '
+                f'{fashion_mnist.DEBIAN_PACKAGE}')
+  monkeypatch.setattr(fashion_mnist, 'keras_dir', lambda: '/nonexistent')
+  x_train, y_train, x_test, y_test = fashion_mnist.load_arrays()
+  assert x_train.shape == (60000, 28, 28) and x_test.shape == (10000, 28, 28)
+  np.testing.assert_array_equal(np.bincount(y_train), [6000] * 10)
+  np.testing.assert_array_equal(np.bincount(y_test), [1000] * 10)
+  assert x_train.dtype == np.uint8 and 0 < x_train.mean() < 255

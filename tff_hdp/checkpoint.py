@@ -241,8 +241,9 @@ def identity(config: Mapping[str, Any]) -> str:
 
 # Fields a configuration gained after runs were recorded without them, at
 # the value those runs had: left out of the identity, so that a recorded
-# run and the same run now are one (FedHDP's `ditto_init`).
-_ADDED_FIELDS = {'ditto_init': 'first_round'}
+# run and the same run now are one (FedHDP's `ditto_init`, Robust-HDP's
+# `calibration_rounds`).
+_ADDED_FIELDS = {'ditto_init': 'first_round', 'calibration_rounds': None}
 
 
 @dataclasses.dataclass

@@ -15,12 +15,15 @@
 
 import dataclasses
 
+import dp_accounting
+
 import numpy as np
 import pytest
 
 from tff_hdp import templates
 from tff_hdp.data import federated_data
 from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import process
 from tff_hdp.robust_hdp import rule as rule_lib
 from tff_hdp.robust_hdp import rule_registry
@@ -56,6 +59,36 @@ def test_config_validate_names_the_field():
   _config('weiavg', 'direct').validate()
   with pytest.raises(ValueError, match=r'^rounds must be >= 1, got 0$'):
     _config('weiavg', 'direct', rounds=0).validate()
+
+
+def test_calibration_rounds_run_the_first_rounds_of_a_longer_runs_noise(
+    data):
+  """rounds=2, calibration_rounds=6: the noise of a 6-round run (each
+  client's z_i), the epsilon of the 2 rounds that ran (dp_accounting's RDP
+  of its Poisson-subsampled Gaussian steps, composed here on the package's
+  orders)."""
+  with pytest.raises(ValueError, match=r'^calibration_rounds must be >= '
+                     r'rounds \(2\) or None, got 1$'):
+    _config('weiavg', 'direct', calibration_rounds=1).validate()
+  short = _config('weiavg', 'direct', calibration_rounds=6)
+  sizes = [len(y) for _, y in data.train]
+  z = [c.noise_multiplier for c in process.client_privacy(short, sizes)]
+  long = [c.noise_multiplier for c in process.client_privacy(
+      _config('weiavg', 'direct', rounds=6), sizes)]
+  assert z == long
+  assert all(a > b for a, b in zip(z, [
+      c.noise_multiplier for c in process.client_privacy(
+          _config('weiavg', 'direct'), sizes)]))
+  record = training.train(short, data)
+  assert len(record['history']) == 2
+  for c, n, b, z_i in zip(record['clients'], sizes, (4, 8, 8, 16), z):
+    accountant = dp_accounting.rdp.RdpAccountant(
+        list(privacy_preferences.ORDERS))
+    accountant.compose(dp_accounting.PoissonSampledDpEvent(
+        b / n, dp_accounting.GaussianDpEvent(z_i)), 2 * -(-n // b))
+    assert c['achieved_epsilon'] == pytest.approx(
+        accountant.get_epsilon(short.delta), rel=1e-6)
+    assert c['achieved_epsilon'] < c['target_epsilon']
 
 
 def _fixed_weights(name, **side):

@@ -55,6 +55,11 @@ class RobustHdpConfig:
     distribution: Name of the privacy distribution (recorded only).
     model: A `tff_hdp.models` name ('cnn5': paper 003's CNN).
     rounds: E.
+    calibration_rounds: The rounds each client's noise z_i is calibrated
+      for, if not `rounds` (>= rounds): a run of the first rounds of a
+      longer one, with its noise, e.g. paper 003's Table 2 noise power
+      (calibrated for E = 200) measured over a few rounds. Its epsilons are
+      what ran (fewer rounds: below epsilon_i).
     local_epochs: K.
     learning_rate: eta_l.
     clip: c.
@@ -96,6 +101,7 @@ class RobustHdpConfig:
   distribution: str = ''
   model: str = presets.PAPER.model
   rounds: int = presets.PAPER.rounds
+  calibration_rounds: Optional[int] = None
   local_epochs: int = presets.PAPER.local_epochs
   learning_rate: float = presets.PAPER.learning_rate
   clip: float = presets.PAPER.clip
@@ -154,6 +160,10 @@ class RobustHdpConfig:
                  'rpca_max_iterations'):
       if getattr(self, name) < 1:
         raise ValueError(f'{name} must be >= 1, got {getattr(self, name)}')
+    if self.calibration_rounds is not None and (
+        self.calibration_rounds < self.rounds):
+      raise ValueError(f'calibration_rounds must be >= rounds '
+                       f'({self.rounds}) or None, got {self.calibration_rounds}')
     for name in ('learning_rate', 'clip'):
       if not getattr(self, name) > 0:
         raise ValueError(f'{name} must be > 0, got {getattr(self, name)}')

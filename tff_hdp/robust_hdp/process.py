@@ -278,7 +278,8 @@ def client_privacy(config: config_lib.RobustHdpConfig, num_examples
   return privacy_preferences.calibrate(
       rule_registry.get(config.algorithm).calibration_epsilons(
           config.epsilons),
-      config.batch_sizes, num_examples, rounds=config.rounds,
+      config.batch_sizes, num_examples,
+      rounds=config.calibration_rounds or config.rounds,
       local_epochs=config.local_epochs, delta=config.delta,
       accountant=config.accountant)
 

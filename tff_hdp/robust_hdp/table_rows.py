@@ -75,7 +75,9 @@ def title(dataset: str, num_clients: int, config,
   """The table's title line: the data and `config`'s (a `RobustHdpConfig`)
   setting."""
   return (f'dataset={dataset} clients={num_clients} '
-          f'privacy={config.distribution} rounds={config.rounds} '
+          f'privacy={config.distribution} rounds={config.rounds} ' +
+          (f'(noise calibrated for {config.calibration_rounds}) '
+           if getattr(config, 'calibration_rounds', None) else '') +
           f'local_epochs={config.local_epochs} lr={config.learning_rate} '
           f'clip={config.clip} delta={config.delta} model={config.model} '
           f'shards_per_client={shards_per_client}')

@@ -237,7 +237,8 @@ def _check_calibrated(config: config_lib.RobustHdpConfig, clients,
                                          config.batch_sizes, num_examples)):
     b = min(int(b), int(n))
     expected = (None if eps is None else float(eps), b, int(n),
-                config.rounds * config.local_epochs * math.ceil(n / b))
+                (config.calibration_rounds or config.rounds) *
+                config.local_epochs * math.ceil(n / b))
     if ((c.epsilon, c.batch_size, c.num_examples, c.steps) != expected or
         (c.noise_multiplier is None) != (eps is None)):
       raise ValueError(f'clients: client {i} was calibrated as {c}, not for '
@@ -266,6 +267,10 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
   the last round's noise power, the history."""
   config, history = experiment.config, run.history
   rule = rule_registry.get(config.algorithm)
+  # Noise calibrated for more rounds than ran: epsilon is what ran.
+  ran = ((lambda c: c) if config.calibration_rounds is None else
+         (lambda c: dataclasses.replace(
+             c, steps=c.steps // config.calibration_rounds * config.rounds)))
   accuracies = local_accuracies(experiment.spec,
                                 templates.global_weights(run.state),
                                 experiment.data)
@@ -280,7 +285,7 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
           'num_examples': c.num_examples,
           'steps': c.steps,
           'achieved_epsilon': privacy_preferences.achieved_epsilon(
-              c, config.delta, accountant=config.accountant),
+              ran(c), config.delta, accountant=config.accountant),
           'true_sigma2': v,
       } for c, v in zip(experiment.clients, experiment.variances)],
       'metrics': {
