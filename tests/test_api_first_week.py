@@ -33,6 +33,7 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
+from tff_hdp.data import client_data
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
 import tff_hdp.udp
@@ -102,6 +103,38 @@ def _one_line(error) -> str:
   return message
 
 
+def _tutorial_batched(data):
+  """`data` as TFF's tutorials preprocess theirs: (x, y) batches of 4."""
+  return data.preprocess(lambda ds: ds.batch(4).map(
+      lambda e: (e['x'], e['y'])))
+
+
+def test_tff_tutorials_batched_client_data_is_every_example_once():
+  data = user_code.client_data(SIZES, 'user')
+  single = client_data.to_federated_data(data)
+  batched = client_data.to_federated_data(_tutorial_batched(data))
+  for (x, y), (bx, by) in zip(single.train, batched.train):
+    np.testing.assert_array_equal(x, bx)
+    np.testing.assert_array_equal(y, by)
+
+
+def test_tff_tutorials_batched_client_data_trains_in_every_system(
+    tff_runtime, system_process):
+  del tff_runtime
+  system, process = system_process
+  data = _tutorial_batched(user_code.client_data(SIZES, 'user'))
+  build = getattr(tff_hdp, system).build_data_source
+  source = (build(process, data) if system == 'robust_hdp' else
+            build(process, data, mechanism_seed=1))
+  clients = source.iterator().select()
+  state = process.initialize()
+  output = process.next(state, clients)
+  before = process.get_model_weights(state).trainable
+  after = process.get_model_weights(output.state).trainable
+  assert all(np.all(np.isfinite(a)) for a in after)
+  assert any(not np.array_equal(a, b) for a, b in zip(before, after))
+
+
 def test_udp_runs_under_train_model(tff_runtime):
   process = _build('udp', mechanism_seed=None)
   source = _source('udp', process, mechanism_seed=None)
@@ -158,37 +191,69 @@ def test_select_k_says_why_it_takes_only_the_expected_cohort(system_process):
   assert 'the mechanism draws the cohort size' in message
 
 
-_WITHOUT_RUNTIME = textwrap.dedent('''
-    import os, sys
+_STOCK_FEDAVG_BESIDE_OURS = textwrap.dedent('''
+    import importlib, pkgutil
+    import numpy as np
+    import tensorflow as tf
     import tensorflow_federated as tff
-    from tff_hdp import fedhdp
+    import tff_hdp
     from tests import conftest, user_code
-    process = fedhdp.build_fedhdp_process(
+    # Every public module of the package, imported.
+    for info in pkgutil.walk_packages(tff_hdp.__path__, 'tff_hdp.'):
+      if '.reference' not in info.name:
+        importlib.import_module(info.name)
+    from tff_hdp import fedhdp
+    ours = fedhdp.build_fedhdp_process(
         user_code.PACKAGE, fedhdp.FedHdpConfig(
             sampling_rate=0.5, clipped_count_stddev=1.0),
         privacy_levels=[0] * 6)
-    try:
-      process.initialize()
-      print('RAN')
-    except RuntimeError as e:
-      print('REFUSED', e)
-    workers = conftest.worker_children()
-    print('WORKERS', workers)
-    for pid in workers:  # Only if the test fails: leave no orphan.
-      os.kill(pid, 9)
+    # TFF's stock FedAvg, as its tutorials run it: no context manager.
+    def model_fn():
+      keras = tf.keras.Sequential([
+          tf.keras.layers.InputLayer((4,)), tf.keras.layers.Dense(3)])
+      return tff.learning.models.from_keras_model(
+          keras, loss=tf.keras.losses.SparseCategoricalCrossentropy(
+              from_logits=True),
+          input_spec=(tf.TensorSpec((None, 4), tf.float32),
+                      tf.TensorSpec((None,), tf.int32)))
+    stock = tff.learning.algorithms.build_weighted_fed_avg(
+        model_fn, client_optimizer_fn=tff.learning.optimizers.build_sgdm(0.1))
+    rng = np.random.default_rng(0)
+    clients = [tf.data.Dataset.from_tensor_slices(
+        (rng.random((8, 4)).astype(np.float32),
+         rng.integers(0, 3, 8).astype(np.int32))).batch(4) for _ in range(3)]
+    output = stock.next(stock.initialize(), clients)
+    print('STOCK', output.metrics['client_work']['train']['num_examples'])
+    print('OURS', ours.round_num(ours.initialize()))
+    print('WORKERS', *conftest.worker_children())
     ''')
 
 
-def test_a_run_that_never_imports_runtime_refuses_and_leaves_no_worker():
+def test_tffs_own_fedavg_runs_beside_ours_and_no_worker_outlives_it():
+  """Issue 62: importing every public module and building one of our
+  processes leaves a user's own TFF code running as before, with no context
+  manager; the one worker (ours, started on first use) ends with the
+  script, and nothing holds the script's pipe (a leaking worker would hang
+  `communicate` until the timeout)."""
   env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL='2')
-  out = subprocess.run([sys.executable, '-c', _WITHOUT_RUNTIME], cwd=REPO,
-                       env=env, capture_output=True, text=True, timeout=300,
-                       check=True).stdout.splitlines()
-  assert out[-2] == (
-      'REFUSED no TFF execution context is installed: wrap TFF calls in '
-      '`with tff_hdp.runtime.local_cpp_context():` (TFF\'s default context '
-      'starts a worker_binary that can outlive Python)')
-  assert out[-1] == 'WORKERS []'
+  result = subprocess.run([sys.executable, '-c', _STOCK_FEDAVG_BESIDE_OURS],
+                          cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+  assert result.returncode == 0, result.stderr[-2000:]
+  lines = result.stdout.splitlines()
+  assert lines[-3:-1] == ['STOCK 24', 'OURS 0'], result.stdout
+  workers = [int(p) for p in lines[-1].split()[1:]]
+  assert len(workers) == 1, lines[-1]  # Ours; TFF's never started.
+  for pid in workers:  # Ended with the script.
+    assert not os.path.exists(f'/proc/{pid}') or _is_zombie(pid), pid
+
+
+def _is_zombie(pid: int) -> bool:
+  try:
+    with open(f'/proc/{pid}/stat') as f:
+      return f.read().rsplit(')', 1)[1].split()[0] == 'Z'
+  except OSError:
+    return True
 
 
 def test_a_context_the_user_installed_is_kept(tff_runtime):
@@ -206,12 +271,12 @@ def test_a_context_the_user_installed_is_kept(tff_runtime):
     tff.framework.set_default_context(mine)
     tff_runtime.retire_tffs_default_context()  # What importing runtime does.
     assert stack.current is mine
-    # TFF's own local C++ context (its default) is retired (unused here, so
-    # it has started no worker).
+    # TFF's own local C++ context (its default) is swapped for the managed
+    # one (unused here, so it has started no worker).
     tff.framework.set_default_context(
         tff.backends.native.create_sync_local_cpp_execution_context())
     tff_runtime.retire_tffs_default_context()
-    assert isinstance(stack.current, tff_runtime._NoContext)  # pylint: disable=protected-access
+    assert stack.current is tff_runtime._MANAGED  # pylint: disable=protected-access
   finally:
     tff.framework.set_default_context(ours)
 

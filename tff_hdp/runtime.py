@@ -23,10 +23,12 @@ TFF's own local factory is made of), with its output sent to a log file, a
 parent-death signal so it cannot outlive us even after SIGKILL, and an
 explicit `stop()` (also run at interpreter exit).
 
-Importing this module (`tff_hdp.templates`, so every builder, does) replaces TFF's default
-context by one that refuses to run (with a message saying what to do), so
-TFF's own worker is never started; a context the user installed (other than
-TFF's own local C++ one, the default) is kept.
+Importing this module (`tff_hdp.templates`, so every builder, does) swaps
+TFF's default local C++ context, if it is the current one, for a managed one
+(`ManagedContext`) that runs every computation TFF's would, on a worker of
+ours started on first use and ended at exit: a user's own TFF code in the
+same script runs as before, with no context manager, and no `worker_binary`
+outlives the script. A context the user installed is never touched.
 
 Use:
 
@@ -170,15 +172,31 @@ def create_local_cpp_context(default_num_clients: int = 0, *,
   return _context(worker.stub, default_num_clients, asynchronous), worker
 
 
-class _NoContext(tff.framework.SyncContext):
-  """Stands in for TFF's default context, which would start a leaking worker."""
+class ManagedContext(tff.framework.SyncContext):
+  """Stands in for TFF's default local C++ context, whose worker can outlive
+  Python: the same synchronous execution of any computation, on a worker of
+  ours (`Worker`: its output to a log file, dying with Python) started on
+  the first call and ended by `stop()`, `shutdown()` or at exit."""
+
+  def __init__(self):
+    self._worker: Optional[Worker] = None
+    self._context = None
 
   def invoke(self, comp, arg):
-    del comp, arg
-    raise RuntimeError(
-        'no TFF execution context is installed: wrap TFF calls in '
-        '`with tff_hdp.runtime.local_cpp_context():` (TFF\'s default context '
-        'starts a worker_binary that can outlive Python)')
+    if self._worker is None or self._worker.process.poll() is not None:
+      self._worker = Worker()
+      self._worker.wait_ready()
+      self._context = _context(self._worker.stub)
+    return self._context.invoke(comp, arg)
+
+  def stop(self) -> None:
+    """Ends the worker, if one was started (a later call starts another)."""
+    if self._worker is not None:
+      self._worker.stop()
+      self._worker, self._context = None, None
+
+
+_MANAGED = ManagedContext()
 
 
 def _is_tffs_local_cpp_context(context) -> bool:
@@ -197,18 +215,18 @@ def _is_tffs_local_cpp_context(context) -> bool:
 
 
 def retire_tffs_default_context() -> None:
-  """Replaces TFF's own local C++ context, if it is the current one, by
-  `_NoContext`; any other context (one of ours, or one the user installed)
-  is kept."""
+  """Replaces TFF's own local C++ context, if it is the current one, by the
+  managed one (`ManagedContext`, which runs the same computations); any
+  other context (one of ours, or one the user installed) is kept."""
   if _is_tffs_local_cpp_context(tff.framework.get_context_stack().current):
-    tff.framework.set_default_context(_NoContext())
+    tff.framework.set_default_context(_MANAGED)
 
 
 # Importing this module (`tff_hdp.templates`, which the three systems'
-# builders import, does) retires TFF's
-# default context: no code path can start TFF's own worker by accident, and
-# its executor factory is collected now, while the interpreter is whole
-# (collected at exit, it prints a traceback).
+# builders import, does) retires TFF's default context: no code path starts
+# TFF's own worker, the user's TFF code runs on ours, and TFF's executor
+# factory is collected now, while the interpreter is whole (collected at
+# exit, it prints a traceback).
 retire_tffs_default_context()
 
 _installed: Optional[Worker] = None
@@ -228,33 +246,41 @@ def install_local_cpp_context(*, asynchronous: bool = False) -> Worker:
     _installed.wait_ready()
     _installed_asynchronous = None
   if _installed_asynchronous is not asynchronous:
-    tff.framework.set_default_context(
-        _context(_installed.stub, asynchronous=asynchronous))
+    context = _context(_installed.stub, asynchronous=asynchronous)
+    context._tff_hdp_worker = True  # Ends with it (`local_cpp_context`).  # pylint: disable=protected-access
+    tff.framework.set_default_context(context)
     _installed_asynchronous = asynchronous
   return _installed
 
 
 def shutdown() -> None:
-  """Ends the worker installed by `install_local_cpp_context`, if any."""
+  """Ends the worker installed by `install_local_cpp_context`, if any (the
+  default context is then the managed one again), and the managed
+  context's."""
   global _installed, _installed_asynchronous
   if _installed is not None:
-    tff.framework.set_default_context(_NoContext())
+    tff.framework.set_default_context(_MANAGED)
     _installed.stop()
     _installed = None
     _installed_asynchronous = None
+  _MANAGED.stop()
 
 
 @contextlib.contextmanager
 def local_cpp_context(*, asynchronous: bool = False):
-  """Installs our context for the `with` block and ends its worker after.
+  """Installs our context for the `with` block and ends its worker after;
+  the context current before the block is current again after it.
 
   `asynchronous=True`: the async context of TFF's program logic, e.g.
 
       with runtime.local_cpp_context(asynchronous=True):
         asyncio.run(tff.learning.programs.train_model(...))
   """
+  previous = tff.framework.get_context_stack().current
   install_local_cpp_context(asynchronous=asynchronous)
   try:
     yield
   finally:
     shutdown()
+    if not getattr(previous, '_tff_hdp_worker', False):
+      tff.framework.set_default_context(previous)  # The user's, as it was.

@@ -53,9 +53,9 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
-# Imported for its effect: TFF's leaking default context is retired
-# (`runtime.retire_tffs_default_context`) before any process of the three
-# systems, all built here, can run.
+# Imported for its effect: TFF's leaking default context is swapped for the
+# managed one (`runtime.retire_tffs_default_context`) before any process of
+# the three systems, all built here, can run.
 from tff_hdp import runtime  # pylint: disable=unused-import
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
