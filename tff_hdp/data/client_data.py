@@ -14,7 +14,8 @@
 """TFF's data in, and the rounds' clients out (shared by the three systems).
 
 - `to_federated_data`: a `tff.simulation.datasets.ClientData` (each element
-  an (x, y) pair or a mapping with 'x' and 'y') as the package's
+  an (x, y) pair or a mapping with 'x' and 'y', one example or a batch, as
+  TFF's tutorials `preprocess` theirs) as the package's
   `FederatedData`, clients in `client_ids` order; `in_client_order` puts a
   per-client mapping (a privacy level, (epsilon_i, b_i), a weight) in the
   same order, refusing a client it does not cover.
@@ -42,6 +43,8 @@ from tff_hdp.privacy import mechanism_key
 
 
 def _arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
+  """A client's examples: its elements, single examples (a scalar label) or
+  batches of them (a vector of labels, as TFF's tutorials batch them)."""
   xs, ys = [], []
   for element in dataset.as_numpy_iterator():
     if isinstance(element, Mapping):
@@ -51,11 +54,16 @@ def _arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
       x, y = element['x'], element['y']
     else:
       x, y = element
-    xs.append(np.asarray(x, np.float32))
-    ys.append(np.asarray(y, np.int32))
+    x, y = np.asarray(x, np.float32), np.asarray(y, np.int32)
+    if y.ndim > 1 or (y.ndim == 1 and len(x) != len(y)):
+      raise ValueError('a ClientData element must be one example (x, '
+                       'integer label y) or a batch of them (x [b, ...], y '
+                       f'[b]), got x {list(x.shape)} and y {list(y.shape)}')
+    xs.append(x if y.ndim else x[None])
+    ys.append(y if y.ndim else y[None])
   if not xs:
     return np.zeros((0,), np.float32), np.zeros((0,), np.int32)
-  return np.stack(xs), np.stack(ys)
+  return np.concatenate(xs), np.concatenate(ys)
 
 
 def to_federated_data(train: tff.simulation.datasets.ClientData, *,
@@ -67,7 +75,8 @@ def to_federated_data(train: tff.simulation.datasets.ClientData, *,
                       ) -> federated_data.FederatedData:
   """`train` (and `test`, the same clients) as a `FederatedData`.
 
-  Elements are single examples (unbatched). Clients are in
+  Elements are single examples or batches of them (unbatched here: each
+  system batches as its algorithm says). Clients are in
   `train.client_ids` order; a client without test data gets an empty test
   set; the server test set defaults to every client's test data (or, without
   `test`, their training data) pooled. `num_classes` defaults to the largest
