@@ -49,6 +49,7 @@ from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import robust_hdp_flags
 from tff_hdp.privacy import canary_audit
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 _CANARIES = flags.DEFINE_integer(
     'canaries', 1000, 'Canary gradients m per audited client, each inserted '

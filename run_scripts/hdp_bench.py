@@ -128,6 +128,7 @@ def _integers(values, name):
 
 def _load_extra_methods(paths):
   from tff_hdp.bench import registry  # pylint: disable=g-import-not-at-top
+  import tff_hdp.bench.methods  # pylint: disable=g-import-not-at-top,unused-import
   for path in paths:
     cli.check(os.path.isfile(path), f'--extra_methods: no such file {path}')
     registry.load_file(path)

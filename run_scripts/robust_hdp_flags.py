@@ -26,6 +26,7 @@ from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import presets
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 _DEFAULT = presets.DEFAULT
 

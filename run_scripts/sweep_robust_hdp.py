@@ -75,6 +75,7 @@ from tff_hdp.run_scripts import cli
 from tff_hdp import claims
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 RUN_ROBUST_HDP = os.path.join(cli.REPO_ROOT, 'run_scripts',
                               'run_robust_hdp.py')

@@ -105,6 +105,7 @@ def main(argv):
   from tff_hdp.robust_hdp import paper_tables
   from tff_hdp.robust_hdp import privacy_preferences
   from tff_hdp.robust_hdp import rule_registry
+  import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
   distributions = _DISTRIBUTIONS.value or list(privacy_preferences.DISTRIBUTIONS)
   unknown = [d for d in distributions
              if d not in privacy_preferences.DISTRIBUTIONS]

@@ -18,7 +18,8 @@ three systems).
 - `method`: the interface a method implements (`Method`) and what it works
   on (`Setting`, `Preferences`, `Calibration`, `Outcome`, `Guarantee`).
 - `registry`: `register` (a method registers itself; yours is one file) and
-  `registered`.
+  `registered`, a leaf; `tff_hdp.bench.register`, `get` and `registered`
+  are its, with the package's methods registered first.
 - `methods/`: the package's methods, one file each.
 - `population`: the populations every method runs on (cross-silo: paper
   003's 20 clients; cross-device: paper 001's non-IID MNIST).
@@ -38,6 +39,7 @@ _PUBLIC = {
                              'Guarantee', 'Method', 'OPT_OUT', 'Outcome',
                              'Preferences', 'SAMPLE_LEVEL', 'Setting',
                              'USER_LEVEL_PERSONALIZED'),
-    'tff_hdp.bench.registry': ('get', 'load_file', 'register', 'registered'),
+    # The registry's functions, once the package's methods registered.
+    'tff_hdp.bench.methods': ('get', 'load_file', 'register', 'registered'),
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -228,6 +228,7 @@ def main() -> None:
   tf.config.threading.set_inter_op_parallelism_threads(threads)
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   from tff_hdp.bench import registry  # pylint: disable=g-import-not-at-top
+  import tff_hdp.bench.methods  # pylint: disable=g-import-not-at-top,unused-import
   for path in method_files:
     registry.load_file(path)
   known = registry.registered()

@@ -11,19 +11,20 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The methods HDP-Bench knows, as Opacus registers its grad samplers and
-accountants: every method registers itself, the package's and yours alike.
+"""The methods HDP-Bench knows, a leaf: a dict, `register` and `get`, as
+Opacus registers its grad samplers and accountants: every method registers
+itself, the package's and yours alike.
 
     bench.register(MyMethod())      # or @bench.register on the class
 
 A method is one file that calls `register` when imported: the package's
-(`tff_hdp.bench.methods`, one file each) are imported first, and a file of
-yours is imported by the binary's --extra_methods. A Robust-HDP rule
-registered in `tff_hdp.robust_hdp.rule_registry` is a method too
+(`tff_hdp.bench.methods`, one file each, which its readers import beside
+this module, so that no import comes back here), and a file of yours that
+the binary's --extra_methods imports. A Robust-HDP rule registered in
+`tff_hdp.robust_hdp.rule_registry` is a method too
 (`methods.robust_hdp_rules` watches that registry). TensorFlow-free.
 """
 
-import importlib
 import importlib.util
 import os
 import sys
@@ -32,11 +33,6 @@ from typing import Union
 from tff_hdp.bench import method as method_lib
 
 _REGISTERED: dict[str, method_lib.Method] = {}
-
-
-def _load_package() -> None:
-  """Imports the package's methods, whose files register them (first)."""
-  importlib.import_module('tff_hdp.bench.methods')
 
 
 def register(method: Union[method_lib.Method, type]):
@@ -54,7 +50,7 @@ def register(method: Union[method_lib.Method, type]):
   for attribute in ('name', 'threat_model', 'guarantee', 'server_knows'):
     if not hasattr(instance, attribute):
       raise TypeError(f'method {type(instance).__name__} has no {attribute}')
-  known = registered()
+  known = _REGISTERED
   if instance.name in known and type(known[instance.name]) is not type(
       instance):
     raise ValueError(f'a method named {instance.name!r} is already '
@@ -84,9 +80,8 @@ def unregister(name: str) -> None:
 
 
 def registered() -> dict[str, method_lib.Method]:
-  """Every method by name: the package's first (in their files' order), then
-  the others in the order they registered."""
-  _load_package()
+  """Every method by name, in the order they registered (the package's, in
+  their files' order, when `tff_hdp.bench.methods` is imported)."""
   return dict(_REGISTERED)
 
 
@@ -97,5 +92,5 @@ def get(names) -> list[method_lib.Method]:
   unknown = [n for n in names if n not in known]
   if unknown:
     raise ValueError(f'unknown method {unknown[0]!r}; registered: '
-                     f'{", ".join(known)}')
+                     f'{", ".join(known) or "none (import tff_hdp.bench.methods)"}')
   return [known[n] for n in names]

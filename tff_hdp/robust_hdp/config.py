@@ -24,11 +24,10 @@ from tff_hdp.privacy import accounting
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import presets
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 BACKENDS = ('tff', 'direct')
-# The solvers of `rpca.principal_component_pursuit` (the default:
-# `presets.PAPER.rpca_method`).
-RPCA_METHODS = ('ialm', 'admm')
+RPCA_METHODS = presets.RPCA_METHODS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,14 +119,19 @@ class RobustHdpConfig:
   mechanism_seed: Optional[int] = None
   clip_only: bool = False
 
-  def validate(self) -> None:
-    """Raises ValueError naming the first bad field and what is allowed."""
+  def validate(self, rule=None) -> None:
+    """Raises ValueError naming the first bad field and what is allowed.
+
+    Args:
+      rule: The run's rule object (`tff_hdp.robust_hdp.rule.Rule`), if it
+        is given rather than named by `algorithm` (registered or not).
+    """
     mechanism_key.check_mechanism_seed(self.mechanism_seed)
-    if self.algorithm not in rule_registry.names():
+    if rule is None and self.algorithm not in rule_registry.names():
       raise ValueError(f'algorithm must be one of '
                        f'{", ".join(rule_registry.names())}, got '
                        f'{self.algorithm!r}')
-    rule = rule_registry.get(self.algorithm)
+    rule = rule or rule_registry.get(self.algorithm)
     if self.clip_only and not rule.private:
       raise ValueError(f'clip_only needs a rule whose clients clip, got '
                        f'{self.algorithm}: its clients run plain SGD')

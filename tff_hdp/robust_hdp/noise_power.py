@@ -39,6 +39,7 @@ from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import rule as rule_lib
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 
 def client_variances(epsilons: Sequence[Optional[float]],

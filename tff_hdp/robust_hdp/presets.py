@@ -43,6 +43,10 @@ TensorFlow-free.
 import dataclasses
 from typing import Optional
 
+# The solvers of `rpca.principal_component_pursuit` (the default:
+# `PAPER.rpca_method`).
+RPCA_METHODS = ('ialm', 'admm')
+
 
 @dataclasses.dataclass(frozen=True)
 class Preset:

@@ -42,6 +42,7 @@ plain TensorFlow) run it with the driver's state dict.
 """
 
 import collections
+import dataclasses
 import functools
 from typing import Optional, Sequence
 
@@ -61,6 +62,7 @@ from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import rule as rule_lib
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 CLIENT_INFO_TYPE = tff.types.to_type(
     collections.OrderedDict(index=np.int32, batch_size=np.int32,
@@ -271,13 +273,26 @@ def ledger_terms(poisson: bool, mechanism_seed: Optional[int],
                                     '; '.join(caveats) or None)
 
 
-def client_privacy(config: config_lib.RobustHdpConfig, num_examples
-                  ) -> list[privacy_preferences.ClientPrivacy]:
-  """Each client's calibrated DP-SGD parameters under `config`'s rule (the
-  epsilon it calibrates to: `Rule.calibration_epsilons`)."""
+def run_rule(config: config_lib.RobustHdpConfig,
+             rule: Optional[rule_lib.Rule] = None) -> rule_lib.Rule:
+  """The rule a run of `config` aggregates with: `rule` if given (an object,
+  registered or not, with its own settings), else the registered rule that
+  `config.algorithm` names, with the settings of `config` it reads."""
+  if rule is not None:
+    if not isinstance(rule, rule_lib.Rule):
+      raise TypeError('rule must be a tff_hdp.robust_hdp.rule.Rule, got '
+                      f'{type(rule).__name__}')
+    return rule
+  return rule_registry.get(config.algorithm).configured(config)
+
+
+def client_privacy(config: config_lib.RobustHdpConfig, num_examples,
+                   rule: Optional[rule_lib.Rule] = None
+                   ) -> list[privacy_preferences.ClientPrivacy]:
+  """Each client's calibrated DP-SGD parameters under the run's rule
+  (`run_rule`; the epsilon it calibrates to: `Rule.calibration_epsilons`)."""
   return privacy_preferences.calibrate(
-      rule_registry.get(config.algorithm).calibration_epsilons(
-          config.epsilons),
+      run_rule(config, rule).calibration_epsilons(config.epsilons),
       config.batch_sizes, num_examples,
       rounds=config.calibration_rounds or config.rounds,
       local_epochs=config.local_epochs, delta=config.delta,
@@ -295,11 +310,12 @@ def true_variances(config: config_lib.RobustHdpConfig, clients,
   ]
 
 
-def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances
+def build_aggregator(config: config_lib.RobustHdpConfig, clients, variances,
+                     rule: Optional[rule_lib.Rule] = None
                     ) -> aggregator_lib.NoiseAwareAggregationFactory:
-  """The rule's factory, told only what that rule's server knows
-  (`Rule.told` of everything it could be told)."""
-  rule = rule_registry.get(config.algorithm).configured(config)
+  """The run's rule's factory (`run_rule`), told only what that rule's
+  server knows (`Rule.told` of everything it could be told)."""
+  rule = run_rule(config, rule)
   side = rule_lib.SideInformation(
       epsilons=tuple(config.epsilons),
       num_examples=tuple(c.num_examples for c in clients),
@@ -347,8 +363,9 @@ class RobustHdpProcess(templates.PrivateLearningProcess):
 
 def build_robust_hdp_process(
     model, config: config_lib.RobustHdpConfig, *,
-    num_examples: Sequence[int]) -> RobustHdpProcess:
-  """Robust-HDP (or another registered rule) as a `LearningProcess`.
+    num_examples: Sequence[int],
+    rule: Optional[rule_lib.Rule] = None) -> RobustHdpProcess:
+  """Robust-HDP (or another rule) as a `LearningProcess`.
 
   Every hyperparameter is `config`'s, a `tff_hdp.robust_hdp.RobustHdpConfig`
   (its defaults: paper 003's code's): the rule (`algorithm`), each client's
@@ -368,6 +385,11 @@ def build_robust_hdp_process(
       `tff_hdp.models.ModelSpec`; theta^0 is its initial weights.
     config: The hyperparameters; client i is row i of its epsilons.
     num_examples: N_i per client (its dataset's size).
+    rule: The aggregation rule as an object, with its own settings (e.g.
+      `tff_hdp.robust_hdp.rules.pfa.Pfa(rank=3)`, or a `Rule` of yours,
+      registered or not), as TFF's builders take `model_aggregator=`; by
+      default the registered rule `config.algorithm` names. The process's
+      `config.algorithm` is then the rule's name.
 
   Returns:
     A `RobustHdpProcess` (a `tff_hdp.templates.PrivateLearningProcess`)
@@ -385,17 +407,20 @@ def build_robust_hdp_process(
   if not isinstance(config, config_lib.RobustHdpConfig):
     raise TypeError('config must be a tff_hdp.robust_hdp.RobustHdpConfig, '
                     f'got {type(config).__name__}')
-  config.validate()
+  rule = run_rule(config, rule)
+  config = dataclasses.replace(config, algorithm=rule.name)
+  config.validate(rule)
   if len(num_examples) != len(config.epsilons):
     raise ValueError(f'num_examples must give one N_i per client '
                      f'({len(config.epsilons)}), got {len(num_examples)}')
-  clients = client_privacy(config, [int(n) for n in num_examples])
+  clients = client_privacy(config, [int(n) for n in num_examples], rule)
   factory = build_aggregator(
-      config, clients, true_variances(config, clients, spec.num_parameters))
+      config, clients, true_variances(config, clients, spec.num_parameters),
+      rule)
   process = compose_robust_hdp_process(
       spec, spec.init(config.seed), factory,
       settings=dp_sgd_settings(config),
-      private=rule_registry.get(config.algorithm).private,
+      private=rule.private,
       mechanism_seed=config.mechanism_seed,
       privacy=robust_hdp_privacy(clients, local_epochs=config.local_epochs,
                                  delta=config.delta,

@@ -49,12 +49,11 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 import tensorflow as tf
 
-from tff_hdp.robust_hdp import config
 from tff_hdp.robust_hdp import presets
 
 DEFAULT_TOL = 1e-7
 DEFAULT_MAX_ITERATIONS = 1000
-METHODS = config.RPCA_METHODS  # 'ialm', 'admm'
+METHODS = presets.RPCA_METHODS  # 'ialm', 'admm'
 DEFAULT_METHOD = presets.PAPER.rpca_method  # 'ialm'
 IALM_RHO = 1.05  # mu's growth per inexact-ALM iteration (see module doc).
 

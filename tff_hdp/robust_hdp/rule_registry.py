@@ -11,30 +11,26 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The Robust-HDP rules by name: the package's (`tff_hdp.robust_hdp.rules`,
-one file each) and any registered from outside it, as Opacus registers its
-accountants.
+"""The Robust-HDP rules by name, a leaf: a dict, `register` and `get`.
 
     rule_registry.register(MyRule())    # or @rule_registry.register
 
-Every reader finds a rule here by name: the configuration's check of
-`algorithm`, the driver and `build_robust_hdp_process`, the binaries'
-`--algorithm`, and HDP-Bench, which `watch`es the registry and runs every
-rule as a sample-level method. TensorFlow-free.
+The package's rules (`tff_hdp.robust_hdp.rules`, one file each) register
+here when that package is imported; a rule from outside registers the same
+way, as Opacus registers its accountants. The readers (the configuration's
+check of `algorithm`, the driver and `build_robust_hdp_process`, the
+binaries' `--algorithm`, HDP-Bench, which `watch`es the registry and runs
+every rule as a sample-level method) import `tff_hdp.robust_hdp.rules`
+beside this module: it imports nothing of theirs, so no import comes back
+to it. TensorFlow-free.
 """
 
-import importlib
 from typing import Callable, Union
 
 from tff_hdp.robust_hdp import rule as rule_lib
 
 _RULES: dict[str, rule_lib.Rule] = {}
 _WATCHERS: list[Callable[[rule_lib.Rule], None]] = []
-
-
-def _load_package() -> None:
-  """Imports the package's rules, whose files register them (first)."""
-  importlib.import_module('tff_hdp.robust_hdp.rules')
 
 
 def register(rule: Union[rule_lib.Rule, type]):
@@ -55,7 +51,6 @@ def register(rule: Union[rule_lib.Rule, type]):
     if not isinstance(getattr(instance, attribute, None), str):
       raise TypeError(f'rule {type(instance).__name__} has no {attribute} '
                       '(a string)')
-  _load_package()
   known = _RULES.get(instance.name)
   if known is not None and type(known) is not type(instance):
     raise ValueError(f'a rule named {instance.name!r} is already registered '
@@ -69,7 +64,6 @@ def register(rule: Union[rule_lib.Rule, type]):
 def watch(callback: Callable[[rule_lib.Rule], None]) -> None:
   """Calls `callback` with every rule registered so far, then with each
   one registered later."""
-  _load_package()
   _WATCHERS.append(callback)
   for rule in list(_RULES.values()):
     callback(rule)
@@ -81,17 +75,15 @@ def unregister(name: str) -> None:
 
 
 def names() -> tuple[str, ...]:
-  """Every rule's name: the package's first, in their files' order, then
-  the others in the order they registered."""
-  _load_package()
+  """Every rule's name, in the order they registered (the package's, in
+  their files' order, when `tff_hdp.robust_hdp.rules` is imported)."""
   return tuple(_RULES)
 
 
 def get(name: str) -> rule_lib.Rule:
   """The rule called `name`, or a one-line ValueError naming the
   registered ones."""
-  _load_package()
   if name not in _RULES:
     raise ValueError(f'unknown rule {name!r}; registered: '
-                     f'{", ".join(_RULES)}')
+                     f'{", ".join(_RULES) or "none (import tff_hdp.robust_hdp.rules)"}')
   return _RULES[name]

@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 from tff_hdp import claims
 from tff_hdp import tables
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 HEADER = ('Algorithm', 'accuracy%', 'noise power', 'server knows',
           'min/max epsilon achieved')

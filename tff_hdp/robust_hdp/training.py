@@ -55,6 +55,7 @@ from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import process as process_lib
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 
 def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,

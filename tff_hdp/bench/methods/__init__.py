@@ -28,8 +28,16 @@ takes too) when imported, in this order.
 """
 
 # pylint: disable=unused-import
+from tff_hdp.bench import registry
 from tff_hdp.bench.methods import robust_hdp_rules
 from tff_hdp.bench.methods import fedhdp_levels
 from tff_hdp.bench.methods import individual_sampling
 from tff_hdp.bench.methods import individual_scale
 from tff_hdp.bench.methods import udp_min_epsilon
+
+# The registry's, with the package's methods registered first: what
+# `tff_hdp.bench` exports (a reader of the registry imports this package).
+register = registry.register
+registered = registry.registered
+get = registry.get
+load_file = registry.load_file

@@ -41,6 +41,7 @@ from tff_hdp.bench import method
 from tff_hdp.bench import registry
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import rule_registry
+import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 NO_GUARANTEE = dataclasses.replace(method.SAMPLE_LEVEL, kind='none')
 
