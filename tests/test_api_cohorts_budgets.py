@@ -21,14 +21,18 @@ tests/user_code.py), 5 clients, 2-4 rounds.
 """
 
 import asyncio
+import dataclasses
 
+import dp_accounting
 import numpy as np
 import pytest
 import tensorflow_federated as tff
 
 from tff_hdp import templates
 from tff_hdp.data import client_data
+from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.robust_hdp import process as robust_process
+from tff_hdp.robust_hdp import rule as robust_rule
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
 import tff_hdp.udp
@@ -263,3 +267,85 @@ def _assert_second_round_refused(process, system):
   with pytest.raises(ValueError, match='round 2 refused: .* calibrated for '
                      '1 rounds'):
     process.next(state, iterator.select())
+
+
+class _Halves(robust_rule.FixedWeightRule):
+  """A rule of this file, never registered: the first half of the clients
+  weigh `heavy` times the others."""
+
+  name = 'halves_of_this_test'
+  label = 'Halves'
+  server_knows = 'nothing'
+
+  def __init__(self, heavy: float = 3.0):
+    self.heavy = heavy
+
+  def fixed_weights(self, side):
+    n = len(side.num_examples)
+    return [self.heavy if i < n // 2 else 1.0 for i in range(n)]
+
+
+def test_a_rule_object_of_the_callers_is_passed_in(tff_runtime):
+  """As TFF takes `model_aggregator=`: the builder takes a rule object with
+  its own setting; the process names it, and its weights are the round's."""
+  del tff_runtime
+  config = tff_hdp.robust_hdp.RobustHdpConfig(
+      algorithm='robust_hdp', epsilons=EPSILONS, batch_sizes=(4,) * 5,
+      rounds=3, seed=1, mechanism_seed=1)
+  process = tff_hdp.robust_hdp.build_robust_hdp_process(
+      MODEL, config, num_examples=SIZES, rule=_Halves(heavy=4.0))
+  assert process.config.algorithm == 'halves_of_this_test'
+  output = process.next(process.initialize(), _clients(process))
+  weights = np.asarray(output.metrics['aggregator']['weights'])
+  np.testing.assert_allclose(weights, np.array([4, 4, 1, 1, 1]) / 11.0,
+                             rtol=1e-6)
+  with pytest.raises(TypeError, match='rule must be a tff_hdp.robust_hdp.'
+                     'rule.Rule, got str'):
+    tff_hdp.robust_hdp.build_robust_hdp_process(
+        MODEL, config, num_examples=SIZES, rule='halves')
+
+
+def test_a_mechanism_object_of_the_callers_is_passed_in(tff_runtime):
+  """FedHDP takes its aggregation factory as TFF takes `model_aggregator=`;
+  epsilon is accounted from the noise that factory adds (here z = 1 on the
+  sums and z_b = 0.5 on the clip count: z_eff = 2^-1/2, by hand), and a
+  factory whose epsilon could not be a bound is refused in one line."""
+  del tff_runtime
+  levels = (0, 0, None, 0, None, 0)
+  config = tff_hdp.fedhdp.FedHdpConfig(
+      noise_multiplier=0.25, sampling_rate=0.5, local_epochs=1, batch_size=4,
+      seed=1, mechanism_seed=1)
+  private, opted_out = tff_hdp.fedhdp.build_fedhdp_process(
+      MODEL, config, privacy_levels=levels).groups
+
+  def factory(groups=(dataclasses.replace(private, noise_multiplier=1.0),
+                      opted_out), **kw):
+    return hdp_factory.HeterogeneousDPFactory(
+        groups, **{**dict(initial_clip=config.initial_clip,
+                          expected_counts=(2.0, 1.0),
+                          clipped_count_stddev=0.5, mechanism_seed=1), **kw})
+
+  process = tff_hdp.fedhdp.build_fedhdp_process(
+      MODEL, config, privacy_levels=levels, model_aggregator=factory())
+  clients = tff_hdp.fedhdp.build_data_source(
+      process, user_code.client_data((8,) * 6, 'c'),
+      mechanism_seed=1).iterator().select()
+  state = process.next(process.initialize(), clients).state
+  accountant = dp_accounting.rdp.RdpAccountant()
+  accountant.compose(dp_accounting.PoissonSampledDpEvent(
+      0.5, dp_accounting.GaussianDpEvent(2**-0.5)), 1)
+  assert process.epsilon(state)['private'] == pytest.approx(
+      accountant.get_epsilon(config.delta), rel=1e-9)
+  for bad, message in [
+      ('not a factory', 'model_aggregator must be a tff_hdp.fedhdp.'
+       'hdp_factory.HeterogeneousDPFactory, got str'),
+      (factory(groups=(dataclasses.replace(private, name='other'),
+                       opted_out)), "must have the config's groups"),
+      (factory(expected_counts=None), 'must divide by the expected counts'),
+      (factory(groups=(dataclasses.replace(private, noise_multiplier=0.0),
+                       opted_out), clip_learning_rate=0.0),
+       "private group 'private' adds no noise")]:
+    with pytest.raises((TypeError, ValueError)) as error:
+      tff_hdp.fedhdp.build_fedhdp_process(
+          MODEL, config, privacy_levels=levels, model_aggregator=bad)
+    assert message in str(error.value) and '\n' not in str(error.value)

@@ -457,7 +457,8 @@ def build_fedhdp_process(
     model,
     config: Optional[config_lib.FedHdpConfig] = None,
     *,
-    privacy_levels: Optional[Sequence[Optional[int]]] = None
+    privacy_levels: Optional[Sequence[Optional[int]]] = None,
+    model_aggregator: Optional[hdp_factory.HeterogeneousDPFactory] = None
 ) -> FedHdpProcess:
   """FedHDP (or a baseline of paper 001) as a `LearningProcess`.
 
@@ -486,6 +487,13 @@ def build_fedhdp_process(
     privacy_levels: Per client, in the order of the ids the process will see
       (`client_id` 0, 1, ...): its private level (0 = the strictest, 1, ...)
       or None if it opts out of privacy; default `config.privacy_levels`.
+    model_aggregator: The mechanism as an aggregation factory, as TFF's
+      builders take one: a `tff_hdp.fedhdp.hdp_factory.HeterogeneousDPFactory`
+      (or a subclass of yours), default the one `config` describes
+      (`aggregator_factory`). Its groups must be the config's (the same
+      names and privacy, so that the clients' levels index them) with the
+      expected counts q N_i; epsilon is accounted from its groups' noise and
+      its clip-count noise, what runs (`accounted_groups`).
 
   Returns:
     A `FedHdpProcess` (a `tff_hdp.templates.PrivateLearningProcess`) whose
@@ -496,23 +504,64 @@ def build_fedhdp_process(
 
   Raises:
     ValueError: One line naming the field that is out of range.
-    TypeError: If `model` is neither kind of model, or `config` is not a
-      `FedHdpConfig`.
+    TypeError: If `model` is neither kind of model, `config` is not a
+      `FedHdpConfig`, or `model_aggregator` not a `HeterogeneousDPFactory`.
   """
   spec = models.as_model_spec(model)
   config = _checked_config(config, privacy_levels)
   setup = config_lib.resolve(config)
   settings = client_settings(config, setup.groups)
+  if model_aggregator is None:
+    factory, groups = aggregator_factory(config, setup), setup.groups
+  else:
+    factory = model_aggregator
+    groups = accounted_groups(factory, setup)
+    setup = dataclasses.replace(setup, groups=groups)  # What runs.
   process = compose_fedhdp_process(
-      spec, spec.init(config.seed), aggregator_factory(config, setup),
-      settings,
-      fedhdp_privacy(setup.groups, config.sampling_rate, delta=config.delta,
+      spec, spec.init(config.seed), factory, settings,
+      fedhdp_privacy(groups, config.sampling_rate, delta=config.delta,
                      accountant=config.accountant,
                      mechanism_seed=config.mechanism_seed
                      ).budgeted_for(config.rounds))
   return FedHdpProcess.wrapping(
       process, config=config, setup=setup,
       ditto_step=build_ditto_step(spec, process, settings))
+
+
+def accounted_groups(factory, setup: config_lib.Setup
+                     ) -> tuple[privacy_groups.PrivacyGroup, ...]:
+  """The groups of `factory`, a caller's mechanism, each private one with
+  the z_eff of the noise the factory adds (its value noise and clip-count
+  noise), which the accountant then uses; or a one-line error where its
+  epsilon could not be a bound: another type, other groups than the
+  config's (names and privacy: the clients' levels index them), other
+  denominators than the expected counts q N_i, or a private group without
+  noise."""
+  if not isinstance(factory, hdp_factory.HeterogeneousDPFactory):
+    raise TypeError('model_aggregator must be a tff_hdp.fedhdp.hdp_factory.'
+                    f'HeterogeneousDPFactory, got {type(factory).__name__}')
+  mine = [(g.name, g.is_private) for g in factory.groups]
+  theirs = [(g.name, g.is_private) for g in setup.groups]
+  if mine != theirs:
+    raise ValueError(f'model_aggregator must have the config\'s groups '
+                     f'(name, private) {theirs}, got {mine}')
+  if factory.expected_counts is None or not np.allclose(
+      factory.expected_counts, setup.expected_counts, rtol=1e-12, atol=0):
+    raise ValueError('model_aggregator must divide by the expected counts q '
+                     f'N_i {list(setup.expected_counts)} (what epsilon under '
+                     f'Poisson sampling assumes), got {factory.expected_counts}')
+  groups = []
+  for g in factory.groups:
+    if g.is_private:
+      z_eff = clip_noise.effective_noise_multiplier(
+          g.noise_multiplier, factory.clipped_count_stddev)
+      if not z_eff > 0:
+        raise ValueError(f'model_aggregator\'s private group {g.name!r} adds no '
+                         f'noise (noise_multiplier {g.noise_multiplier}, '
+                         f'clipped_count_stddev {factory.clipped_count_stddev})')
+      g = dataclasses.replace(g, effective_noise_multiplier=z_eff)
+    groups.append(g)
+  return tuple(groups)
 
 
 def _checked_config(config, privacy_levels) -> config_lib.FedHdpConfig:
