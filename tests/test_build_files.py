@@ -99,3 +99,18 @@ def test_every_dep_exists(package):
         dep_name = dep_name or os.path.basename(dep_package)
       assert dep_name in _targets(dep_package), (
           f'{package}:{name}: dep {label} does not exist')
+
+
+def test_build_files_are_generated_from_the_imports():
+  """Every BUILD file is what tools/generate_build_files.py writes from the
+  imports today: a new file's target comes from running it, never by hand."""
+  import sys  # pylint: disable=g-import-not-at-top
+  sys.path.insert(0, os.path.join(REPO, 'tools'))
+  try:
+    import generate_build_files  # pylint: disable=g-import-not-at-top
+  finally:
+    sys.path.pop(0)
+  stale = [path for path, text in generate_build_files.generate().items()
+           if open(os.path.join(REPO, path), encoding='utf-8').read() != text]
+  assert not stale, (f'stale BUILD files {stale}: run python '
+                     'tools/generate_build_files.py')
