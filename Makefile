@@ -19,7 +19,7 @@ TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 # apt-get runs as root; elsewhere one line saying how to get it.
 FASHION_MNIST := sh tools/install_fashion_mnist.sh
 
-.PHONY: install demo table2-mnist figure2-mnist figure4-mnist table2-fmnist figure2-fmnist bench bench-quick test clean-venv
+.PHONY: install demo table2-mnist table2-mnist-seeds table2-mnist-ablations figure2-mnist figure4-mnist table2-fmnist figure2-fmnist bench bench-quick test clean-venv
 
 install: $(STAMP)
 
@@ -74,22 +74,27 @@ demo: install
 # Paper 001's Table 2, its two MNIST blocks (non-IID and skewed non-IID
 # MNIST), at the paper's scale on the full MNIST (installed with the
 # package): Table 5's 2,000 clients, Table 7's settings, the paper's fixed
-# cohort of 100 and realised counts, each row of the paper once at seed 0,
-# its DP-FedAvg and FedHDP rows again at seeds 1 and 2 (the spread), the
-# non-private rows at seed 1 and the skewed FedHDP row at seed 3; then the
-# side-by-side table (docs/paper_scale.md), DP-FedAvg and FedHDP with the
-# noise off, the private rows with the clip held at S^0, and the skewed
-# FedHDP row's ablations: the clip held at its noise-off run's mean S^t
-# (0.94) with the noise on and off, and half the noise; the non-private
-# rows against what the paper leaves open; and the personal models
-# (Acc_l) against where Ditto starts, lambda and the images a client
-# holds. Resumable: a
-# finished row is skipped, a killed one resumes from its checkpoint.
-# Secret mechanism keys.
+# cohort of 100 and realised counts. table2-mnist: every cell of the table
+# once, at seed 0, then the side-by-side table (docs/results/paper001.md).
+# table2-mnist-seeds: the DP-FedAvg and FedHDP rows again at seeds 1 and 2,
+# the non-private rows at seed 1 and the skewed FedHDP row at seed 3 (the
+# spread). table2-mnist-ablations: why the rows differ from the paper's
+# (docs/results/paper001.md, paper001_rows.md): DP-FedAvg and FedHDP with
+# the noise off, the private rows with the clip held at S^0, the skewed
+# FedHDP row's ablations, the non-private rows against what the paper leaves
+# open, and the personal models against where Ditto starts, lambda and the
+# images a client holds. Resumable: a finished row is skipped, a killed one
+# resumes from its checkpoint. Secret mechanism keys (a run is regenerated
+# exactly, noise and all, only with --mechanism_seed, which makes its
+# epsilon not a guarantee).
 TABLE2 := results/paper_scale
 table2-mnist: install
 	$(PY) run_scripts/sweep_fedhdp.py --table=2 --results_dir=$(TABLE2)/seed0 \
 	    -- --backend=direct --seed=0
+	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2) --table=2 \
+	    --output_dir=$(TABLE2)
+
+table2-mnist-seeds: install
 	$(PY) run_scripts/sweep_fedhdp.py --table=2 --rows=0,1,3,4,5,7 \
 	    --results_dir=$(TABLE2)/seed1 -- --backend=direct --seed=1
 	$(PY) run_scripts/sweep_fedhdp.py --table=2 --rows=1,3,5,7 \
@@ -98,6 +103,8 @@ table2-mnist: install
 	    --results_dir=$(TABLE2)/seed3 -- --backend=direct --seed=3
 	$(PY) run_scripts/tables_fedhdp.py --results_dir=$(TABLE2) --table=2 \
 	    --output_dir=$(TABLE2)
+
+table2-mnist-ablations: install
 	@# Why the private rows differ: DP-FedAvg (seeds 0 to 2; Algorithm 2
 	@# with every client unnoised, which is also the paper's non-private
 	@# rows) and the skewed block's FedHDP row with the noise off...
@@ -125,7 +132,7 @@ table2-mnist: install
 	@# images and their own images.
 	$(call table2_runs,$(TABLE2)_personal,$(PERSONAL_RUNS))
 
-# One run of a Table 2 row as table2-mnist runs them (Algorithm 2 as
+# One run of a Table 2 row as the sweep runs them (Algorithm 2 as
 # printed: a fixed cohort, realised counts; lambda_p = lambda_np = 0.005),
 # and $(call table2_runs,DIR,RUNS): each of RUNS, "preset algorithm seed
 # folder [flags]", into DIR/folder, then DIR's table beside the paper's.
@@ -190,7 +197,7 @@ PERSONAL_RUNS := \
 
 # Paper 003's Figure 4 at the authors' scale (20 clients x 3,000 full-MNIST
 # images, Dist8): Robust-HDP's sigma^_i^2 against each client's true
-# sigma_i^2, averaged over 10 rounds (docs/paper_scale.md).
+# sigma_i^2, averaged over 10 rounds (docs/results/paper003_full_scale.md).
 FIGURE4 := results/paper_scale_robust
 figure4-mnist: install
 	$(PY) run_scripts/run_robust_hdp.py --dataset=mnist \

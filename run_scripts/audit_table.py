@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Runs docs/privacy.md's privacy-audit configurations and prints their table.
+"""Runs docs/audit.md's privacy-audit configurations and prints their table.
 
     python run_scripts/audit_table.py --output_dir=results/audit_table
 
@@ -95,7 +95,7 @@ def runs(configs):
 
 
 def table(records) -> str:
-  """docs/privacy.md's table from (name, record) pairs."""
+  """docs/audit.md's table from (name, record) pairs."""
   lines = ['| configuration | observer | group | ε RDP | ε PLD | ε estimate | '
            'estimate / RDP | estimate / PLD | ε lower bound (95%) | '
            'planted |', '|---' * 10 + '|']

@@ -233,7 +233,7 @@ def define_run_flags(*, output_dir: str, backends: Sequence[str],
       keep_checkpoints=flags.DEFINE_bool(
           'keep_checkpoints', False, 'Keep <output_dir>/checkpoints/ once '
           'results.json is written. By default it is deleted then, so that '
-          'a finished output directory holds no secret (docs/privacy.md).'),
+          'a finished output directory holds no secret (docs/secrets.md).'),
       tff_workers=define_tff_workers_flag(merged))
 
 
@@ -252,7 +252,7 @@ def define_mechanism_seed_flag():
       'and DP-SGD batch comes from a secret 128-bit key drawn from the '
       'operating system at the start of the run and written nowhere but '
       'its checkpoints, if any, which are deleted when the command '
-      'finishes (docs/privacy.md). Set: they are reproducible from this '
+      'finishes (docs/secrets.md). Set: they are reproducible from this '
       'integer, which results.json publishes, so anyone can regenerate the '
       'noise; the table, the claim line and results.json then say epsilon '
       'is the mechanism\'s, not a guarantee for the run\'s outputs '

@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The evaluation paths of docs/api.md, each against numpy.
+"""The evaluation paths of docs/api_systems.md, each against numpy.
 
 TFF's `build_fed_eval` on FedHDP's and Robust-HDP's global model, UDP-Alg's
 generated personal models and FedHDP's Ditto models

@@ -13,7 +13,7 @@
 # limitations under the License.
 """Every command the docs show names a binary and flags that exist.
 
-The fenced code blocks of README.md and docs/*.md, and the Makefile's
+The fenced code blocks of README.md and docs/**/*.md, and the Makefile's
 recipes, are read for invocations of `run_scripts/<name>.py` and
 `benchmarks/<name>.py`; each binary must exist in the folder the command
 names, and every `--flag` (or `--noflag`) given to it must be one its
@@ -41,7 +41,7 @@ DELEGATES = {f'run_scripts/sweep_{system}': f'run_scripts/run_{system}'
 
 def _documents() -> list[str]:
   return [os.path.join(REPO, 'README.md')] + sorted(
-      glob.glob(os.path.join(REPO, 'docs', '*.md')))
+      glob.glob(os.path.join(REPO, 'docs', '**', '*.md'), recursive=True))
 
 
 def _fenced_blocks(text: str) -> list[str]:

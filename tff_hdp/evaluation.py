@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Evaluating the personal models of the API's processes (docs/api.md).
+"""Evaluating the personal models of the API's processes (docs/api_systems.md).
 
 FedHDP's and Robust-HDP's global model theta is TFF's `ModelWeights`:
 `tff.learning.algorithms.build_fed_eval(model)`, with the user's

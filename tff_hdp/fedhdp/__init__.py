@@ -24,7 +24,7 @@ split of z_eff into value and clip-count noise (`clip_noise`), the
 `table_rows`, `paper_tables`) and the presets of Tables 5 and 7 (`presets`).
 The server is trusted: it adds the noise.
 
-Public API (docs/api.md): `FedHdpConfig`, `build_fedhdp_process`,
+Public API (docs/api_systems.md): `FedHdpConfig`, `build_fedhdp_process`,
 `build_data_source`, `client_element`, `global_weights`.
 """
 

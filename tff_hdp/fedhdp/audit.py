@@ -39,7 +39,7 @@ multiplies the named groups' z_i in the mechanism only (a positive control
 that only `run_scripts/audit_fedhdp.py` accepts). Only the direct backend
 takes canaries (`round_with_canaries` composes its `client_work` and
 `aggregate`); TFF's runtime would need them as clients with data. What the
-observers see and the measured results: docs/privacy.md, "Privacy audit".
+observers see and the measured results: docs/audit.md.
 """
 
 import collections

@@ -38,7 +38,7 @@ multiplier
 with z_b = 0.05 * clients_per_round by default; paper 001's Table 7 lists
 z_eff, and the shared accountant (`tff_hdp.privacy.accounting`) accounts each
 round as one subsampled Gaussian at z_eff: give it z_eff, not TFF's float32
-DP events (docs/privacy.md, "The accountant"). Only FedHDP uses it
+DP events (docs/accounting.md). Only FedHDP uses it
 (`config.resolve_noise`, `hdp_factory`): Robust-HDP's DP-SGD and UDP-Alg's
 round clip to a fixed norm and release one Gaussian. TensorFlow-free.
 """

@@ -40,7 +40,7 @@ sampling is accounted under add-or-remove-one neighbours; a fixed cohort of
 n = q N (`population=N`; RDP only) under replace-one, where every
 sensitivity doubles, so the multiplier is z / 2 (Wang, Balle and
 Kasiviswanathan 2019, Thm. 27). Take plain numbers (FedHDP: z_eff), not
-TFF's float32 DP events. The details: docs/privacy.md, "The accountant".
+TFF's float32 DP events. The details: docs/accounting.md.
 """
 
 import functools

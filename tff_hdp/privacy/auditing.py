@@ -40,7 +40,7 @@
   one canary thresholds sum_t log(1 - q + q exp((s_t x_t - s_t^2 / 2) /
   sigma_t^2)) (`likelihood_ratio_statistic`).
 
-The canaries: `canaries`; one run's audit: `canary_audit` (docs/privacy.md).
+The canaries: `canaries`; one run's audit: `canary_audit` (docs/audit.md).
 """
 
 import math

@@ -35,7 +35,7 @@ orthonormal frame, the QR factor of an m x d Gaussian matrix, each c_k still
 uniform on the sphere. Independent directions would give each canary's
 projections a persistent offset sum_j <c_j, c_k> over the other sampled
 canaries, which lowers the estimates when m is not small against d (how
-much: docs/privacy.md, "Canaries"). Larger frames (UDP-Alg's hypernetwork)
+much: docs/audit.md, "Canaries"). Larger frames (UDP-Alg's hypernetwork)
 are drawn index by index, independent, from (seed, canary index), and
 regenerated when needed; at that d the offset is negligible.
 """

@@ -19,7 +19,7 @@ each audited group (`canaries.CanarySet`, inserted with probability 1/2,
 Poisson-sampled at rate q), what the auditor observes, and the report per
 group: the accounted epsilon (RDP and PLD) beside Andrew et al.'s estimate
 and Steinke et al.'s lower bound (`auditing`). How a sampled canary enters
-the mechanism is the system's business (docs/privacy.md, the audit).
+the mechanism is the system's business (docs/audit.md).
 
 Two observers (`OBSERVERS`):
 - 'release' (the default): the adversary of the guarantee itself. It sees

@@ -172,7 +172,7 @@ def disclosure(mechanism_seed: Optional[int]) -> str:
   if mechanism_seed is None:
     return ('secret: a 128-bit key from the operating system\'s entropy, '
             'kept in the checkpoints only, which are secret material '
-            '(docs/privacy.md)')
+            '(docs/secrets.md)')
   return f'reproducible from the published mechanism_seed={mechanism_seed}'
 
 

@@ -35,7 +35,7 @@ interval this refinement settles on near the root, so a calibrated z and
 the epsilon reported for it agree.
 
 TensorFlow-free: `dp_accounting`, scipy and the standard library only. Why
-(1), and what was measured: docs/privacy.md, "PLD's refined
+(1), and what was measured: docs/accounting.md, "PLD's refined
 discretisation"; tests/privacy/test_pld.py checks the result against an
 independent privacy-loss distribution composed by FFT.
 """

@@ -35,7 +35,7 @@ which receives the updates alone).
   paper_tables         Table 2 as the paper prints it (and its setting)
   noise_power          Table 2 computed
 
-Public API (docs/api.md): `RobustHdpConfig`, `build_robust_hdp_process`,
+Public API (docs/api_systems.md): `RobustHdpConfig`, `build_robust_hdp_process`,
 `build_data_source`, `client_element`, `global_weights`.
 """
 

@@ -30,7 +30,7 @@ noised with them, and the step divides by b_i as always. The observer sees
 every step's noised sum and knows the batch's own examples (the
 neighbouring-dataset adversary), so it reads the release minus their
 clipped gradients, in units of c: the sampled canaries plus N(0, z_i^2 I).
-The report (`tff_hdp.privacy.canary_audit`, docs/privacy.md) has one row per
+The report (`tff_hdp.privacy.canary_audit`, docs/audit.md) has one row per
 audited client: its RDP and PLD epsilons, the LR statistic's estimate and
 Steinke et al.'s lower bound.
 

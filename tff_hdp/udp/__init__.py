@@ -39,7 +39,7 @@ move with their user's unnoised update: only phi with every *other* user's
 embedding and model is DP with respect to user u ("billboard"), not all of
 it by post-processing as the paper says. The sign of Delta is pFedHN's
 (`hypernetfl`). Precisely: docs/privacy.md, "UDP-Alg (paper 004)".
-Public API (docs/api.md): `UdpConfig`, `build_udp_process`,
+Public API (docs/api_systems.md): `UdpConfig`, `build_udp_process`,
 `build_data_source`.
 """
 

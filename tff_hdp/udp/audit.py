@@ -37,7 +37,7 @@ its sum sum_u w_u Clip(g_u, S) + records + N(0, (z max_w S)^2 I) minus the
 real users' weighted clipped gradients (which DP's adversary may know),
 divided by max_w S; the LR statistic reads it with the claimed z.
 `observe='global'` is phi's round step, read by the cosine statistics. The
-report is `canary_audit`'s (docs/privacy.md): the RDP and PLD epsilons,
+report is `canary_audit`'s (docs/audit.md): the RDP and PLD epsilons,
 Andrew et al.'s estimate and Steinke et al.'s lower bound. A planted fault
 (`planted_noise_scale`) multiplies the mechanism's z, not the accountant's
 nor the statistic's.
