@@ -29,6 +29,7 @@ import pytest
 import tensorflow_federated as tff
 
 from tff_hdp import templates
+from tff_hdp.privacy import round_privacy
 from tff_hdp.data import client_data
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.robust_hdp import process as robust_process
@@ -75,7 +76,7 @@ def robust(runtime):
 
 
 def _weights(process, state):
-  return tff_hdp.robust_hdp.global_weights(state)
+  return process.get_model_weights(state).trainable
 
 
 def test_partial_cohort_aggregates_and_charges_only_its_clients(robust):
@@ -225,7 +226,7 @@ def test_non_private_client_epsilon_none_trains(tff_runtime):
 
 
 def test_round_privacy_ledger_takes_per_unit_rounds():
-  privacy = templates.RoundPrivacy(
+  privacy = round_privacy.RoundPrivacy(
       'example-level', {'a': (0.1, 1.0, 2), 'b': (0.1, 1.0, 2)}, delta=1e-5)
   per_unit = privacy.epsilons({'a': 3, 'b': 0})
   assert per_unit['b'] == 0.0

@@ -115,7 +115,7 @@ def fedhdp_run(data):
       process, data[0], mechanism_seed=1).iterator().select()
   ids = [int(c.take(1).get_single_element()['client_id']) for c in clients]
   state = process.initialize()
-  theta = tff_hdp.fedhdp.global_weights(state)
+  theta = process.get_model_weights(state).trainable
   personal = dict(zip(ids, process.ditto_step(state, clients,
                                               [theta] * len(ids))))
   return process, process.next(state, clients).state, personal
@@ -190,7 +190,7 @@ def test_ditto_personal_models(tff_runtime, data, fedhdp_run):
   del tff_runtime
   process, state, personal = fedhdp_run
   assert 0 < len(personal) < NUM_CLIENTS  # Some clients fall back to theta.
-  theta = tff_hdp.fedhdp.global_weights(state)
+  theta = process.get_model_weights(state).trainable
   result = evaluation.evaluate_ditto_personal_models(
       _user_model(), process.get_model_weights(state), personal, data[1])
   expected = []

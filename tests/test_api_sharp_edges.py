@@ -35,6 +35,7 @@ import tff_hdp.robust_hdp
 import tff_hdp.udp
 from tests import user_code
 from tff_hdp import models
+from tff_hdp import templates
 from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.fedhdp import training as fedhdp_training
 from tff_hdp.privacy import privacy_ledger
@@ -81,7 +82,7 @@ def test_the_budgets_hold_for_the_configs_rounds(system):
 
 
 def test_the_docs_give_the_horizon_the_code_uses():
-  with open(os.path.join(REPO, 'docs', 'api.md')) as f:
+  with open(os.path.join(REPO, 'docs', 'api_systems.md')) as f:
     text = f.read()
   assert tff_hdp.fedhdp.FedHdpConfig().rounds == 500
   assert tff_hdp.udp.UdpConfig().rounds == 500
@@ -135,16 +136,16 @@ def test_global_weights_of_udp_state_points_to_phi(tff_runtime):
   process = _build('udp')
   state = process.initialize()
   with pytest.raises(TypeError) as error:
-    tff_hdp.fedhdp.global_weights(state)
+    templates.global_weights(state)
   assert _one_line(error) == (
       'global_weights takes the state of a FedHDP or Robust-HDP process (or '
       "of their drivers), got UDP-Alg's state (round_num, phi, embeddings): "
       'its model is the hypernetwork phi, '
       'process.get_model_weights(state).trainable')
   with pytest.raises(TypeError, match='got a list$'):
-    tff_hdp.robust_hdp.global_weights([])
+    templates.global_weights([])
   # FedHDP's state: theta^0.
-  theta = tff_hdp.fedhdp.global_weights(_build('fedhdp').initialize())
+  theta = templates.global_weights(_build('fedhdp').initialize())
   for w, w0 in zip(theta, PACKAGE.init(0)):
     np.testing.assert_array_equal(w, w0)
 

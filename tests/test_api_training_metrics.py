@@ -72,7 +72,7 @@ def test_robust_hdp_reports_its_non_private_clients_only(tff_runtime):
   clients = tff_hdp.robust_hdp.build_data_source(
       process, data).iterator().select()
   state = process.initialize()
-  weights = tff_hdp.robust_hdp.global_weights(state)
+  weights = process.get_model_weights(state).trainable
   output = process.next(state, clients)
   _check(output.metrics['client_work']['train'], weights, data, [0, 3])
   # A cohort of private clients only: no example is reported.
@@ -103,7 +103,7 @@ def test_fedhdp_reports_its_opt_outs_only(tff_runtime):
       *_examples(data, i), group=process.client_groups[i], client_id=i,
       batch_size=4) for i in range(5)]
   state = process.initialize()
-  weights = tff_hdp.fedhdp.global_weights(state)
+  weights = process.get_model_weights(state).trainable
   output = process.next(state, clients)
   _check(output.metrics['client_work']['train'], weights, data, [1, 3])
   train = process.next(state, [clients[0], clients[2]]).metrics[

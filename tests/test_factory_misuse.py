@@ -31,6 +31,7 @@ import tensorflow_federated as tff
 
 from tff_hdp import models
 from tff_hdp import templates
+from tff_hdp.privacy import round_privacy
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as fedhdp_process
 from tff_hdp.fedhdp import privacy_groups as pg
@@ -192,7 +193,7 @@ def test_fedhdp_learning_process_runs_with_group_indices(tff_runtime):
       learning_rate=0.1, personal_learning_rate=0.1)
   process = fedhdp_process.compose_fedhdp_process(
       SPEC, SPEC.init(0), factory, settings,
-      templates.RoundPrivacy('client-level', {}, delta=1e-5))
+      round_privacy.RoundPrivacy('client-level', {}, delta=1e-5))
   initial = SPEC.init(0)
   clients = [fedhdp_process.client_element(*_client_data(i), group=g,
                                             client_id=i, batch_size=2)

@@ -131,8 +131,8 @@ def test_client_data_is_the_package_data(tff_runtime, system):
   process = _build(system, PACKAGE)
   a = process_contract.run_rounds(process, _source(system, process, cd), 2)
   b = process_contract.run_rounds(process, _source(system, process, data), 2)
-  for x, y in zip(tff_hdp.fedhdp.global_weights(a),
-                  tff_hdp.fedhdp.global_weights(b)):
+  for x, y in zip(process.get_model_weights(a).trainable,
+                  process.get_model_weights(b).trainable):
     np.testing.assert_array_equal(x, y)
 
 
@@ -304,15 +304,15 @@ def test_in_client_order():
 def test_public_names():
   assert tff_hdp.fedhdp.__all__ == [
       'FedHdpConfig', 'build_data_source', 'build_fedhdp_process',
-      'client_element', 'global_weights']
+      'client_element']
   assert tff_hdp.robust_hdp.__all__ == [
       'RobustHdpConfig', 'build_data_source', 'build_robust_hdp_process',
-      'client_element', 'global_weights']
+      'client_element']
   for name in tff_hdp.fedhdp.__all__ + tff_hdp.robust_hdp.__all__:
     assert not name.startswith('_')
-  # One definition, shared: a process's state or a driver's state dict.
-  assert (tff_hdp.fedhdp.global_weights is tff_hdp.robust_hdp.global_weights
-          is templates.global_weights)
+  # One name per concept: a process's model is get_model_weights's; the
+  # drivers' helper for theirs and a process's state stays internal.
+  assert not hasattr(tff_hdp.fedhdp, 'global_weights')
   weights = [np.ones((2,), np.float32)]
   assert templates.global_weights({'global_weights': weights})[0].tolist() == [
       1.0, 1.0]

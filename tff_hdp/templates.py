@@ -22,7 +22,7 @@
   process was built for (`tff_hdp.data.client_data.PoissonClientSource`
   draws them). Each unit is charged for the rounds it took part in, and
   `process.next` (`CheckedNext`) refuses a round that would spend past a
-  unit's budget (`RoundPrivacy.budgets`).
+  unit's budget (`tff_hdp.privacy.round_privacy.RoundPrivacy.budgets`).
 - `build_round_client_work`: TFF client work whose state is the round
   number (FedHDP's and Robust-HDP's, each with its own message and work),
   and, for Robust-HDP's clients, the mechanism key of their DP-SGD.
@@ -46,7 +46,7 @@ import collections
 import dataclasses
 import inspect
 import re
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -59,6 +59,7 @@ from tff_hdp import models
 from tff_hdp import runtime  # pylint: disable=unused-import
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
+from tff_hdp.privacy import round_privacy
 
 
 def weights_type(shapes: Sequence[Sequence[int]]) -> tff.Type:
@@ -191,123 +192,19 @@ def build_round_client_work(
   return tff.learning.templates.ClientWorkProcess(init_fn, next_fn)
 
 
-# Rounds run: one count for every accounted unit, or a count per unit.
-Rounds = Union[int, Mapping[str, int]]
-
-
-@dataclasses.dataclass(frozen=True)
-class RoundPrivacy:
-  """What one round spends, per accounted unit, and at which level.
-
-  Attributes:
-    level: What a neighbouring dataset changes, e.g. 'client-level' (one
-      client's data, FedHDP), 'example-level' (one example of client i's
-      data, Robust-HDP), 'user-level' (UDP-Alg).
-    mechanisms: Per unit (group or client name), (sampling_rate,
-      noise_multiplier, steps per round): each round a unit takes part in
-      composes `steps` Poisson-subsampled Gaussian mechanisms.
-    delta: The delta of the reported epsilons.
-    is_bound: Whether epsilon bounds what the process releases: its
-      accounting is a bound for the run's sampling and its mechanism key is
-      secret (`tff_hdp.privacy.mechanism_key.ledger_terms`).
-    accountant: 'rdp' or 'pld' (`tff_hdp.privacy.accounting`).
-    orders: The RDP orders of the accounting (None: dp_accounting's).
-    not_bound_because: Why epsilon is not a bound, if it is not.
-    budgets: Per unit, the epsilon it must not exceed (a unit not named has
-      no budget): `PrivateLearningProcess.next` refuses a round that would
-      spend past one.
-    calibrated_rounds: The horizon: the rounds the budgets hold for (the
-      builders' `config.rounds`; said in the refusal). Robust-HDP's noise is
-      calibrated so that they spend each epsilon_i; FedHDP's and UDP-Alg's
-      budgets are the epsilon of that many rounds of their noise.
-  """
-  level: str
-  mechanisms: Mapping[str, tuple[float, float, int]]
-  delta: float
-  is_bound: bool = True
-  accountant: str = 'rdp'
-  orders: Optional[tuple[float, ...]] = None
-  not_bound_because: Optional[str] = None
-  budgets: Optional[Mapping[str, float]] = None
-  calibrated_rounds: Optional[int] = None
-
-  def unit_rounds(self, rounds: Rounds) -> dict[str, int]:
-    """Rounds per unit: `rounds` for every unit, or each unit's own count
-    (a unit not named: 0)."""
-    if isinstance(rounds, collections.abc.Mapping):
-      return {name: int(rounds.get(name, 0)) for name in self.mechanisms}
-    return {name: int(rounds) for name in self.mechanisms}
-
-  def ledger(self, rounds: Rounds
-             ) -> privacy_ledger.PrivacyLedger:
-    """The ledger after `rounds` rounds (one count for every unit, or a
-    count per unit: the rounds each took part in)."""
-    ledger = privacy_ledger.PrivacyLedger(
-        self.orders, is_bound=self.is_bound,
-        not_bound_because=self.not_bound_because)
-    for name, count in self.unit_rounds(rounds).items():
-      rate, z, steps = self.mechanisms[name]
-      if count:
-        ledger.step(name, rate, z, count=count * steps)
-    return ledger
-
-  def epsilons(self, rounds: Rounds) -> dict[str, float]:
-    """epsilon per unit at `delta` after `rounds` (0 for a unit's 0)."""
-    counts = self.unit_rounds(rounds)
-    ledger = self.ledger(counts)
-    return {name: (ledger.get_epsilon(name, self.delta, self.accountant)
-                   if count else 0.0) for name, count in counts.items()}
-
-  def budgeted_for(self, rounds: int) -> 'RoundPrivacy':
-    """This accounting with each unit's budget the epsilon of `rounds`
-    rounds (for a process calibrated by its noise, not by a target)."""
-    return dataclasses.replace(self, budgets=self.epsilons(rounds),
-                               calibrated_rounds=rounds)
-
-  def check_budgets(self, rounds: Rounds,
-                    round_num: int) -> None:
-    """Raises a one-line ValueError if `rounds` take a unit past its budget
-    (relative tolerance `BUDGET_TOLERANCE`, the accountant's rounding).
-
-    Args:
-      rounds: The counts after round `round_num` (as `ledger` takes them).
-      round_num: The round (1-based) that would spend them.
-    """
-    if not self.budgets:
-      return
-    counts = {name: count for name, count in self.unit_rounds(rounds).items()
-              if name in self.budgets}
-    epsilons = self.epsilons(counts)
-    for name, count in counts.items():
-      budget = self.budgets[name]
-      if epsilons[name] > budget * (1 + BUDGET_TOLERANCE):
-        calibrated = ('' if self.calibrated_rounds is None else
-                      f'; the process was calibrated for '
-                      f'{self.calibrated_rounds} rounds (config.rounds)')
-        raise ValueError(
-            f'round {round_num} refused: {name} would spend epsilon '
-            f'{epsilons[name]:.4g} over its budget {budget:.4g} '
-            f'({count} rounds at delta {self.delta:g}){calibrated}')
-
-
-# The relative excess over a budget `RoundPrivacy.check_budgets` lets pass:
-# the accountant's and the calibration's rounding.
-BUDGET_TOLERANCE = 1e-6
-
-
 @dataclasses.dataclass(frozen=True)
 class Accounting:
   """What a process accounts, and how it reads a state's rounds.
 
   Attributes:
-    privacy: What a round spends (`RoundPrivacy`).
+    privacy: What a round spends (`round_privacy.RoundPrivacy`).
     round_num: The rounds a state has run.
     participation: Per unit, the rounds a state's unit took part in (None:
       every unit every round, `round_num`).
     cohort_units: The units a round's client data charges (None from it, or
       no function: every unit).
   """
-  privacy: RoundPrivacy
+  privacy: round_privacy.RoundPrivacy
   round_num: Callable[[object], int]
   participation: Optional[Callable[[object], Mapping[str, int]]] = None
   cohort_units: Optional[Callable[[object], Optional[set[str]]]] = None
@@ -319,11 +216,11 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
   Everything of `tff.learning.templates.LearningProcess`, plus
   `epsilon(state)`, `ledger(state)`, `round_num(state)` and
   `participation(state)`. `privacy` says what is accounted
-  (`RoundPrivacy`); each unit is charged for the rounds it took part in.
-  `next` refuses, with one line, a round that would spend past a unit's
-  budget (`RoundPrivacy.budgets`), and turns the failure of an assertion
-  of the round's own (its message starting with one of `assertion_markers`)
-  into a one-line ValueError (`CheckedNext`). A system's builder returns a
+  (`round_privacy.RoundPrivacy`); each unit is charged for the rounds it
+  took part in. `next` refuses, with one line, a round that would spend
+  past a unit's budget (`RoundPrivacy.budgets`), and turns the failure of
+  an assertion of the round's own (its message starting with one of
+  `assertion_markers`) into a one-line ValueError (`CheckedNext`). A system's builder returns a
   subclass that declares what else its process carries (FedHDP's groups,
   UDP-Alg's hypernetwork, Robust-HDP's clients).
   """
@@ -377,7 +274,7 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
     return self._checked_next
 
   @property
-  def privacy(self) -> RoundPrivacy:
+  def privacy(self) -> round_privacy.RoundPrivacy:
     return self._accounting.privacy
 
   def round_num(self, state) -> int:
@@ -535,7 +432,7 @@ def assertion_line(text: str, markers: Sequence[str]) -> str:
 def compose_private_process(spec: models.ModelSpec,
                             initial_weights: Sequence[np.ndarray],
                             client_work, aggregator,
-                            privacy: RoundPrivacy, *,
+                            privacy: round_privacy.RoundPrivacy, *,
                             participation: Optional[
                                 Callable[[object], Mapping[str, int]]] = None,
                             cohort_units: Optional[

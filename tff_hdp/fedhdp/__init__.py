@@ -36,6 +36,5 @@ _PUBLIC = {
     'tff_hdp.fedhdp.config': ('FedHdpConfig',),
     'tff_hdp.fedhdp.process': ('build_fedhdp_process', 'build_data_source',
                                'client_element'),
-    'tff_hdp.templates': ('global_weights',),  # shared with Robust-HDP
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -55,6 +55,7 @@ from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.privacy import round_privacy
 
 
 CLIENT_INFO_TYPE = tff.types.to_type(
@@ -279,7 +280,7 @@ def compose_fedhdp_process(spec: models.ModelSpec,
                            initial_weights: Sequence[np.ndarray],
                            aggregator: hdp_factory.HeterogeneousDPFactory,
                            settings: ClientSettings,
-                           privacy: templates.RoundPrivacy
+                           privacy: round_privacy.RoundPrivacy
                            ) -> templates.PrivateLearningProcess:
   """The learning process of `aggregator`'s groups (what the driver and
   `build_fedhdp_process` both run). `privacy` must describe the aggregator's
@@ -365,13 +366,13 @@ def fedhdp_privacy(groups: Sequence[privacy_groups.PrivacyGroup],
                    sampling_rate: float, *, delta: float,
                    accountant: str = 'rdp',
                    mechanism_seed: Optional[int] = None
-                   ) -> templates.RoundPrivacy:
+                   ) -> round_privacy.RoundPrivacy:
   """Client-level accounting of the groups that are queried: each private
   group's round is a Poisson-subsampled Gaussian mechanism of rate q and its
   effective multiplier z_eff (value and clip-count noise together); a bound
   unless the noise is reproducible from `mechanism_seed`."""
   excluded = config_lib.excluded_groups(groups)
-  return templates.RoundPrivacy(
+  return round_privacy.RoundPrivacy(
       level='client-level',
       mechanisms={g.name: (sampling_rate, g.effective_noise_multiplier, 1)
                   for i, g in enumerate(groups)

@@ -47,6 +47,7 @@ from tff_hdp.fedhdp import process as process_lib
 from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.privacy import round_privacy
 
 
 # The clients' settings belong to the process; the backends share them.
@@ -74,12 +75,12 @@ class TffBackend:
                initial_weights: Sequence[np.ndarray],
                factory: hdp_factory.HeterogeneousDPFactory,
                settings: ClientSettings,
-               privacy: Optional[templates.RoundPrivacy] = None):
+               privacy: Optional[round_privacy.RoundPrivacy] = None):
     self._spec = spec
     self._settings = settings
     self._process = process_lib.compose_fedhdp_process(
         spec, initial_weights, factory, settings,
-        privacy or templates.RoundPrivacy('client-level', {}, delta=1e-5))
+        privacy or round_privacy.RoundPrivacy('client-level', {}, delta=1e-5))
     self._ditto_step = (process_lib.build_ditto_step(spec, self._process,
                                                      settings)
                         if settings.ditto else None)

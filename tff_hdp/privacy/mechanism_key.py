@@ -157,7 +157,7 @@ def not_a_guarantee(mechanism_seed: int) -> str:
 
 def ledger_terms(mechanism_seed: Optional[int],
                  accounting_caveat: Optional[str] = None) -> dict[str, Any]:
-  """`PrivacyLedger`'s (and `templates.RoundPrivacy`'s) `is_bound` and
+  """`PrivacyLedger`'s (and `round_privacy.RoundPrivacy`'s) `is_bound` and
   `not_bound_because` for a run of `mechanism_seed` whose accounting is a
   bound for its sampling unless `accounting_caveat` says why not."""
   reasons = [accounting_caveat] if accounting_caveat else []

@@ -23,7 +23,7 @@ fixed cohorts were accounted, still loads).
 
 Every system keeps one: FedHDP one entry per private group, stepped in each
 round the group is queried (`tff_hdp.fedhdp.training`); UDP-Alg one entry for
-its users (`tff_hdp.udp.training`); `tff_hdp.templates.RoundPrivacy.ledger`
+its users (`tff_hdp.udp.training`); `tff_hdp.privacy.round_privacy.RoundPrivacy.ledger`
 builds the one behind each learning process's `epsilon(state)` (FedHDP's
 groups, Robust-HDP's clients, UDP-Alg's users); and `tff_hdp.checkpoint`
 saves it with every checkpoint, so that a resumed run keeps counting where it

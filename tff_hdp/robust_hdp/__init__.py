@@ -47,6 +47,5 @@ _PUBLIC = {
     'tff_hdp.robust_hdp.config': ('RobustHdpConfig',),
     'tff_hdp.robust_hdp.process': ('build_robust_hdp_process',
                                    'build_data_source', 'client_element'),
-    'tff_hdp.templates': ('global_weights',),  # shared with FedHDP
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -63,6 +63,7 @@ from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import rule as rule_lib
 from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
+from tff_hdp.privacy import round_privacy
 
 CLIENT_INFO_TYPE = tff.types.to_type(
     collections.OrderedDict(index=np.int32, batch_size=np.int32,
@@ -185,7 +186,7 @@ def compose_robust_hdp_process(
     settings: dp_sgd.DpSgdSettings, private: bool = True,
     mechanism_seed: Optional[int] = None,
     key_in_state: Optional[bool] = None,
-    privacy: Optional[templates.RoundPrivacy] = None,
+    privacy: Optional[round_privacy.RoundPrivacy] = None,
     num_examples: Optional[Sequence[int]] = None,
     report_clients: Sequence[int] = ()
 ) -> templates.PrivateLearningProcess:
@@ -206,7 +207,7 @@ def compose_robust_hdp_process(
                         num_examples=num_examples,
                         report_clients=report_clients),
       aggregator,
-      privacy or templates.RoundPrivacy('example-level', {}, delta=1e-5),
+      privacy or round_privacy.RoundPrivacy('example-level', {}, delta=1e-5),
       participation=participation, cohort_units=cohort_units,
       assertion_markers=(SIZE_ERROR, aggregator_lib.COHORT_ERROR),
       client_hint='tff_hdp.robust_hdp.client_element(x, y, index=..., '
@@ -237,14 +238,14 @@ def robust_hdp_privacy(clients: Sequence[privacy_preferences.ClientPrivacy],
                        accountant: str = 'rdp', poisson: bool = True,
                        mechanism_seed: Optional[int] = None,
                        rounds: Optional[int] = None
-                       ) -> templates.RoundPrivacy:
+                       ) -> round_privacy.RoundPrivacy:
   """Each private client's example-level accounting: per round, E_i DP-SGD
   steps of rate b_i / N_i and multiplier z_i, on the calibration's orders;
   each client's budget is the epsilon_i it calibrated for `rounds` rounds.
   Fixed-size shuffled batches (poisson=False) are accounted as Poisson, an
   approximation, not a bound; so is a run whose noise and batches are
   reproducible from a published `mechanism_seed`."""
-  return templates.RoundPrivacy(
+  return round_privacy.RoundPrivacy(
       level='example-level',
       mechanisms={f'client_{i}': (c.sampling_rate, c.noise_multiplier,
                                   dp_sgd.steps_per_round(

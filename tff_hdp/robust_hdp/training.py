@@ -56,6 +56,7 @@ from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import process as process_lib
 from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
+from tff_hdp.privacy import round_privacy
 
 
 def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
@@ -155,7 +156,7 @@ class Experiment(round_loop.Experiment):
   runner: Any  # `build_runner`'s.
   client_data: list  # Per client, what the runner takes (TFF: a dataset).
   info: list  # Per client, its index, batch size and the z_i it adds.
-  privacy: templates.RoundPrivacy  # Per client, what a round spends.
+  privacy: round_privacy.RoundPrivacy  # Per client, what a round spends.
   # Whether eq. (7)'s noise power is the aggregate's: a private rule's
   # weighted sum of noised updates.
   noise_power_computable: bool
@@ -250,7 +251,7 @@ def _check_calibrated(config: config_lib.RobustHdpConfig, clients,
     if eps is not None:
       spent = privacy_preferences.achieved_epsilon(
           c, config.delta, accountant=config.accountant)
-      if spent > eps * (1 + templates.BUDGET_TOLERANCE):
+      if spent > eps * (1 + round_privacy.BUDGET_TOLERANCE):
         raise ValueError(
             f'clients: client {i}\'s noise multiplier {c.noise_multiplier:g} '
             f'spends epsilon {spent:.4g} over its {eps:g} in this run; '

@@ -57,6 +57,7 @@ from tff_hdp.privacy import mechanism_key
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
+from tff_hdp.privacy import round_privacy
 
 PRIVACY_UNIT = 'users'  # The accounted unit of `process.epsilon`.
 
@@ -167,13 +168,13 @@ def udp_privacy(sampling_rate: float, noise_multiplier: float, *,
                 clip_and_noise: bool = True, delta: float,
                 accountant: str = 'rdp',
                 mechanism_seed: Optional[int] = None
-                ) -> templates.RoundPrivacy:
+                ) -> round_privacy.RoundPrivacy:
   """User-level accounting: each round one Poisson-subsampled Gaussian of
   rate q and multiplier z (its stddev z max_w S over the sensitivity
   max_w S of the weighted clipped sum). Without clipping and noise (the
   Noiseless baseline), z = 0: epsilon is infinite. Not a bound when the
   noise and users are reproducible from a published `mechanism_seed`."""
-  return templates.RoundPrivacy(
+  return round_privacy.RoundPrivacy(
       level='user-level',
       mechanisms={PRIVACY_UNIT: (float(sampling_rate),
                                  float(noise_multiplier) if clip_and_noise
@@ -388,7 +389,7 @@ def compose_udp_process(net: hypernetwork.HyperNetwork,
                         num_users: int,
                         max_cohort: int,
                         local_steps: int, batch_size: int,
-                        privacy: templates.RoundPrivacy, seed: int,
+                        privacy: round_privacy.RoundPrivacy, seed: int,
                         mechanism_seed: Optional[int] = None,
                         key_in_state: Optional[bool] = None
                         ) -> templates.PrivateLearningProcess:

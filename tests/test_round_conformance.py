@@ -1,0 +1,150 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Every system's round on every backend, held to one contract (issue 61).
+
+For each of the three systems' drivers and each backend (TFF, direct, and
+TFF over two local workers), one tiny run under a mechanism seed:
+- every round publishes the same measurement keys (FedHDP's and UDP-Alg's
+  runs sample at a small q, so some of their cohorts are empty; each
+  empty round's noise is checked in tests/test_empty_cohorts.py);
+- a run killed after round 2 and resumed from its checkpoint ends exactly
+  where the uninterrupted run ends;
+- the three backends agree: the same history (to float rounding: the
+  backends sum in other orders) and the same epsilon.
+"""
+
+import dataclasses
+
+import pytest
+
+from tff_hdp import datasets
+from tff_hdp import distributed
+from tff_hdp.data import federated_data
+
+import numpy as np
+
+SYSTEMS = ('fedhdp', 'robust_hdp', 'udp')
+BACKENDS = ('direct', 'tff', 'distributed')
+ROUNDS = 4
+
+
+def _robust_data():
+  rng = np.random.default_rng(0)
+  make = lambda k: (rng.random((k, 6, 6)).astype(np.float32),
+                    rng.integers(0, 3, k).astype(np.int32))
+  return federated_data.FederatedData(
+      name='tiny', input_shape=(6, 6), num_classes=3,
+      train=[make(24 + 2 * i) for i in range(5)],
+      test=[make(8) for _ in range(5)], server_test=make(16))
+
+
+def _system(name):
+  """(training module, tiny config, data) of the system `name`."""
+  if name == 'fedhdp':
+    from tff_hdp.fedhdp import config  # pylint: disable=g-import-not-at-top
+    from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
+    return training, config.FedHdpConfig(
+        model='fc', algorithm='fedhdp', rounds=ROUNDS, clients_per_round=1,
+        sampling_rate=0.1, local_epochs=1, batch_size=5, learning_rate=0.1,
+        personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,
+        clipped_count_stddev=1.0, optout_fraction=0.25, eval_every=1,
+        lambda_p=0.1, lambda_np=0.1, seed=1, mechanism_seed=4), (
+            datasets.load_fedhdp_data('digits', num_clients=20, seed=0))
+  if name == 'udp':
+    from tests.udp import conftest  # pylint: disable=g-import-not-at-top
+    from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
+    return training, dataclasses.replace(
+        conftest.TINY, rounds=ROUNDS, sampling_rate=0.2, eval_every=1,
+        mechanism_seed=4), datasets.load_udp_data('digits', num_users=12,
+                                                  seed=0)
+  from tff_hdp.robust_hdp import config  # pylint: disable=g-import-not-at-top
+  from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
+  return training, config.RobustHdpConfig(
+      algorithm='robust_hdp', epsilons=(1.0, 2.0, 4.0, 8.0, 3.0),
+      batch_sizes=(4, 8, 8, 16, 4), model='fc', rounds=ROUNDS, eval_every=1,
+      learning_rate=0.1, rpca_max_iterations=200, mechanism_seed=4), (
+          _robust_data())
+
+
+def _on_backend(config, backend, request):
+  if backend == 'direct':
+    return dataclasses.replace(config, backend='direct')
+  request.getfixturevalue('tff_runtime')
+  workers = ()
+  if backend == 'distributed':
+    workers = tuple(distributed.local_addresses(
+        request.getfixturevalue('two_workers')))
+  return dataclasses.replace(config, backend='tff', tff_workers=workers)
+
+
+class _Stop(Exception):
+  pass
+
+
+def _stop_after_2(round_num, _):
+  if round_num == 2:
+    raise _Stop()
+
+
+_RUNS = {}  # (system, backend): the uninterrupted run's record.
+
+
+@pytest.mark.parametrize('backend', BACKENDS)
+@pytest.mark.parametrize('system', SYSTEMS)
+def test_keys_every_round_and_resume_after_a_kill(request, tmp_path, system,
+                                                  backend):
+  training, config, data = _system(system)
+  config = _on_backend(config, backend, request)
+  whole = training.train(config, data)
+  _RUNS[system, backend] = whole
+  assert len(whole['history']) == ROUNDS
+  assert len({tuple(sorted(entry)) for entry in whole['history']}) == 1
+  with pytest.raises(_Stop):
+    training.train(config, data, checkpoint_dir=str(tmp_path),
+                   checkpoint_every=1, on_round=_stop_after_2)
+  resumed = training.train(config, data, checkpoint_dir=str(tmp_path),
+                           checkpoint_every=1)
+  assert resumed['history'] == whole['history']
+  assert resumed['metrics'] == whole['metrics']
+  assert resumed['epsilon'] == whole['epsilon']
+
+
+def _close(a, b, where):
+  if isinstance(a, dict):
+    assert a.keys() == b.keys(), where
+    for k in a:
+      _close(a[k], b[k], f'{where}.{k}')
+  elif isinstance(a, (list, tuple)):
+    assert len(a) == len(b), where
+    for i, (x, y) in enumerate(zip(a, b)):
+      _close(x, y, f'{where}[{i}]')
+  elif isinstance(a, float):
+    assert a == pytest.approx(b, rel=1e-3, abs=1e-4), where
+  else:
+    assert a == b, where
+
+
+@pytest.mark.parametrize('system', SYSTEMS)
+def test_the_backends_agree(request, system):
+  """After the runs above: every backend's history and epsilon are the
+  direct backend's, to float rounding."""
+  runs = {b: _RUNS.get((system, b)) for b in BACKENDS}
+  if any(r is None for r in runs.values()):  # Run alone: make them here.
+    training, config, data = _system(system)
+    runs = {b: training.train(_on_backend(config, b, request), data)
+            for b in BACKENDS}
+  for backend in ('tff', 'distributed'):
+    _close(runs[backend]['history'], runs['direct']['history'],
+           f'{system} {backend} history')
+    assert runs[backend]['epsilon'] == runs['direct']['epsilon']
