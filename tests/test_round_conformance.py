@@ -121,8 +121,11 @@ def test_keys_every_round_and_resume_after_a_kill(request, tmp_path, system,
   with pytest.raises(_Stop):
     training.train(config, data, checkpoint_dir=str(tmp_path),
                    checkpoint_every=1, on_round=_stop_after_2)
+  ran = []
   resumed = training.train(config, data, checkpoint_dir=str(tmp_path),
-                           checkpoint_every=1)
+                           checkpoint_every=1,
+                           on_round=lambda r, _: ran.append(r))
+  assert ran == list(range(3, ROUNDS + 1))  # 1 and 2: the checkpoint's.
   assert resumed['history'] == whole['history']
   assert resumed['metrics'] == whole['metrics']
   assert _epsilon(resumed) == _epsilon(whole)

@@ -164,47 +164,6 @@ def test_first_round_only_reuses_the_weights(data):
   assert every['history'][1]['weights'] != every['history'][0]['weights']
 
 
-def test_resume_is_exact(tmp_path, data):
-  full = training.train(_config('robust_hdp', 'direct', rounds=4), data)
-  directory = str(tmp_path / 'ckpt')
-  cut = training.train(_config('robust_hdp', 'direct', rounds=4), data,
-                       checkpoint_dir=directory, checkpoint_every=2,
-                       on_round=_stop_after(2))
-  del cut
-  ran = []
-  resumed = training.train(_config('robust_hdp', 'direct', rounds=4), data,
-                           checkpoint_dir=directory, checkpoint_every=2,
-                           on_round=lambda r, _: ran.append(r))
-  assert ran == [3, 4]  # Rounds 1-2 came from the checkpoint.
-  assert resumed['history'] == full['history']
-  assert resumed['metrics'] == full['metrics']
-
-
-class _Stop(Exception):
-  pass
-
-
-def _stop_after(rounds):
-  def on_round(round_num, entry):
-    del entry
-    if round_num == rounds:
-      raise _Stop()
-  return on_round
-
-
-@pytest.fixture(autouse=True)
-def _swallow_stop(monkeypatch):
-  original = training.train
-
-  def train(*args, **kwargs):
-    try:
-      return original(*args, **kwargs)
-    except _Stop:
-      return None
-
-  monkeypatch.setattr(training, 'train', train)
-
-
 def test_bad_config_is_refused(data):
   with pytest.raises(ValueError, match='algorithm must be one of'):
     training.train(_config('fedavg', 'direct'), data)

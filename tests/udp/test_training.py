@@ -124,30 +124,6 @@ def test_baselines_account_nothing(data):
     assert record['setup']['noise_stddev'] == 0.0
 
 
-@pytest.mark.parametrize('backend', ['direct', 'tff'])
-def test_interrupted_run_resumes_exactly(request, data, tmp_path, backend):
-  if backend == 'tff':
-    request.getfixturevalue('tff_runtime')
-  run = dataclasses.replace(TINY, backend=backend, rounds=4)
-  whole = training.train(run, data)
-
-  class Stop(Exception):
-    pass
-
-  def stop_at_3(round_num, _):
-    if round_num == 3:
-      raise Stop()
-
-  with pytest.raises(Stop):
-    training.train(run, data, checkpoint_dir=str(tmp_path), on_round=stop_at_3,
-                   checkpoint_every=2)
-  resumed = training.train(run, data, checkpoint_dir=str(tmp_path),
-                           checkpoint_every=2)
-  assert resumed['metrics'] == whole['metrics']
-  assert resumed['history'] == whole['history']
-  assert resumed['epsilon'] == whole['epsilon']
-
-
 def test_config_validation_names_the_field():
   with pytest.raises(ValueError, match='sampling_rate must be in'):
     dataclasses.replace(TINY, sampling_rate=0.0).validate()
