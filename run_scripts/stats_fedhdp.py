@@ -1,0 +1,57 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Paper 001's Table 2 over seeds, from kept runs: every mean, spread, gap
+and gain the full-scale page states.
+
+    python run_scripts/stats_fedhdp.py --results_dir=docs/runs/paper_scale
+
+Reads every `results.json` under --results_dir (recursively) and prints, as
+Markdown, each Table 2 row's Acc_g and mean clip norm per seed, their mean
+and spread, the paper's cell and the distance from it, then FedHDP's gain
+over DP-FedAvg in each block over the seeds both ran
+(`tff_hdp.fedhdp.seed_stats`). docs/results/paper001.md holds this output
+for docs/runs/paper_scale; tests/fedhdp/test_seed_stats.py checks that the
+page and the command agree.
+"""
+
+import os
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+from absl import app
+from absl import flags
+
+from tff_hdp.run_scripts import cli
+from tff_hdp.fedhdp import paper_tables
+from tff_hdp.fedhdp import seed_stats
+
+_RESULTS_DIR = flags.DEFINE_string(
+    'results_dir', 'docs/runs/paper_scale',
+    'Directory searched recursively for results.json.')
+
+
+def main(argv):
+  cli.check_no_arguments(argv)
+  cli.check(os.path.isdir(_RESULTS_DIR.value),
+            f'--results_dir={_RESULTS_DIR.value} is not a directory')
+  try:
+    runs = paper_tables.load_runs(_RESULTS_DIR.value)
+  except ValueError as e:
+    raise cli.UsageError(str(e)) from None
+  print(seed_stats.markdown(runs))
+
+
+if __name__ == '__main__':
+  app.run(cli.run_main(main), flags_parser=cli.parse_flags)
