@@ -75,6 +75,7 @@ from tff_hdp.run_scripts import cli
 from tff_hdp import claims
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import rule_registry
+from tff_hdp.robust_hdp import table_rows
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 RUN_ROBUST_HDP = os.path.join(cli.REPO_ROOT, 'run_scripts',
@@ -236,7 +237,7 @@ def figure2_table(runs, distributions, seeds) -> str:
              if not np.isnan(data[a][0][i])}
     records = [r for s in found[d] for r in runs[Run(d, 20, s)].values()]
     if means:
-      lines.append(f'- {d}: {claims.robust_hdp(means)}'
+      lines.append(f'- {d}: {claims.robust_hdp(means, table_rows.roles())}'
                    f'{claims.mechanism_caveat(records)}')
   return '\n'.join(lines)
 

@@ -14,6 +14,7 @@
 """The demo tables' claim lines, computed from fixed tables."""
 
 from tff_hdp import claims
+from tff_hdp.robust_hdp import table_rows
 
 # FedHDP's table (README's demo on the digits): global accuracies, epsilon.
 _FEDHDP = {'Non-Private+Ditto': (90.37, None),
@@ -48,10 +49,19 @@ def test_fedhdp_fails_when_a_baseline_is_ahead_or_epsilons_differ():
 _ROBUST = {'Robust-HDP': 58.70, 'WeiAvg': 52.10, 'PFA': 28.50,
            'DPFedAvg': 37.60, 'minimum eps': 7.70, 'Oracle': 58.80,
            'Non-private': 95.80}
+# The registry's roles, by label.
+_ROLES = table_rows.roles()
+
+
+def test_roles_come_from_the_registry():
+  assert _ROLES == {'Robust-HDP': 'proposed', 'WeiAvg': 'baseline',
+                    'PFA': 'baseline', 'DPFedAvg': 'baseline',
+                    'minimum eps': 'baseline', 'Oracle': 'oracle',
+                    'Step-aware': 'ours', 'Non-private': 'reference'}
 
 
 def test_robust_hdp_holds():
-  assert claims.robust_hdp(_ROBUST) == (
+  assert claims.robust_hdp(_ROBUST, _ROLES) == (
       'Robust-HDP >= every private baseline run (WeiAvg, PFA, DPFedAvg, '
       'minimum eps): yes (58.70 vs 52.10, WeiAvg); within 2 points of the '
       'Oracle: yes (58.70 vs 58.80)')
@@ -59,15 +69,15 @@ def test_robust_hdp_holds():
 
 def test_robust_hdp_fails_and_ignores_non_private():
   behind = dict(_ROBUST, **{'Robust-HDP': 50.0})
-  line = claims.robust_hdp(behind)
+  line = claims.robust_hdp(behind, _ROLES)
   assert 'minimum eps): no (50.00 vs 52.10, WeiAvg)' in line
   assert 'Oracle: no (50.00 vs 58.80)' in line
   # Non-private is not a private baseline; a subset names what was run.
   subset = {'Robust-HDP': 60.0, 'DPFedAvg': 40.0, 'Non-private': 95.0}
-  assert claims.robust_hdp(subset) == (
+  assert claims.robust_hdp(subset, _ROLES) == (
       'Robust-HDP >= every private baseline run (DPFedAvg): yes (60.00 vs '
       '40.00, DPFedAvg)')
-  assert 'not checked' in claims.robust_hdp({'WeiAvg': 50.0})
+  assert 'not checked' in claims.robust_hdp({'WeiAvg': 50.0}, _ROLES)
 
 
 def test_udp_holds_and_splits_the_cost():

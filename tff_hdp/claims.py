@@ -20,8 +20,9 @@ regression shows as a "no". The claims are the papers' own:
 - FedHDP (paper 001, Tables 2-3, 8-11): at the same epsilon, FedHDP's global
   model is more accurate than DP-FedAvg's and HDP-FedAvg's.
 - Robust-HDP (paper 003, Figure 2): Robust-HDP is at least as accurate as
-  every private baseline run beside it (WeiAvg, PFA, DPFedAvg, minimum
-  epsilon), and close to the Oracle, which knows every client's noise.
+  every private baseline run beside it (every rule whose role is
+  'baseline': WeiAvg, PFA, DPFedAvg, minimum epsilon, and any registered
+  later), and close to the Oracle, which knows every client's noise.
 - UDP-Alg (paper 004, Section 5): user-level DP at a moderate epsilon keeps
   most of Noiseless's accuracy; the clip-only run (z = 0) splits the cost
   into what clipping costs and what the noise costs.
@@ -83,18 +84,20 @@ def mechanism_caveat(records: Sequence[Mapping]) -> str:
           f'published mechanism_seed={",".join(str(s) for s in seeds)}')
 
 
-def robust_hdp(accuracies: Mapping[str, float],
+def robust_hdp(accuracies: Mapping[str, float], roles: Mapping[str, str],
                oracle_points: float = 2.0) -> str:
   """Robust-HDP's claim from the mean accuracies (%) by table name.
 
-  Names: 'Robust-HDP', the private baselines 'WeiAvg', 'PFA', 'DPFedAvg',
-  'minimum eps', and optionally 'Oracle' ('Non-private' is ignored).
+  `roles` gives each name's role (`tff_hdp.robust_hdp.rule.Rule.role`,
+  from the registry): the proposed rule is compared with every 'baseline'
+  run and the 'oracle'; the others ('ours', 'reference') are left out.
   """
-  if 'Robust-HDP' not in accuracies:
+  proposed = [n for n in accuracies if roles.get(n) == 'proposed']
+  if not proposed:
     return 'Robust-HDP >= every private baseline: not checked (not run)'
-  ours = accuracies['Robust-HDP']
+  ours = accuracies[proposed[0]]
   baselines = {n: a for n, a in accuracies.items()
-               if n in ('WeiAvg', 'PFA', 'DPFedAvg', 'minimum eps')}
+               if roles.get(n) == 'baseline'}
   parts = []
   if baselines:
     rival, rival_acc = _best(baselines)
@@ -104,8 +107,9 @@ def robust_hdp(accuracies: Mapping[str, float],
   else:
     parts.append('Robust-HDP >= every private baseline: not checked (none '
                  'run)')
-  if 'Oracle' in accuracies:
-    bound = accuracies['Oracle']
+  oracles = [n for n in accuracies if roles.get(n) == 'oracle']
+  if oracles:
+    bound = accuracies[oracles[0]]
     parts.append(f'within {oracle_points:g} points of the Oracle: '
                  f'{_YES[ours >= bound - oracle_points]} ({ours:.2f} vs '
                  f'{bound:.2f})')

@@ -95,6 +95,28 @@ def test_a_rule_of_this_file_is_a_method_of_the_bench(toy_rule):
     benchmark.run(setting, [preferences], [method], seeds=[0], jobs=2)
 
 
+def test_a_private_rule_of_this_file_joins_the_claim_line(toy_rule):
+  """Registered from here, with nothing edited elsewhere: a 'baseline' by
+  default, so the claim compares Robust-HDP with it too."""
+  from tff_hdp import claims  # pylint: disable=g-import-not-at-top
+  from tff_hdp.robust_hdp import table_rows  # pylint: disable=g-import-not-at-top
+  del toy_rule
+  line = claims.robust_hdp(
+      {'Robust-HDP': 60.0, 'WeiAvg': 50.0, 'Squared sizes': 61.0,
+       'Non-private': 95.0}, table_rows.roles())
+  assert line == ('Robust-HDP >= every private baseline run (WeiAvg, '
+                  'Squared sizes): no (60.00 vs 61.00, Squared sizes)')
+
+
+def test_a_role_outside_the_list_is_refused():
+  class Unknown(SquaredSizes):
+    name = 'toy_unknown_role'
+    role = 'champion'
+  with pytest.raises(ValueError, match='role must be one of proposed, '
+                     'baseline, oracle, ours, reference'):
+    rule_registry.register(Unknown())
+
+
 def test_the_registry_refuses_in_one_line(toy_rule):
   assert rule_registry.names()[-1] == toy_rule  # The package's come first.
   with pytest.raises(TypeError, match=r'^register takes a tff_hdp\.'

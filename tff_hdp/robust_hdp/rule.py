@@ -59,6 +59,9 @@ class SideInformation:
   variances: tuple[float, ...]
 
 
+ROLES = ('proposed', 'baseline', 'oracle', 'ours', 'reference')
+
+
 class Rule(abc.ABC):
   """A Robust-HDP aggregation rule (module doc).
 
@@ -74,10 +77,17 @@ class Rule(abc.ABC):
     needs_every_epsilon: True when it cannot weigh a client without privacy.
     is_weighted_sum: False when its aggregate is not sum_i w_i Delta_i (its
       noise power is then undefined).
+    role: What it is in a comparison (`ROLES`): 'proposed' (paper 003's
+      Robust-HDP), 'baseline' (a private rule the claim compares against),
+      'oracle' (told what no server knows), 'ours' (this package's
+      variant), 'reference' (not private: the ceiling). The claim line, the
+      sweeps and HDP-Bench read it; a rule of yours is a 'baseline' unless
+      it says otherwise.
   """
   name: str
   label: str
   server_knows: str
+  role: str = 'baseline'
   private: bool = True
   estimates_from_updates: bool = False
   needs_every_epsilon: bool = False

@@ -51,6 +51,9 @@ def register(rule: Union[rule_lib.Rule, type]):
     if not isinstance(getattr(instance, attribute, None), str):
       raise TypeError(f'rule {type(instance).__name__} has no {attribute} '
                       '(a string)')
+  if instance.role not in rule_lib.ROLES:
+    raise ValueError(f'rule {instance.name}: role must be one of '
+                     f'{", ".join(rule_lib.ROLES)}, got {instance.role!r}')
   known = _RULES.get(instance.name)
   if known is not None and type(known) is not type(instance):
     raise ValueError(f'a rule named {instance.name!r} is already registered '

@@ -62,7 +62,14 @@ def claim_line(records: Sequence[Mapping[str, Any]]) -> str:
   clip-only runs are not private, so not compared)."""
   return claims.robust_hdp(
       {name(r['config']): r['metrics']['accuracy'] for r in records
-       if not r['config'].get('clip_only')}) + claims.mechanism_caveat(records)
+       if not r['config'].get('clip_only')},
+      roles()) + claims.mechanism_caveat(records)
+
+
+def roles() -> dict[str, str]:
+  """Every registered rule's role, by its label (`claims.robust_hdp`)."""
+  return {rule_registry.get(n).label: rule_registry.get(n).role
+          for n in rule_registry.names()}
 
 
 def table(records: Sequence[Mapping[str, Any]]) -> str:

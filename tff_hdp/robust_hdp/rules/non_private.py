@@ -24,6 +24,7 @@ class NonPrivate(rule.FixedWeightRule):
 
   name = 'non_private'
   label = 'Non-private'
+  role = 'reference'
   server_knows = 'N_i'
   private = False
 

@@ -28,6 +28,7 @@ class Oracle(rule.FixedWeightRule):
 
   name = 'oracle'
   label = 'Oracle'
+  role = 'oracle'
   server_knows = 'everything'
   needs_every_epsilon = True
 

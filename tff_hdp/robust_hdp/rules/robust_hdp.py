@@ -26,6 +26,7 @@ class RobustHdp(rule.Rule):
 
   name = 'robust_hdp'
   label = 'Robust-HDP'
+  role = 'proposed'
   server_knows = 'nothing'
   estimates_from_updates = True
 

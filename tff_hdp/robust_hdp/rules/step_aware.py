@@ -68,6 +68,7 @@ class StepAware(robust_hdp.RobustHdp):
   # Robust-HDP's server (told nothing), robust PCA settings and cohort.
   name = 'step_aware'
   label = 'Step-aware'
+  role = 'ours'
 
   def weights(self, updates, told):
     del told  # Told nothing.
