@@ -44,7 +44,7 @@ TF_NUM_INTRAOP_THREADS is set (e.g. =2 to time TensorFlow's default).
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
    The clients are timed in two forms, one after the other in each round
    (the order alternating), from the same keys: as the driver's
-   `process.DirectRunner` trains them (`cohort.default_form`: on a CPU
+   `direct_backend.DirectRunner` trains them (`cohort.default_form`: on a CPU
    that runs two lanes at once, two lanes of clients, `cohort.IN_LANES`),
    and in the other CPU form (each client in turn, `cohort.IN_TURN`, or
    lanes if the driver's is in turn); each with its wall and CPU seconds
@@ -170,6 +170,7 @@ def main(argv):
   from tff_hdp.robust_hdp import config as config_lib
   from tff_hdp.robust_hdp import dp_sgd
   from tff_hdp.robust_hdp import privacy_preferences
+  from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
   from tff_hdp.robust_hdp import process
   from tff_hdp.privacy import mechanism_key
 
@@ -272,7 +273,7 @@ def main(argv):
   # (Robust-HDP's server is told no variances: `Rule.told`.)
   variances = process.true_variances(config, clients, spec.num_parameters)
   runners = {
-      method: process.DirectRunner(
+      method: robust_direct_backend.DirectRunner(
           spec, spec.init(0),
           process.build_aggregator(
               dataclasses.replace(config, rpca_method=method), clients,

@@ -28,7 +28,6 @@ import numpy as np
 import pytest
 import tensorflow_federated as tff
 
-from tff_hdp import templates
 from tff_hdp.privacy import round_privacy
 from tff_hdp.data import client_data
 from tff_hdp.fedhdp import hdp_factory
@@ -37,6 +36,8 @@ from tff_hdp.robust_hdp import rule as robust_rule
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
 import tff_hdp.udp
+from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
+from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
 from tests import user_code
 
 MODEL = user_code.PACKAGE
@@ -130,7 +131,7 @@ def test_direct_runner_is_the_tff_round_on_a_partial_cohort(tff_runtime):
           for i, c in enumerate(process.clients)]
   which = (1, 3, 4)
   states = []
-  for runner in (robust_process.TffRunner, robust_process.DirectRunner):
+  for runner in (robust_tff_backend.TffRunner, robust_direct_backend.DirectRunner):
     run = runner(MODEL, MODEL.init(1), factory, settings=settings)
     state = run.initialize(np.array([3, -5], np.int64))
     for _ in range(2):

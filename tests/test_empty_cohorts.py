@@ -40,6 +40,8 @@ from tff_hdp import round_loop
 from tff_hdp import templates
 from tff_hdp.data import sampling
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
+from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
 
 BACKENDS = ('direct', 'tff', 'distributed')
 MECHANISM_SEED = 5
@@ -221,10 +223,10 @@ def test_robust_hdp_empty_cohort_releases_nothing_and_charges_nobody(
           for i, c in enumerate(clients)]
   kwargs = dict(settings=settings)
   if backend == 'direct':
-    runner = process.DirectRunner(model, model.init(1), factory, **kwargs)
+    runner = robust_direct_backend.DirectRunner(model, model.init(1), factory, **kwargs)
   elif backend == 'tff':
     request.getfixturevalue('tff_runtime')
-    runner = process.TffRunner(model, model.init(1), factory, **kwargs)
+    runner = robust_tff_backend.TffRunner(model, model.init(1), factory, **kwargs)
   else:
     workers = request.getfixturevalue('two_workers')
     runner = robust_distributed.DistributedRunner(

@@ -38,8 +38,9 @@ from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
-from tff_hdp.robust_hdp import process as robust_process
 from tff_hdp.robust_hdp import rule_registry
+from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
+from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
 
 VALUE_TYPE = tff.types.to_type([(np.float32, (2,))])
 # A tiny model (4 inputs, 3 hidden units, 2 classes) for the package builders.
@@ -158,9 +159,9 @@ def test_index_out_of_range_fails_the_round(tff_runtime, factory, message,
 
 
 def _robust_round(aggregator, indices):
-  process = robust_process.TffRunner(
+  process = robust_tff_backend.TffRunner(
       SPEC, SPEC.init(0), aggregator, settings=dp_sgd.DpSgdSettings())
-  data = [robust_process.client_dataset(*_client_data(i))
+  data = [robust_direct_backend.client_dataset(*_client_data(i))
           for i in range(len(indices))]
   info = [collections.OrderedDict(index=i, batch_size=2, noise_multiplier=1.0)
           for i in indices]

@@ -28,7 +28,7 @@ import tensorflow as tf
 from tff_hdp import models
 from tff_hdp.robust_hdp import cohort
 from tff_hdp.robust_hdp import dp_sgd
-from tff_hdp.robust_hdp import process
+from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
 
 SHAPES = {'fc': (6, 5), 'cnn5': (8, 8), 'cnn': (8, 8)}
 CLASSES = 4
@@ -250,6 +250,7 @@ _ONE_THREAD_PER_LANE = """
 import os, sys
 import tensorflow as tf
 from tff_hdp.robust_hdp import cohort
+from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
 if sys.argv[1] == 'started':
   tf.constant(1.0) + 1.0  # TensorFlow has started: its threads are fixed.
 print(cohort.one_thread_per_lane(),
@@ -292,7 +293,7 @@ def test_empty_cohort():
 
 def test_the_direct_runner_uses_the_cohort_where_it_is_faster(monkeypatch):
   # Where `default_form` is STACKED (a GPU) or IN_LANES (a CPU that runs
-  # two lanes at once), `process.DirectRunner` trains the cohort in one
+  # two lanes at once), `direct_backend.DirectRunner` trains the cohort in one
   # computation; its updates are the loop's, to float32 rounding.
   spec, weights, x, y, num_examples, batch, noise, _ = _cohort('fc', 5,
                                                                seed=11)
@@ -304,7 +305,7 @@ def test_the_direct_runner_uses_the_cohort_where_it_is_faster(monkeypatch):
 
   def updates(form):
     monkeypatch.setattr(cohort, 'default_form', lambda spec: form)
-    runner = process.DirectRunner(spec, weights, server, settings=POISSON)
+    runner = robust_direct_backend.DirectRunner(spec, weights, server, settings=POISSON)
     state = runner.initialize(np.array([3, -5], np.int64))
     rows = [runner.client_updates(state, data, info) for _ in range(2)]
     np.testing.assert_array_equal(rows[0], rows[1])  # Packed once, reused.

@@ -35,7 +35,8 @@ k_i as there (`dp_sgd.poisson_key`, `shuffle_key`, `noise_key`,
   `grouped_forward`), in `parallel_parts` independent parts; only the
   order of float32 sums differs.
 
-`default_form` picks one per device (why: its docstring, docs/performance_robust_hdp.md);
+`default_form` picks one per device (why: its docstring,
+docs/performance_robust_hdp.md);
 tests/robust_hdp/test_cohort.py checks every form client by client.
 """
 
@@ -350,7 +351,8 @@ def one_thread_per_lane() -> bool:
   A lane's kernels (a DP-SGD step at Dist1's batch sizes) are too small to
   gain from being split over threads; split anyway, the two lanes' kernels
   wait on each other's threads, and a round's clients are slower than with
-  one thread a lane (measured: docs/performance_robust_hdp.md). `run_robust_hdp.py`
+  one thread a lane (measured: docs/performance_robust_hdp.md).
+  `run_robust_hdp.py`
   calls it before TensorFlow starts, as can any caller of
   `training.train`; a library cannot, once its user's TensorFlow has
   started.

@@ -76,7 +76,7 @@ class RobustHdpConfig:
     pfa_rank: PFA's k.
     eval_every: Evaluate every k rounds (and after the last).
     backend: 'tff' (TFF's runtime) or 'direct' (the same round in plain TF,
-      bit-identical, faster; see `process.DirectRunner`).
+      bit-identical, faster; see `direct_backend.DirectRunner`).
     tff_workers: 'host:port' of running TFF workers (backend 'tff'): each
       round's clients are spread over them (`distributed`), same results.
     seed: The public seed: the initial model.
@@ -167,7 +167,8 @@ class RobustHdpConfig:
     if self.calibration_rounds is not None and (
         self.calibration_rounds < self.rounds):
       raise ValueError(f'calibration_rounds must be >= rounds '
-                       f'({self.rounds}) or None, got {self.calibration_rounds}')
+                       f'({self.rounds}) or None, got '
+                       f'{self.calibration_rounds}')
     for name in ('learning_rate', 'clip'):
       if not getattr(self, name) > 0:
         raise ValueError(f'{name} must be > 0, got {getattr(self, name)}')

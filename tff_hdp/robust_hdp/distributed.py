@@ -14,7 +14,7 @@
 """Robust-HDP rounds spread over several TFF worker processes (paper 003).
 
 The runtime (workers, the mergeable context, stacks of per-client outputs,
-failure) is `tff_hdp.distributed`; this module is `process.TffRunner`'s
+failure) is `tff_hdp.distributed`; this module is `tff_backend.TffRunner`'s
 round as a `tff.framework.MergeableCompForm`:
 
 - up_to_merge (per worker, on its slice of the n clients): broadcast theta^t;
@@ -25,12 +25,13 @@ round as a `tff.framework.MergeableCompForm`:
 - merge: concatenate the rows;
 - after_merge (once): put the rows in client order, M = [Delta_1 | ... |
   Delta_n] (a client not in the round's cohort: a row of zeros, outside
-  the rule's view, as on one machine), and run the rule's server step (`NoiseAwareAggregationFactory.
-  server_step`: RPCA and its weights for Robust-HDP, the fixed weights of
-  the baselines) and theta^{t+1} = theta^t + sum_i w_i Delta_i.
+  the rule's view, as on one machine), and run the rule's server step
+  (`NoiseAwareAggregationFactory.server_step`: RPCA and its weights for
+  Robust-HDP, the fixed weights of the baselines) and theta^{t+1} =
+  theta^t + sum_i w_i Delta_i.
 
 Nothing is summed before the server step, so the rows the server sees are
-bit for bit one machine's, and the round equals `process.TffRunner`'s
+bit for bit one machine's, and the round equals `tff_backend.TffRunner`'s
 (tests/robust_hdp/test_distributed.py). Each client's DP-SGD key of the
 round is derived from the run's secret mechanism key as on one machine
 (`process.client_key`) and reaches it as its own CLIENTS value; no key is a
@@ -55,6 +56,7 @@ from tff_hdp import templates
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.robust_hdp import direct_backend
 from tff_hdp.robust_hdp import process
 
 
@@ -114,7 +116,7 @@ def build_round_form(spec: models.ModelSpec,
   @tff.tensorflow.computation(state_type, merged_type)
   def server_step(state, stack):
     # Each row to its client's row of M; the cohort (any subset, empty
-    # included) is the rows present, as `process.DirectRunner`'s.
+    # included) is the rows present, as `direct_backend.DirectRunner`'s.
     rows = tf.reshape(stack['position'], [-1, 1])
     updates = tf.scatter_nd(rows, stack['rows'], [n, spec.num_parameters])
     clients = tf.scatter_nd(rows, tf.ones_like(stack['position']), [n])
@@ -139,7 +141,7 @@ def build_round_form(spec: models.ModelSpec,
 
 
 class DistributedRunner:
-  """`process.TffRunner`'s round over TFF workers, the same interface.
+  """`tff_backend.TffRunner`'s round over TFF workers, the same interface.
 
   `initialize(key)` and `next(state, client_data, client_info)` behave as
   the process's (the client data may also be (x, y) array pairs), with each
@@ -161,7 +163,7 @@ class DistributedRunner:
 
     Args:
       spec, initial_weights, aggregator, settings, private: As
-        `process.TffRunner`.
+        `tff_backend.TffRunner`.
       workers, timeout, context: As `tff_hdp.distributed.context_for`.
 
     Raises:
@@ -183,7 +185,8 @@ class DistributedRunner:
 
   def next(self, state, client_data, client_info):
     client_data = [
-        d if isinstance(d, tf.data.Dataset) else process.client_dataset(*d)
+        d if isinstance(d, tf.data.Dataset) else
+        direct_backend.client_dataset(*d)
         for d in client_data
     ]
     round_key = process.round_key(tf.constant(state['key']),

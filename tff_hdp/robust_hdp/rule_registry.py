@@ -87,6 +87,6 @@ def get(name: str) -> rule_lib.Rule:
   """The rule called `name`, or a one-line ValueError naming the
   registered ones."""
   if name not in _RULES:
-    raise ValueError(f'unknown rule {name!r}; registered: '
-                     f'{", ".join(_RULES) or "none (import tff_hdp.robust_hdp.rules)"}')
+    known = ', '.join(_RULES) or 'none (import tff_hdp.robust_hdp.rules)'
+    raise ValueError(f'unknown rule {name!r}; registered: {known}')
   return _RULES[name]

@@ -53,7 +53,9 @@ from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
+from tff_hdp.robust_hdp import direct_backend
 from tff_hdp.robust_hdp import process as process_lib
+from tff_hdp.robust_hdp import tff_backend
 from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 from tff_hdp.privacy import round_privacy
@@ -68,14 +70,14 @@ def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
   kwargs = dict(settings=settings,
                 private=rule_registry.get(config.algorithm).private)
   if config.backend == 'direct':
-    return process_lib.DirectRunner(spec, spec.init(config.seed), factory,
+    return direct_backend.DirectRunner(spec, spec.init(config.seed), factory,
                                     **kwargs)
   if config.tff_workers:
     from tff_hdp.robust_hdp import distributed  # pylint: disable=g-import-not-at-top
     return distributed.DistributedRunner(spec, spec.init(config.seed),
                                          factory, workers=config.tff_workers,
                                          **kwargs)
-  return process_lib.TffRunner(spec, spec.init(config.seed), factory,
+  return tff_backend.TffRunner(spec, spec.init(config.seed), factory,
                                **kwargs)
 
 
@@ -130,10 +132,10 @@ class WeighingNoised:
   """A clip-only run's direct runner for a rule whose weights come from the
   updates: every round its clients also compute the noised updates they
   would have sent (`noised_info`: their calibrated z_i), from the same
-  model and keys, and the rule weighs those (`process.DirectRunner.next`).
+  model and keys, and the rule weighs those (`direct_backend.DirectRunner.next`).
   """
 
-  def __init__(self, runner: process_lib.DirectRunner, noised_info):
+  def __init__(self, runner: direct_backend.DirectRunner, noised_info):
     self._runner = runner
     self._noised_info = noised_info
 
@@ -199,7 +201,7 @@ def prepare(config: config_lib.RobustHdpConfig, data, *,
   factory = process_lib.build_aggregator(config, clients, variances)
   runner = build_runner(config, spec, factory,
                         process_lib.dp_sgd_settings(config))
-  client_data = ([process_lib.client_dataset(x, y) for x, y in data.train]
+  client_data = ([direct_backend.client_dataset(x, y) for x, y in data.train]
                  if config.backend == 'tff' else list(data.train))
   # A clip-only run's clients add no noise; its rule still weighs by the
   # calibrated z_i (`variances`, the aggregator), or by the updates of the

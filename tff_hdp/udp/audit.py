@@ -56,6 +56,7 @@ from tff_hdp.privacy import canary_audit
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
+from tff_hdp.udp import direct_backend
 from tff_hdp.udp import training
 
 GROUP = 'phi'
@@ -154,7 +155,7 @@ def known_residual(step: hypernetfl.PhiStep,
 class AuditedRound(round_loop.Observer):
   """The direct round with the audit's canaries, and the audit's observer.
 
-  Called as `training.DirectRound` is, a round adds the round's sampled
+  Called as `direct_backend.DirectRound` is, a round adds the round's sampled
   canaries' records to the users' weighted clipped sum
   (`hypernetfl.users_step`, then `audited_phi_step`; with no user, to an
   empty sum), and its measurements start with 'canaries_sampled'. As an
@@ -167,7 +168,7 @@ class AuditedRound(round_loop.Observer):
                constants: hypernetfl.RoundConstants, batch_size: int):
     self._audit = audit
     self._constants = constants
-    signature = training.round_signature(net, batch_size)
+    signature = direct_backend.round_signature(net, batch_size)
     phi_specs = signature[0]
     observed = (known_residual if audit.observe == 'release' else
                 lambda step, total: [])

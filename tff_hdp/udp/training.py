@@ -20,7 +20,8 @@ loop (`run_rounds`, `round_loop.train`) and returns one results record
 (`results_record`).
 Each round samples users (Poisson at rate q; pFedHN: one user uniformly),
 draws their K local batches, runs `hypernetfl.round_step` as one
-`tf.function` (backend 'direct', `DirectRound`) or a round of the
+`tf.function` (backend 'direct', `direct_backend.DirectRound`) or a round
+of the
 `LearningProcess` of `process.compose_udp_process` (backend 'tff': the
 process `process.build_udp_process` builds, the same numbers), writes back
 phi and the sampled embeddings, steps the accountant (UDP only: a
@@ -55,9 +56,11 @@ from tff_hdp.data import sampling
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 from tff_hdp.udp import config as config_lib
+from tff_hdp.udp import direct_backend
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 from tff_hdp.udp import process
+from tff_hdp.udp import tff_backend
 
 LEDGER_NAME = 'phi'
 
@@ -90,121 +93,6 @@ def estimator_constants(config: config_lib.UdpConfig,
 local_batches = process.local_batches
 max_cohort = process.default_max_cohort
 round_constants = process.round_constants
-
-
-def round_signature(net: hypernetwork.HyperNetwork,
-                    batch_size: int) -> list[Any]:
-  """The direct round's input signature: phi, the users' [B, e]
-  embeddings, their `hypernetfl.UserBatches` (flat), [B] weights, the key."""
-  return [
-      [tf.TensorSpec(s, tf.float32) for s in net.shapes],
-      tf.TensorSpec((None, net.embedding_dim), tf.float32),
-      tf.TensorSpec((None, None) + net.target.input_shape, tf.float32),
-      tf.TensorSpec((None, None), tf.int32),
-      tf.TensorSpec((None, None, batch_size), tf.int32),
-      tf.TensorSpec((None, None, batch_size), tf.float32),
-      tf.TensorSpec((None,), tf.float32),
-      tf.TensorSpec((2,), tf.int64),
-  ]
-
-
-class DirectRound:
-  """A round without TFF: `hypernetfl.round_step` as one tf.function
-  (`round_fn`), and `hypernetfl.empty_round_step` when nobody is sampled.
-
-  `direct_round(round_num, phi, embeddings, batches, weights, key)` takes
-  phi, the sampled users' embeddings, their `local_batches` (None when
-  nobody is sampled), weights and the round's noise key, and returns
-  (new phi, the users' new embeddings (None without users), the round's
-  measurements), in NumPy and floats.
-  """
-
-  def __init__(self, net: hypernetwork.HyperNetwork,
-               config: config_lib.UdpConfig,
-               constants: hypernetfl.RoundConstants):
-    signature = round_signature(net, config.batch_size)
-
-    @tf.function(input_signature=signature)
-    def round_fn(phi, embeddings, x, y, indices, mask, weights, key):
-      return hypernetfl.round_step(
-          net, phi, embeddings, hypernetfl.UserBatches(x, y, indices, mask),
-          weights, key, constants)
-
-    @tf.function(input_signature=[signature[0], signature[7]])
-    def empty_round_fn(phi, key):
-      step = hypernetfl.empty_round_step(phi, key, constants)
-      return step.phi, step.noise_stddev
-
-    self.round_fn = round_fn
-    self.empty_round_fn = empty_round_fn
-
-  def __call__(self, round_num: int, phi, embeddings, batches, weights, key):
-    del round_num  # The round is the same every round.
-    phi = [tf.constant(p) for p in phi]
-    if batches is None:
-      # The same measurements as a round with users (`round_result`).
-      new_phi, stddev = self.empty_round_fn(phi, key)
-      return ([p.numpy() for p in new_phi], None,
-              {'noise_stddev': float(stddev)})
-    result = self.round_fn(phi, embeddings, *batches, weights, key)
-    return ([p.numpy() for p in result.phi], result.embeddings.numpy(),
-            {k: float(v) for k, v in result.measurements.items()})
-
-
-def _distributed_round_fn(net: hypernetwork.HyperNetwork,
-                          config: config_lib.UdpConfig,
-                          constants: hypernetfl.RoundConstants):
-  """The round over `config.tff_workers` (`distributed.DistributedRound`)."""
-  from tff_hdp.udp import distributed  # pylint: disable=g-import-not-at-top
-  spread = distributed.DistributedRound(
-      net, config.tff_workers, constants, local_steps=config.local_steps,
-      batch_size=config.batch_size)
-
-  def distributed_round_fn(round_num, state, users, x, y, indices, mask,
-                           weights):
-    del round_num  # The distributed round's state has no counter.
-    return spread(state, users, x, y, indices, mask, weights)
-
-  distributed_round_fn.runs_empty_rounds = False
-  return distributed_round_fn
-
-
-def _tff_round_fn(net: hypernetwork.HyperNetwork,
-                  config: config_lib.UdpConfig,
-                  constants: hypernetfl.RoundConstants, num_users: int):
-  """The round on TFF's runtime: the learning process
-  (`process.compose_udp_process`), or over `config.tff_workers`
-  (`distributed.DistributedRound`). Both take
-  (round number, state, users, x, y, indices, mask, weights) and return
-  (new state, measurements); the process also runs the rounds in which
-  nobody was sampled (it releases the noised empty estimator)."""
-  if config.tff_workers:
-    return _distributed_round_fn(net, config, constants)
-  rows = 1 if config.algorithm == 'pfedhn' else max_cohort(
-      num_users, config.sampling_rate)
-  learning = process.compose_udp_process(
-      net, constants, num_users=num_users, max_cohort=rows,
-      local_steps=config.local_steps, batch_size=config.batch_size,
-      privacy=process.udp_privacy(
-          config.sampling_rate, config.noise_multiplier,
-          clip_and_noise=config.private, delta=config.delta,
-          accountant=config.accountant),
-      seed=config.seed, key_in_state=True)  # The run's key, set below.
-
-  def round_fn(round_num, state, users, x, y, indices, mask, weights):
-    clients = process.client_elements(users, weights, x, y, indices, mask,
-                                      rows) if len(users) else []
-    process_state = collections.OrderedDict(
-        round_num=np.int32(round_num), phi=state['phi'],
-        embeddings=state['embeddings'], noise_key=state['noise_key'])
-    output = learning.next(process_state, clients)
-    new_state = collections.OrderedDict(
-        (key, tf.nest.map_structure(np.asarray, output.state[key]))
-        for key in ('phi', 'embeddings', 'noise_key'))
-    return new_state, {'noise_stddev': output.metrics['noise_stddev']}
-
-  round_fn.runs_empty_rounds = True
-  return round_fn
 
 
 def user_evaluation(net: hypernetwork.HyperNetwork, phi, embeddings,
@@ -283,10 +171,11 @@ def prepare(config: config_lib.UdpConfig,
   weights = user_weights(data, config.sample_cap)
   constants = round_constants(config, *estimator_constants(config, weights),
                               noise_multiplier=noise_multiplier)
-  tff_round = (_tff_round_fn(net, config, constants, data.num_clients)
+  tff_round = (tff_backend.round_fn(net, config, constants, data.num_clients)
                if config.backend == 'tff' else None)
   return Experiment(config, data, net, weights, constants,
-                   DirectRound(net, config, constants), tff_round)
+                   direct_backend.DirectRound(net, config, constants),
+                   tff_round)
 
 
 class UdpRounds(round_loop.System):
