@@ -344,6 +344,8 @@ def test_a_mechanism_object_of_the_callers_is_passed_in(tff_runtime):
       (factory(groups=(dataclasses.replace(private, name='other'),
                        opted_out)), "must have the config's groups"),
       (factory(expected_counts=None), 'must divide by the expected counts'),
+      (factory(mechanism_seed=None), "mechanism_seed (None) must be the "
+       "config's (1)"),
       (factory(groups=(dataclasses.replace(private, noise_multiplier=0.0),
                        opted_out), clip_learning_rate=0.0),
        "private group 'private' adds no noise")]:

@@ -516,7 +516,7 @@ def build_fedhdp_process(
     factory, groups = aggregator_factory(config, setup), setup.groups
   else:
     factory = model_aggregator
-    groups = accounted_groups(factory, setup)
+    groups = accounted_groups(factory, setup, config.mechanism_seed)
     setup = dataclasses.replace(setup, groups=groups)  # What runs.
   process = compose_fedhdp_process(
       spec, spec.init(config.seed), factory, settings,
@@ -529,18 +529,25 @@ def build_fedhdp_process(
       ditto_step=build_ditto_step(spec, process, settings))
 
 
-def accounted_groups(factory, setup: config_lib.Setup
+def accounted_groups(factory, setup: config_lib.Setup,
+                     mechanism_seed: Optional[int]
                      ) -> tuple[privacy_groups.PrivacyGroup, ...]:
   """The groups of `factory`, a caller's mechanism, each private one with
   the z_eff of the noise the factory adds (its value noise and clip-count
   noise), which the accountant then uses; or a one-line error where its
-  epsilon could not be a bound: another type, other groups than the
-  config's (names and privacy: the clients' levels index them), other
-  denominators than the expected counts q N_i, or a private group without
-  noise."""
+  epsilon could not be a bound: another type, another mechanism seed than
+  the config's `mechanism_seed` (the accounting says from it whether the
+  noise is secret), other groups than the config's (names and privacy: the
+  clients' levels index them), other denominators than the expected counts
+  q N_i, or a private group without noise."""
   if not isinstance(factory, hdp_factory.HeterogeneousDPFactory):
     raise TypeError('model_aggregator must be a tff_hdp.fedhdp.hdp_factory.'
                     f'HeterogeneousDPFactory, got {type(factory).__name__}')
+  if factory.mechanism_seed != mechanism_seed:
+    raise ValueError(f'model_aggregator\'s mechanism_seed '
+                     f'({factory.mechanism_seed}) must be the config\'s '
+                     f'({mechanism_seed}): epsilon says from it whether the '
+                     'noise is secret')
   mine = [(g.name, g.is_private) for g in factory.groups]
   theirs = [(g.name, g.is_private) for g in setup.groups]
   if mine != theirs:
