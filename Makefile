@@ -53,7 +53,7 @@ $(STAMP): requirements.txt requirements-data.txt constraints.txt setup.py
 # rule and distribution: docs/robust_hdp.md. UDP-Alg: 200 users at
 # epsilon 7.89, beside its clip-only run and Noiseless. Each table ends with a line saying
 # whether its paper's claim holds in the run.
-# The demo reproduces the README's tables line for line, so it fixes the
+# The demo reproduces docs/results/demo.md's tables line for line, so it fixes the
 # mechanism's randomness (--mechanism_seed=0; Robust-HDP's seeds 0, 1, 2 by
 # --reproducible): its noise and cohorts can be regenerated, and each table
 # says its epsilon is the mechanism's, not a guarantee for these outputs.
