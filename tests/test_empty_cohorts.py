@@ -34,6 +34,7 @@ import dp_accounting
 import numpy as np
 import pytest
 
+from tests import backends
 from tff_hdp import datasets
 from tff_hdp import distributed
 from tff_hdp import round_loop
@@ -43,20 +44,8 @@ from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
 from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
 
-BACKENDS = ('direct', 'tff', 'distributed')
+BACKENDS = backends.BACKENDS
 MECHANISM_SEED = 5
-
-
-def _backend_config(config, backend, request):
-  """`config` on `backend` ('distributed': TFF over two local workers)."""
-  if backend == 'direct':
-    return dataclasses.replace(config, backend='direct')
-  request.getfixturevalue('tff_runtime')
-  workers = ()
-  if backend == 'distributed':
-    workers = tuple(distributed.local_addresses(
-        request.getfixturevalue('two_workers')))
-  return dataclasses.replace(config, backend='tff', tff_workers=workers)
 
 
 def _cohorts(num_clients, rate, rounds):
@@ -120,7 +109,7 @@ def test_fedhdp_empty_cohort_takes_the_noised_step(request, fedhdp_data,
                                                    backend):
   from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-  config = _backend_config(config_lib.FedHdpConfig(
+  config = backends.on_backend(config_lib.FedHdpConfig(
       model='fc', algorithm='dp_fedavg', rounds=FEDHDP_ROUNDS,
       clients_per_round=1, sampling_rate=FEDHDP_RATE, local_epochs=1,
       batch_size=5, learning_rate=0.1, personal_learning_rate=0.1,
@@ -169,7 +158,7 @@ def test_udp_empty_cohort_takes_the_noised_step(request, udp_data, backend):
   from tests.udp import conftest  # pylint: disable=g-import-not-at-top
   from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
   rounds = 10
-  config = _backend_config(dataclasses.replace(
+  config = backends.on_backend(dataclasses.replace(
       conftest.TINY, rounds=rounds, sampling_rate=UDP_RATE, eval_every=1,
       mechanism_seed=MECHANISM_SEED), backend, request)
   cohorts = _cohorts(udp_data.num_clients, UDP_RATE, rounds)

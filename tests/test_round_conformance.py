@@ -28,14 +28,14 @@ import dataclasses
 
 import pytest
 
+from tests import backends
 from tff_hdp import datasets
-from tff_hdp import distributed
 from tff_hdp.data import federated_data
 
 import numpy as np
 
 SYSTEMS = ('fedhdp', 'robust_hdp', 'udp')
-BACKENDS = ('direct', 'tff', 'distributed')
+BACKENDS = backends.BACKENDS
 ROUNDS = 4
 
 
@@ -77,17 +77,6 @@ def _system(name):
           _robust_data())
 
 
-def _on_backend(config, backend, request):
-  if backend == 'direct':
-    return dataclasses.replace(config, backend='direct')
-  request.getfixturevalue('tff_runtime')
-  workers = ()
-  if backend == 'distributed':
-    workers = tuple(distributed.local_addresses(
-        request.getfixturevalue('two_workers')))
-  return dataclasses.replace(config, backend='tff', tff_workers=workers)
-
-
 def _epsilon(record):
   """The run's epsilon: per group (FedHDP), the users' (UDP-Alg), or per
   client (Robust-HDP's records give it client by client)."""
@@ -113,7 +102,7 @@ _RUNS = {}  # (system, backend): the uninterrupted run's record.
 def test_keys_every_round_and_resume_after_a_kill(request, tmp_path, system,
                                                   backend):
   training, config, data = _system(system)
-  config = _on_backend(config, backend, request)
+  config = backends.on_backend(config, backend, request)
   whole = training.train(config, data)
   _RUNS[system, backend] = whole
   assert len(whole['history']) == ROUNDS
@@ -153,7 +142,7 @@ def test_the_backends_agree(request, system):
   runs = {b: _RUNS.get((system, b)) for b in BACKENDS}
   if any(r is None for r in runs.values()):  # Run alone: make them here.
     training, config, data = _system(system)
-    runs = {b: training.train(_on_backend(config, b, request), data)
+    runs = {b: training.train(backends.on_backend(config, b, request), data)
             for b in BACKENDS}
   for backend in ('tff', 'distributed'):
     _close(runs[backend]['history'], runs['direct']['history'],
