@@ -210,19 +210,18 @@ def test_robust_hdp_empty_cohort_releases_nothing_and_charges_nobody(
   info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
                noise_multiplier=np.float32(c.noise_multiplier))
           for i, c in enumerate(clients)]
-  kwargs = dict(settings=settings)
+  args = (model, model.init(1), factory)
   if backend == 'direct':
-    runner = robust_direct_backend.DirectRunner(model, model.init(1), factory, **kwargs)
+    runner = robust_direct_backend.DirectRunner(*args, settings=settings)
   elif backend == 'tff':
     request.getfixturevalue('tff_runtime')
-    runner = robust_tff_backend.TffRunner(model, model.init(1), factory, **kwargs)
+    runner = robust_tff_backend.TffRunner(*args, settings=settings)
   else:
     workers = request.getfixturevalue('two_workers')
     runner = robust_distributed.DistributedRunner(
-        model, model.init(1), factory,
-        workers=distributed.local_addresses(workers), **kwargs)
-  # The distributed round takes the whole population (its form's rows).
-  cohort = (0, 1, 2, 3, 4) if backend == 'distributed' else (0, 2, 4)
+        *args, settings=settings,
+        workers=distributed.local_addresses(workers))
+  cohort = (0, 2, 4)  # A partial cohort, then nobody.
   state = runner.initialize(mechanism_key.new_key(1))
   state, with_clients = runner.next(state, [data[i] for i in cohort],
                                     [info[i] for i in cohort])
@@ -235,3 +234,6 @@ def test_robust_hdp_empty_cohort_releases_nothing_and_charges_nobody(
       after['aggregator']['participation'],
       [int(i in cohort) for i in range(len(sizes))])
   np.testing.assert_array_equal(nobody['weights'], np.zeros(len(sizes)))
+  if backend == 'distributed':  # A client twice in one round is refused.
+    with pytest.raises(Exception, match='same row index'):
+      runner.next(state, [data[0], data[0]], [info[0], info[0]])

@@ -118,8 +118,12 @@ def build_round_form(spec: models.ModelSpec,
     # Each row to its client's row of M; the cohort (any subset, empty
     # included) is the rows present, as `direct_backend.DirectRunner`'s.
     rows = tf.reshape(stack['position'], [-1, 1])
-    updates = tf.scatter_nd(rows, stack['rows'], [n, spec.num_parameters])
     clients = tf.scatter_nd(rows, tf.ones_like(stack['position']), [n])
+    once = tf.debugging.assert_less_equal(
+        clients, 1, message='Robust-HDP: two clients of the round sent the '
+        'same row index')
+    with tf.control_dependencies([once]):
+      updates = tf.scatter_nd(rows, stack['rows'], [n, spec.num_parameters])
     new_aggregator, flat, measurements = factory.server_step(
         state['aggregator'], updates, clients)
     delta = aggregator_lib.unflatten(flat, specs)
