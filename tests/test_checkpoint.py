@@ -135,9 +135,10 @@ class _Config:
 
 
 def _start(tmp_path, config):
+  options = round_loop.Options(checkpoint_dir=str(tmp_path),
+                               checkpoint_every=1)
   return checkpoint.start_run(config, _initial, total_rounds=3,
-                              checkpoint_dir=str(tmp_path),
-                              checkpoint_every=1)
+                              options=options)
 
 
 def test_a_new_run_draws_a_secret_key_and_a_resumed_run_keeps_it(tmp_path):

@@ -298,15 +298,13 @@ class Run:
 
 
 def start_run(config, initial_state: Callable[[np.ndarray], Any], *,
-              total_rounds: int, checkpoint_dir: Optional[str],
-              checkpoint_every: int, store: Optional[Any] = None,
-              progress: bool = False, summary_writer=None,
-              on_round: Optional[Callable[[int, dict], None]] = None,
+              total_rounds: int, options,
+              store: Optional[Any] = None,
               ledger: Optional[privacy_ledger.PrivacyLedger] = None) -> Run:
   """Where a driver's run starts: a new mechanism key, the initial state
-  under it and a new ledger, or the checkpoint in `checkpoint_dir` of the
-  same `config` (its key, state, ledger and history, `store` loaded); see
-  `open_run`.
+  under it and a new ledger, or the checkpoint in `options.checkpoint_dir`
+  of the same `config` (its key, state, ledger and history, `store`
+  loaded); see `open_run`.
 
   Args:
     config: The run's dataclass configuration (its `algorithm` names the
@@ -315,17 +313,19 @@ def start_run(config, initial_state: Callable[[np.ndarray], Any], *,
     initial_state: The initial server state under a key (also the template
       of a saved state).
     total_rounds: The run's rounds.
-    checkpoint_dir: Where checkpoints go (None: none).
-    checkpoint_every: Save every k rounds and after the last.
+    options: How the run is kept and shown, `round_loop.Options` (or
+      anything with its attributes): `checkpoint_dir` (where checkpoints
+      go; None: none), `checkpoint_every` (save every k rounds and after
+      the last), `progress` (a tqdm progress bar on stderr),
+      `summary_writer` (optional TensorBoard writer for the entries'
+      numbers) and `on_round` (called as on_round(round, entry) after each
+      round). Its `keep_checkpoints` is the caller's (`Run.retire`).
     store: An optional per-client store, saved and restored with the state.
-    progress: Show a progress bar (tqdm, on stderr).
-    summary_writer: Optional TensorBoard writer for the entries' numbers.
-    on_round: Called as on_round(round, entry) after each round.
     ledger: The empty ledger a new run starts from (default
       `privacy_ledger.PrivacyLedger()`).
   """
-  checkpointer, restored = open_run(checkpoint_dir, config,
-                                    every=checkpoint_every,
+  checkpointer, restored = open_run(options.checkpoint_dir, config,
+                                    every=options.checkpoint_every,
                                     initial_state=initial_state, store=store)
   ledger = privacy_ledger.PrivacyLedger() if ledger is None else ledger
   history, first_round = [], 0
@@ -335,11 +335,12 @@ def start_run(config, initial_state: Callable[[np.ndarray], Any], *,
     key = mechanism_key.new_key(getattr(config, 'mechanism_seed', None))
     state = initial_state(key)
   rounds = range(first_round, total_rounds)
-  if progress:
+  if options.progress:
     import tqdm  # pylint: disable=g-import-not-at-top
     rounds = tqdm.tqdm(rounds, desc=config.algorithm, unit='round',
                        initial=first_round, total=total_rounds)
   return Run(key=key, state=state, ledger=ledger, history=history,
              rounds=rounds, total_rounds=total_rounds,
              checkpointer=checkpointer, store=store,
-             summary_writer=summary_writer, on_round=on_round)
+             summary_writer=options.summary_writer,
+             on_round=options.on_round)

@@ -129,12 +129,8 @@ def run(system: System, config, *, total_rounds: int, eval_every: int,
   """
   if eval_every < 1:
     raise ValueError(f'eval_every must be >= 1, got {eval_every}')
-  run = checkpoint.start_run(
-      config, system.start, total_rounds=total_rounds,
-      checkpoint_dir=options.checkpoint_dir,
-      checkpoint_every=options.checkpoint_every, store=store,
-      progress=options.progress, summary_writer=options.summary_writer,
-      on_round=options.on_round, ledger=ledger)
+  run = checkpoint.start_run(config, system.start, total_rounds=total_rounds,
+                             options=options, store=store, ledger=ledger)
   for round_num in run.rounds:
     for observer in observers:
       observer.before_round(round_num, run.state)
