@@ -41,7 +41,7 @@ All risks are per coordinate, E||theta_j - phi_j||^2 / d, and do not depend
 on phi (docs/fedhdp.md, "Theory: the models").
 """
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 from scipy import optimize
@@ -136,7 +136,17 @@ def multi_level_optimal_server_variance(sigma_c2: float,
   return float(1.0 / np.sum(group_sizes / variances))
 
 
-def _client_setup(alpha2, tau2, gamma2s, group_sizes, group):
+class _ClientSetup(NamedTuple):
+  """A client's federation, checked, as the closed forms read it."""
+  alpha2: float  # alpha^2.
+  tau2: float  # tau^2.
+  noise: np.ndarray  # N_i gamma_i^2 per group: per-client noise variance.
+  variances: np.ndarray  # sigma_pi^2 per group, eq. (59).
+  others: np.ndarray  # M_i per group, eq. (71): the clients but this one.
+  group: int  # The client's group.
+
+
+def _client_setup(alpha2, tau2, gamma2s, group_sizes, group) -> _ClientSetup:
   alpha2 = float(_checks.check_positive('alpha2', alpha2))
   tau2 = float(_checks.check_nonnegative('tau2', tau2))
   _, gamma2s, group_sizes = _groups(alpha2 + tau2, gamma2s, group_sizes)
@@ -148,7 +158,7 @@ def _client_setup(alpha2, tau2, gamma2s, group_sizes, group):
   variances = alpha2 + tau2 + noise  # sigma_pi^2, eq. (59).
   others = group_sizes.copy()  # M_i of eq. (71).
   others[group] -= 1
-  return alpha2, tau2, noise, variances, others, group
+  return _ClientSetup(alpha2, tau2, noise, variances, others, group)
 
 
 def _lambda_to_u(lam):
@@ -242,9 +252,9 @@ def multi_level_local_risk(lam, alpha2: float, tau2: float,
           u**2 * global_error)
 
 
-def _bayes_gap(u, alpha2, tau2, noise, variances, others, weights, group,
-               own_noise_in_global):
+def _bayes_gap(u, setup: _ClientSetup, weights, own_noise_in_global):
   """E(theta_j* - theta_j(lambda))^2 from the coefficients of (75) and (77)."""
+  alpha2, tau2, noise, variances, others, group = setup
   precision_others = np.sum(others / variances)  # 1 / Sigma_phi\j, (68)
   bayes_var = 1.0 / (1.0 / (1.0 / precision_others + tau2) + 1.0 / alpha2)
   # Eq. (75), each coefficient divided by prod_i sigma_pi^2: the weight of
@@ -298,13 +308,11 @@ def multi_level_optimal_lambda(alpha2: float, tau2: float,
   Returns:
     lambda_j* in [0, inf].
   """
-  alpha2, tau2, noise, variances, others, group = _client_setup(
-      alpha2, tau2, gamma2s, group_sizes, group)
+  setup = _client_setup(alpha2, tau2, gamma2s, group_sizes, group)
   weights = group_weights(ratios, group_sizes)
 
   def gap(u):
-    return _bayes_gap(u, alpha2, tau2, noise, variances, others, weights,
-                      group, own_noise_in_global)
+    return _bayes_gap(u, setup, weights, own_noise_in_global)
 
   result = optimize.minimize_scalar(
       gap, bounds=(0.0, 1.0), method='bounded',
