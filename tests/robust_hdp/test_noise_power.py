@@ -29,7 +29,8 @@ def _small_setting():
 def test_fixed_rules_by_hand():
   eps, bs = [1.0, 4.0], [16, 64]
   setting = _small_setting()
-  variances = noise_power.client_variances(eps, bs, **setting)
+  variances = noise_power.client_variances(
+      eps, bs, noise_power.Setting(**setting))
   w = {'weiavg': [0.2, 0.8], 'dpfedavg': [0.5, 0.5],
        'oracle': list((1 / variances) / np.sum(1 / variances))}
   for rule, weights in w.items():
@@ -37,7 +38,8 @@ def test_fixed_rules_by_hand():
     assert noise_power.rule_noise_power(rule, eps, bs, **setting) == (
         pytest.approx(expected))
   # Minimum epsilon: both clients calibrated to epsilon = 1.
-  floor = noise_power.client_variances([1.0, 1.0], bs, **setting)
+  floor = noise_power.client_variances(
+      [1.0, 1.0], bs, noise_power.Setting(**setting))
   assert floor[1] > variances[1] and floor[0] == pytest.approx(variances[0])
   assert noise_power.rule_noise_power(
       'min_epsilon', eps, bs, **setting) == pytest.approx(

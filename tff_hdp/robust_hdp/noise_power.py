@@ -30,6 +30,7 @@ The paper's values, its rules and its setting are `paper_tables` (the
 transcription in `tff_hdp/robust_hdp/reference/paper003_table2.csv`).
 """
 
+import dataclasses
 from typing import Optional, Sequence
 
 import numpy as np
@@ -42,27 +43,53 @@ from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 
+@dataclasses.dataclass(frozen=True)
+class Setting:
+  """What every client shares in Table 2 (`paper_tables.SETTING` without
+  num_clients).
+
+  Attributes:
+    num_examples: N_i, every client's examples.
+    rounds: E, the rounds the noise is calibrated for.
+    local_epochs: K.
+    clip: c, the per-example clip norm.
+    learning_rate: eta_l.
+    delta: The target delta.
+    num_parameters: p, the model's parameters.
+    conversion: RDP to (epsilon, delta), as in
+      `privacy_preferences.calibrate`.
+  """
+  num_examples: int
+  rounds: int
+  local_epochs: int
+  clip: float
+  learning_rate: float
+  delta: float
+  num_parameters: int
+  conversion: str = 'improved'
+
+
 def client_variances(epsilons: Sequence[Optional[float]],
-                     batch_sizes: Sequence[int], *, num_examples: int,
-                     rounds: int, local_epochs: int, clip: float,
-                     learning_rate: float, delta: float, num_parameters: int,
-                     conversion: str = 'improved') -> np.ndarray:
-  """sigma_i^2 (eq. (7)) of clients calibrated to `epsilons` (`conversion`
-  as in `privacy_preferences.calibrate`)."""
+                     batch_sizes: Sequence[int],
+                     setting: Setting) -> np.ndarray:
+  """sigma_i^2 (eq. (7)) of clients calibrated to `epsilons` in
+  `setting`."""
   clients = privacy_preferences.calibrate(
-      epsilons, batch_sizes, [num_examples] * len(epsilons), rounds=rounds,
-      local_epochs=local_epochs, delta=delta, conversion=conversion)
+      epsilons, batch_sizes, [setting.num_examples] * len(epsilons),
+      rounds=setting.rounds, local_epochs=setting.local_epochs,
+      delta=setting.delta, conversion=setting.conversion)
   return np.array([
       aggregation_rules.dp_sgd_noise_variance(
-          c.noise_multiplier, c.batch_size, c.num_examples, local_epochs, clip,
-          learning_rate, num_parameters) for c in clients
+          c.noise_multiplier, c.batch_size, c.num_examples,
+          setting.local_epochs, setting.clip, setting.learning_rate,
+          setting.num_parameters) for c in clients
   ])
 
 
 def rule_noise_power(name: str, epsilons, batch_sizes, *, seed: int = 0,
                      signal_scale: float = 0.01, **setting) -> float:
-  """Table 2's entry of the rule called `name` (module doc); `setting` as
-  `paper_tables.SETTING` without num_clients (and `conversion`); `seed`
+  """Table 2's entry of the rule called `name` (module doc); `setting` the
+  fields of `Setting` (`paper_tables.SETTING` without num_clients); `seed`
   and `signal_scale` make the synthetic updates of a rule whose weights
   come from them.
 
@@ -73,12 +100,13 @@ def rule_noise_power(name: str, epsilons, batch_sizes, *, seed: int = 0,
   if not rule.is_weighted_sum:
     raise ValueError(f'rule {name}\'s aggregate is not a weighted sum of the '
                      'updates: it has no noise power')
+  setting = Setting(**setting)
   variances = client_variances(rule.calibration_epsilons(epsilons),
-                               batch_sizes, **setting)
-  p = setting['num_parameters']
+                               batch_sizes, setting)
+  p = setting.num_parameters
   side = rule_lib.SideInformation(
       epsilons=tuple(epsilons),
-      num_examples=(setting['num_examples'],) * len(epsilons),
+      num_examples=(setting.num_examples,) * len(epsilons),
       variances=tuple(variances))
   if isinstance(rule, rule_lib.FixedWeightRule):
     weights = rule_lib.normalized(rule.fixed_weights(side))
@@ -92,4 +120,4 @@ def rule_noise_power(name: str, epsilons, batch_sizes, *, seed: int = 0,
         {k: tf.constant(v) for k, v in rule.told(side).items()})
     weights = weights.numpy()
   return aggregation_rules.noise_power(weights, variances, p,
-                                       setting['learning_rate'])
+                                       setting.learning_rate)
