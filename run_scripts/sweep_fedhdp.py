@@ -114,13 +114,22 @@ def parse_shard(text: str) -> tuple[int, int]:
   return i, n
 
 
+def row_arguments(row: paper_tables.PaperRow, output_dir: str,
+                  extra: Sequence[str],
+                  data_dir: Optional[str] = None) -> list[str]:
+  """run_fedhdp.py's arguments for one row's run into `output_dir`, as the
+  sweep passes them (tools/cell_commands.py prints them for the docs)."""
+  command = [*row_flags(row), f'--output_dir={output_dir}', '--noprogress']
+  if data_dir:
+    command.append(f'--data_dir={data_dir}')
+  return command + list(extra)
+
+
 def run_row(row: paper_tables.PaperRow, output_dir: str, extra: Sequence[str]) -> int:
   """Runs one row to completion (resuming if interrupted); returns rc."""
-  command = [sys.executable, RUN_EXPERIMENT, *row_flags(row),
-             f'--output_dir={output_dir}', '--noprogress']
-  if _DATA_DIR.value:
-    command.append(f'--data_dir={_DATA_DIR.value}')
-  return cli.run_logged(command + list(extra), output_dir,
+  command = [sys.executable, RUN_EXPERIMENT,
+             *row_arguments(row, output_dir, extra, _DATA_DIR.value)]
+  return cli.run_logged(command, output_dir,
                         cli.threads_per_job(_PARALLEL.value))
 
 

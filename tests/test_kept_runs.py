@@ -17,6 +17,8 @@ Each kept `results.json` records the command that wrote it (`argv`); its
 `--output_dir=results/<path>` must be the folder the file sits in, with
 `results/` read as `docs/runs/`: that is where the sweeps look for it
 (a run whose results.json is there is skipped), and where a reader finds it.
+docs/results/paper001_rows.md lists each Table 2 run's command as
+tools/cell_commands.py prints it, each the command its kept file recorded;
 docs/runs/README.md's run times are the files' `wall_clock_seconds`.
 """
 
@@ -24,11 +26,14 @@ import collections
 import glob
 import json
 import os
+import re
+import sys
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = os.path.join(REPO, 'docs', 'runs')
+ROWS_PAGE = os.path.join(REPO, 'docs', 'results', 'paper001_rows.md')
 RUNS_README = os.path.join(RUNS, 'README.md')
 KEPT = sorted(glob.glob(os.path.join(RUNS, '**', 'results.json'),
                         recursive=True))
@@ -66,6 +71,48 @@ def test_each_kept_file_names_the_folder_it_sits_in(path):
   folder = os.path.relpath(os.path.dirname(path), RUNS)
   assert recorded_folder(argv) == folder, (
       f'{_rel(path)} names results/{recorded_folder(argv)}')
+
+
+def _cell_commands():
+  sys.path.insert(0, os.path.join(REPO, 'tools'))
+  try:
+    import cell_commands  # pylint: disable=g-import-not-at-top
+  finally:
+    sys.path.pop(0)
+  with open(os.path.join(REPO, 'Makefile'), encoding='utf-8') as f:
+    return cell_commands, f.read()
+
+
+def test_the_page_lists_each_runs_command_as_the_tool_prints_it():
+  cell_commands, makefile = _cell_commands()
+  with open(ROWS_PAGE, encoding='utf-8') as f:
+    page = f.read()
+  block = re.search(r'<!-- cell_commands.py: begin -->\n(.*?)\n'
+                    r'<!-- cell_commands.py: end -->', page, re.S).group(1)
+  assert block == cell_commands.markdown(makefile)
+
+
+def test_each_listed_command_is_the_one_its_kept_run_recorded():
+  cell_commands, makefile = _cell_commands()
+  runs = (cell_commands.table_runs(makefile) +
+          cell_commands.ablation_runs(makefile))
+  # Table 2's 20 runs (seeds 0 to 3) and the ablations, each kept once.
+  assert len([r for r in runs if r.target != 'table2-mnist-ablations']) == 20
+  assert len({r.folder for r in runs}) == len(runs)
+  for run in runs:
+    path = os.path.join(RUNS, os.path.relpath(run.folder, 'results'),
+                        'results.json')
+    with open(path, encoding='utf-8') as f:
+      argv = json.load(f)['argv']
+    assert os.path.basename(argv[0]) == 'run_fedhdp.py', path
+    assert recorded_folder(argv) == recorded_folder(run.arguments), path
+
+    def others(arguments):
+      # As sets: a few were started by hand with --noprogress given twice.
+      return {a for a in arguments if not a.startswith('--output_dir=')}
+
+    assert others(argv[1:]) == others(run.arguments), (
+        _rel(path), others(argv[1:]) ^ others(run.arguments))
 
 
 def _minutes() -> dict[str, list[float]]:
