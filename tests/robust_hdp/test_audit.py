@@ -63,7 +63,7 @@ def test_a_canary_is_clipped_like_an_example_and_counted_in_the_batch():
   state = query.initial_global_state()
   key = tf.constant([3, 4], tf.int64)
   gradient, release = audit_lib.audited_gradient(
-      spec, weights, xb, yb, query, state, b, key, canary)
+      spec, weights, (xb, yb), query, state, b, key, canary)
   # What the auditor reads is the canary clipped to norm c, along c_k.
   flat = np.concatenate([r.numpy().ravel() for r in release])
   np.testing.assert_allclose(flat, c * direction[0], atol=1e-6)
@@ -78,8 +78,8 @@ def test_a_canary_is_clipped_like_an_example_and_counted_in_the_batch():
   none = [tf.zeros((0,) + tuple(s)) for s in spec.shapes]
   noisy = dp_sgd.gaussian_query(c, 1.3)
   with_empty, _ = audit_lib.audited_gradient(
-      spec, weights, xb, yb, noisy, noisy.initial_global_state(), b, key,
-      none)
+      spec, weights, (xb, yb), noisy, noisy.initial_global_state(), b,
+      key, none)
   plain = dp_sgd.private_gradient(spec, weights, xb, yb, noisy,
                                   noisy.initial_global_state(), b, key)
   for p, q in zip(plain, with_empty):
@@ -93,7 +93,7 @@ def test_release_noise_has_stddev_c_z():
   xb = tf.image.resize(xb[..., None], (8, 8))[..., 0]
   query = dp_sgd.gaussian_query(0.5, 2.0)
   _, release = audit_lib.audited_gradient(
-      spec, weights, xb, yb, query, query.initial_global_state(),
+      spec, weights, (xb, yb), query, query.initial_global_state(),
       tf.constant(3.0), tf.constant([1, 2], tf.int64),
       [tf.zeros((0,) + tuple(s)) for s in spec.shapes])
   flat = np.concatenate([r.numpy().ravel() for r in release])

@@ -271,7 +271,7 @@ def test_private_gradient_equals_tf_privacy_on_each_example(model, shape):
   query = dp_sgd.gaussian_query(c, z)
   state = query.initial_global_state()
   gradient, release = audit.audited_gradient(
-      spec, w, x, y, query, state, tf.constant(4.0), key, extra)
+      spec, w, (x, y), query, state, tf.constant(4.0), key, extra)
   params = query.derive_sample_params(state)
   records = []
   for j in range(5):

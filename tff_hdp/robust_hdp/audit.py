@@ -63,20 +63,22 @@ CANARY_NORM_FACTOR = 10.0
 
 
 def audited_gradient(spec: models.ModelSpec, weights: Sequence[tf.Tensor],
-                     xb: tf.Tensor, yb: tf.Tensor, query, global_state,
+                     batch: tuple[tf.Tensor, tf.Tensor], query, global_state,
                      denominator: tf.Tensor, key: tf.Tensor,
                      canary_records: Sequence[tf.Tensor]):
   """`dp_sgd.private_gradient` with canary records in the batch, observed.
 
   The same parts as the mechanism: the batch's clipped sum, the canaries'
   records ([K, ...] per weight tensor) clipped by the same query and added
-  to it, the same noise draw and division by b_i.
+  to it, the same noise draw and division by b_i. Arguments as
+  `dp_sgd.private_gradient`'s, with the batch as one pair (xb, yb).
 
   Returns:
     (g~ per weight tensor, the noised sum minus the batch's own clipped
     gradients): the step, and what an auditor who knows the batch learns
     from it.
   """
+  xb, yb = batch
   known = dp_sgd.batch_clipped_sum(spec, weights, xb, yb, query, global_state)
   canaries = dp_sgd.clipped_sum(query, global_state, canary_records)
   stddev = tf.cast(global_state.stddev, tf.float32)
@@ -165,7 +167,7 @@ class RobustHdpAudit:
              key):
       query = dp_sgd.gaussian_query(settings.clip, noise_multiplier)
       gradient, release = audited_gradient(
-          spec, weights, xb, yb, query, query.initial_global_state(),
+          spec, weights, (xb, yb), query, query.initial_global_state(),
           batch_size, key, canary_records)
       lr = tf.constant(settings.learning_rate, tf.float32)
       return [w - lr * g for w, g in zip(weights, gradient)], release
