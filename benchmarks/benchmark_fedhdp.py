@@ -292,6 +292,7 @@ class OurBackend:
 
   def __init__(self, name, spec, client_data, epochs, ditto):
     import numpy as np
+    from tff_hdp.fedhdp import algorithms
     from tff_hdp.fedhdp import clip_noise
     from tff_hdp.fedhdp import hdp_factory
     from tff_hdp.fedhdp import privacy_groups
@@ -303,7 +304,7 @@ class OurBackend:
     z_b = clip_noise.default_clipped_count_stddev(k)
     z = clip_noise.split_noise_multiplier(NOISE_MULTIPLIER, z_b)[0]
     groups = privacy_groups.build_groups(
-        privacy_groups.Algorithm.DP_FEDAVG, noise_multipliers=[z],
+        algorithms.DpFedAvg(), noise_multipliers=[z],
         effective_noise_multipliers=[NOISE_MULTIPLIER], lambda_p=0.1)
     factory = hdp_factory.HeterogeneousDPFactory(
         groups, initial_clip=0.1, clipped_count_stddev=z_b, mechanism_seed=0)
@@ -537,6 +538,7 @@ def profile_fc_step(tf, num_clients, spec):
 def femnist_memory(rounds: int, max_samples: int):
   """Peak resident memory of a FEMNIST-sized direct-backend run with Ditto."""
   import numpy as np
+  from tff_hdp.fedhdp import algorithms
   from tff_hdp.fedhdp import hdp_factory
   from tff_hdp import models
   from tff_hdp.fedhdp import personal_store
@@ -547,8 +549,8 @@ def femnist_memory(rounds: int, max_samples: int):
   from tff_hdp.privacy import mechanism_key
   spec = models.cnn_model((28, 28), 62)
   groups = privacy_groups.build_groups(
-      privacy_groups.Algorithm.FEDHDP, noise_multipliers=[1.0], ratios=[0.1],
-      lambda_p=0.25, lambda_np=0.25)
+      algorithms.FedHdp(ratio=0.1), noise_multipliers=[1.0], lambda_p=0.25,
+      lambda_np=0.25)
   factory = hdp_factory.HeterogeneousDPFactory(
       groups, initial_clip=2.0, clipped_count_stddev=5.0, mechanism_seed=0)
   settings = tff_backend.ClientSettings(

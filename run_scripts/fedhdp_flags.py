@@ -25,10 +25,13 @@ from absl import flags
 from tff_hdp.run_scripts import cli
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import config as config_lib
+from tff_hdp.fedhdp import algorithm_registry
 from tff_hdp.fedhdp import presets
-from tff_hdp.fedhdp import privacy_groups
+import tff_hdp.fedhdp.algorithms  # pylint: disable=unused-import  # Registered.
 
-ALGORITHMS = tuple(a.value for a in privacy_groups.Algorithm)
+# Paper 001's four, in its tables' order (`--algorithm=all` runs every
+# registered one, a variant of yours too).
+ALGORITHMS = algorithm_registry.names()
 
 _PRESET = flags.DEFINE_enum('preset', None, sorted(presets.PRESETS),
                             'Hyperparameters of a dataset (paper 001 Table 7, '
@@ -205,13 +208,14 @@ def build_configs():
   """The FedHdpConfig of each requested run, checked; and the preset."""
   preset = _resolve_preset()
   cli.apply_preset(preset, _FROM_PRESET)
+  known = algorithm_registry.names()  # Yours too, registered since import.
   if _ALGORITHM.value == 'all':
-    algorithms = ALGORITHMS
-  elif _ALGORITHM.value in ALGORITHMS:
+    algorithms = known
+  elif _ALGORITHM.value in known:
     algorithms = (_ALGORITHM.value,)
   else:
     raise cli.UsageError(f'unknown algorithm {_ALGORITHM.value!r} for '
-                         f'--algorithm; allowed: {", ".join(ALGORITHMS)}, all')
+                         f'--algorithm; allowed: {", ".join(known)}, all')
   ratios = _floats(_R.value, 'r')  # Their range: the config's validate.
   cli.check(0.0 < flags.FLAGS.delta < 1.0,
             f'--delta must be in (0, 1), got {flags.FLAGS.delta}')

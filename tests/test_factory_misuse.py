@@ -32,6 +32,7 @@ import tensorflow_federated as tff
 from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.privacy import round_privacy
+from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as fedhdp_process
 from tff_hdp.fedhdp import privacy_groups as pg
@@ -48,8 +49,8 @@ SPEC = models.fc_model(input_shape=(4,), num_classes=2, hidden=3)
 
 
 def _hdp_factory():
-  groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[1.0],
-                           ratios=[0.5])
+  groups = pg.build_groups(algorithms.FedHdp(ratio=0.5),
+                           noise_multipliers=[1.0])
   return hdp_factory.HeterogeneousDPFactory(groups, initial_clip=1.0,
                                             clipped_count_stddev=1.0)
 

@@ -27,6 +27,7 @@ from tests import binaries
 from tff_hdp import datasets
 from tff_hdp import models
 from tff_hdp import templates
+from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import audit as audit_lib
 from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import direct_backend
@@ -43,8 +44,8 @@ KEY = mechanism_key.new_key(5)  # The runs' mechanism key.
 
 def _backend(noise=0.0, count_stddev=0.0):
   spec = models.fc_model((8, 8), num_classes=10, hidden=12)
-  groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[noise],
-                           ratios=[0.5])
+  groups = pg.build_groups(algorithms.FedHdp(ratio=0.5),
+                           noise_multipliers=[noise])
   factory = hdp_factory.HeterogeneousDPFactory(
       groups, initial_clip=0.3, clipped_count_stddev=count_stddev,
       mechanism_seed=5)
@@ -153,8 +154,8 @@ def test_release_observation_is_the_canaries_plus_the_group_noise():
 
 
 def _groups():
-  return pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[2.0, 1.0],
-                         ratios=[0.1, 0.1])
+  return pg.build_groups(algorithms.FedHdp(ratio=(0.1, 0.1)),
+                         noise_multipliers=[2.0, 1.0])
 
 
 def test_planted_noise_scales_the_named_groups_only():

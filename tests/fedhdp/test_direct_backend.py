@@ -32,6 +32,8 @@ import pytest
 import tensorflow as tf
 
 from tff_hdp import datasets
+from tff_hdp.fedhdp import algorithm_registry
+from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import batched_models
 from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import hdp_factory
@@ -66,10 +68,11 @@ def _client_data(spec, seed=0):
 
 
 def _setup(algorithm, ditto):
-  algorithm = pg.Algorithm(algorithm)
-  groups = pg.build_groups(algorithm, noise_multipliers=[0.8], ratios=[0.3],
-                           lambda_p=0.2, lambda_np=0.1)
-  noised = algorithm is not pg.Algorithm.NON_PRIVATE
+  algorithm = (algorithms.FedHdp(ratio=0.3) if algorithm == 'fedhdp' else
+               algorithm_registry.get(algorithm))
+  groups = pg.build_groups(algorithm, noise_multipliers=[0.8], lambda_p=0.2,
+                           lambda_np=0.1)
+  noised = algorithm.noised
   factory = hdp_factory.HeterogeneousDPFactory(
       groups, initial_clip=0.3, clipped_count_stddev=0.5 if noised else 0.0,
       mechanism_seed=5)
@@ -152,7 +155,7 @@ def _assert_same_as_tff_backend(model, algorithm, ditto, cnn_conv=None):
 
 
 @pytest.mark.parametrize('ditto', [True, False], ids=['ditto', 'no_ditto'])
-@pytest.mark.parametrize('algorithm', [a.value for a in pg.Algorithm])
+@pytest.mark.parametrize('algorithm', algorithms.PAPER_001)
 @pytest.mark.parametrize('model', ['fc', 'cnn'])
 def test_same_rounds_as_tff_backend(tff_runtime, model, algorithm, ditto):
   del tff_runtime

@@ -22,6 +22,7 @@ import pytest
 
 from tff_hdp import datasets
 from tff_hdp import distributed as runtime_lib
+from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import distributed
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
@@ -50,9 +51,9 @@ def data():
 def setup(data):
   """FedHDP with a noised private group (0) and a non-private group (1)."""
   spec = models.build_model('fc', data.input_shape, data.num_classes)
-  groups = pg.build_groups(pg.Algorithm.FEDHDP,
-                           noise_multipliers=[NOISE_MULTIPLIER], ratios=[0.5],
-                           lambda_p=0.1, lambda_np=0.3)
+  groups = pg.build_groups(algorithms.FedHdp(ratio=0.5),
+                           noise_multipliers=[NOISE_MULTIPLIER], lambda_p=0.1,
+                           lambda_np=0.3)
   factory = hdp_factory.HeterogeneousDPFactory(
       groups, initial_clip=INITIAL_CLIP, clipped_count_stddev=1.0,
       mechanism_seed=3)

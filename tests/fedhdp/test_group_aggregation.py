@@ -20,6 +20,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_privacy as tfp
 
+from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import group_aggregation as ga
 from tff_hdp.fedhdp import privacy_groups as pg
 
@@ -231,8 +232,8 @@ class TestFixedDenominators:
   observer of ~40,000 coordinates can estimate (docs/privacy.md).
   """
 
-  _GROUPS = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[2.3],
-                            ratios=[0.1])
+  _GROUPS = pg.build_groups(algorithms.FedHdp(ratio=0.1),
+                            noise_multipliers=[2.3])
   _EXPECTED = (36.0, 4.0)  # q N_i of the private and the opt-out group.
   _Z, _S, _D = 2.3, 0.5, 40_000
 
@@ -276,8 +277,8 @@ class TestFixedDenominators:
 
   def test_non_private_group_keeps_its_realised_mean(self):
     # No guarantee is claimed for opt-outs: their mean divides by N_np^t.
-    groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[0.0],
-                             ratios=[1.0])
+    groups = pg.build_groups(algorithms.FedHdp(ratio=1.0),
+                             noise_multipliers=[0.0])
     est = ga.clip_estimator(1.0, 0.5, 0.0)
     sums = [[tf.constant([0.0])], [tf.constant([6.0])]]
     delta, _, _, _, _ = ga.server_aggregate(

@@ -21,14 +21,16 @@ import pytest
 import tensorflow as tf
 import tensorflow_federated as tff
 
+from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups as pg
 
 VALUE_TYPE = tff.types.to_type([(np.float32, (2,)), (np.float32, ())])
 
 
-def _factory(algorithm=pg.Algorithm.FEDHDP, z=0.0, r=0.5, **kwargs):
-  groups = pg.build_groups(algorithm, noise_multipliers=[z], ratios=[r])
+def _factory(algorithm=None, z=0.0, r=0.5, **kwargs):
+  groups = pg.build_groups(algorithm or algorithms.FedHdp(ratio=r),
+                           noise_multipliers=[z])
   kwargs.setdefault('initial_clip', 10.0)
   kwargs.setdefault('clipped_count_stddev', 1.0 if z else 0.0)
   return hdp_factory.HeterogeneousDPFactory(groups, **kwargs)
@@ -74,8 +76,8 @@ def test_hand_computed_round_with_fixed_denominators(tff_runtime):
 
 
 def test_clipped_count_stddev_defaults_to_tff_share_of_expected_cohort():
-  groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[1.0],
-                           ratios=[0.1])
+  groups = pg.build_groups(algorithms.FedHdp(ratio=0.1),
+                           noise_multipliers=[1.0])
   factory = hdp_factory.HeterogeneousDPFactory(
       groups, initial_clip=1.0, expected_counts=(36.0, 4.0))
   assert factory.clipped_count_stddev == pytest.approx(0.05 * 40)
@@ -99,7 +101,7 @@ def test_clipping_applies_to_every_group_of_fedhdp(tff_runtime):
 
 def test_non_private_baseline_does_not_clip(tff_runtime):
   del tff_runtime
-  process = _factory(pg.Algorithm.NON_PRIVATE, initial_clip=0.1).create(
+  process = _factory(algorithms.NonPrivate(), initial_clip=0.1).create(
       VALUE_TYPE, tff.TensorType(np.int32))
   out = process.next(process.initialize(), [_value(3, 0), _value(1, 4)], [0, 0])
   np.testing.assert_allclose(out.result[0], [2.0, 2.0], rtol=1e-6)
@@ -110,8 +112,8 @@ def test_private_noise_has_configured_stddev_and_non_private_none(tff_runtime):
   del tff_runtime
   d, z, s = 20_000, 1.5, 2.0
   value_type = tff.types.to_type([(np.float32, (d,))])
-  groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[z],
-                           ratios=[1.0])
+  groups = pg.build_groups(algorithms.FedHdp(ratio=1.0),
+                           noise_multipliers=[z])
   factory = hdp_factory.HeterogeneousDPFactory(
       groups, initial_clip=s, clipped_count_stddev=1.0, mechanism_seed=11)
   process = factory.create(value_type, tff.TensorType(np.int32))

@@ -16,33 +16,35 @@
 import numpy as np
 import pytest
 
+from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import privacy_groups as pg
 
 
 def test_algorithms_group_layout():
   kw = dict(noise_multipliers=[1.5], effective_noise_multipliers=[1.4],
-            ratios=[0.01], lambda_p=0.1, lambda_np=0.2)
-  (only,) = pg.build_groups(pg.Algorithm.NON_PRIVATE, **kw)
+            lambda_p=0.1, lambda_np=0.2)
+  (only,) = pg.build_groups(algorithms.NonPrivate(), **kw)
   assert (only.name, only.is_private, only.clip) == ('non_private', False,
                                                      False)
   assert only.ditto_lambda == 0.2
-  (only,) = pg.build_groups(pg.Algorithm.DP_FEDAVG, **kw)
+  (only,) = pg.build_groups(algorithms.DpFedAvg(), **kw)
   assert (only.name, only.noise_multiplier, only.ratio) == ('private', 1.5, 1.0)
   assert only.ditto_lambda == 0.1
-  private, non_private = pg.build_groups(pg.Algorithm.HDP_FEDAVG, **kw)
+  private, non_private = pg.build_groups(algorithms.HdpFedAvg(), **kw)
   assert private.ratio == 1.0 and non_private.ratio == 1.0
   assert non_private.clip and not non_private.is_private
-  private, non_private = pg.build_groups(pg.Algorithm.FEDHDP, **kw)
+  private, non_private = pg.build_groups(algorithms.FedHdp(ratio=0.01),
+                                         **kw)
   assert private.ratio == 0.01 and private.effective_noise_multiplier == 1.4
 
 
 def test_multi_level_groups_and_strictest_for_dp_fedavg():
-  groups = pg.build_groups(pg.Algorithm.FEDHDP, noise_multipliers=[2.0, 1.0],
-                           ratios=[0.01, 0.2])
+  groups = pg.build_groups(algorithms.FedHdp(ratio=(0.01, 0.2)),
+                           noise_multipliers=[2.0, 1.0])
   assert [g.name for g in groups] == ['private_1', 'private_2', 'non_private']
   assert [g.ratio for g in groups] == [0.01, 0.2, 1.0]
-  (only,) = pg.build_groups(pg.Algorithm.DP_FEDAVG,
+  (only,) = pg.build_groups(algorithms.DpFedAvg(),
                             noise_multipliers=[1.0, 2.0])
   assert only.noise_multiplier == 2.0
 
@@ -56,12 +58,12 @@ def test_private_group_names():
 def test_assign_groups():
   opted = np.array([False, True, False, True])
   np.testing.assert_array_equal(
-      pg.assign_groups(pg.Algorithm.FEDHDP, opted), [0, 1, 0, 1])
+      pg.assign_groups(algorithms.FedHdp(), opted), [0, 1, 0, 1])
   np.testing.assert_array_equal(
-      pg.assign_groups(pg.Algorithm.DP_FEDAVG, opted), [0, 0, 0, 0])
+      pg.assign_groups(algorithms.DpFedAvg(), opted), [0, 0, 0, 0])
   levels = np.array([1, 0, 0, 0])
   np.testing.assert_array_equal(
-      pg.assign_groups(pg.Algorithm.FEDHDP, opted, levels), [1, 2, 0, 2])
+      pg.assign_groups(algorithms.FedHdp(), opted, levels), [1, 2, 0, 2])
 
 
 @pytest.mark.parametrize('bad', [-0.1, 1.5, (0.1, 1.5)])

@@ -28,9 +28,12 @@ import numpy as np
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.data import federated_data
+from tff_hdp.fedhdp import algorithm as algorithm_lib
+from tff_hdp.fedhdp import algorithm_registry
 from tff_hdp.fedhdp import clip_noise
 from tff_hdp.fedhdp import presets
 from tff_hdp.fedhdp import privacy_groups
+import tff_hdp.fedhdp.algorithms  # pylint: disable=unused-import  # Registered.
 
 
 DENOMINATORS = ('expected', 'realised')
@@ -168,14 +171,20 @@ class FedHdpConfig:
     return dict(sampling_rate=self.clients_per_round / num_clients,
                 population=num_clients)
 
-  def validate(self, num_clients: Optional[int] = None) -> None:
+  def validate(self, num_clients: Optional[int] = None,
+               algorithm: Optional[algorithm_lib.Algorithm] = None) -> None:
     """Raises ValueError naming the first bad field and what is allowed.
 
     Args:
       num_clients: The population N; if given, clients_per_round must also
         be <= N (else only >= 1).
+      algorithm: The run's algorithm object, if it is given rather than
+        named by `algorithm` (registered or not).
     """
-    privacy_groups.Algorithm.parse(self.algorithm)
+    if algorithm is None and self.algorithm not in algorithm_registry.names():
+      raise ValueError(f'algorithm must be one of '
+                       f'{", ".join(algorithm_registry.names())}, got '
+                       f'{self.algorithm!r}')
     mechanism_key.check_mechanism_seed(self.mechanism_seed)
     checks = (self._level_checks(num_clients) + self._privacy_checks() +
               self._round_checks(num_clients))
@@ -289,7 +298,7 @@ def _first_bad_level(levels, noise_multipliers):
 class Setup:
   """What a config resolves to before training (all deterministic)."""
 
-  algorithm: privacy_groups.Algorithm
+  algorithm: algorithm_lib.Algorithm
   groups: tuple[privacy_groups.PrivacyGroup, ...]
   client_groups: np.ndarray  # Group index of each client.
   opted_out: np.ndarray  # The clients' own choice (True = opted out).
@@ -299,17 +308,43 @@ class Setup:
   expected_counts: Optional[tuple[float, ...]]
 
 
+def run_algorithm(config: FedHdpConfig,
+                  algorithm: Optional[algorithm_lib.Algorithm] = None
+                  ) -> algorithm_lib.Algorithm:
+  """`algorithm` if given (an object, registered or not, with its own
+  settings), else the registered algorithm `config.algorithm` names, with
+  the settings of `config` it owns (`Algorithm.configured`)."""
+  if algorithm is not None:
+    return algorithm
+  return algorithm_registry.get(config.algorithm).configured(config)
+
+
+def with_algorithm(config: FedHdpConfig,
+                   algorithm: algorithm_lib.Algorithm) -> FedHdpConfig:
+  """`config` running `algorithm` (an object, registered or not): its name
+  and the fields its settings fill, so the run records what ran."""
+  if not isinstance(algorithm, algorithm_lib.Algorithm):
+    raise TypeError('algorithm must be a tff_hdp.fedhdp.algorithm.Algorithm'
+                    f', got {type(algorithm).__name__}')
+  if not algorithm.name:
+    raise TypeError(f'algorithm {type(algorithm).__name__} has no name')
+  return dataclasses.replace(config, algorithm=algorithm.name,
+                             **algorithm.config_fields())
+
+
 def resolve_noise(
-    config: FedHdpConfig) -> tuple[list[float], list[float], float]:
-  """(z per level, z_eff per level, z_b) of `config`'s algorithm.
+    config: FedHdpConfig,
+    algorithm: Optional[algorithm_lib.Algorithm] = None
+) -> tuple[list[float], list[float], float]:
+  """(z per level, z_eff per level, z_b) of the run's algorithm
+  (`run_algorithm`).
 
   z_b defaults to TFF's 0.05 x cohort; z is derived from z_eff and z_b as
   TFF's `gaussian_adaptive` does (`clip_noise.split_noise_multiplier`).
   Raises ValueError if some z_eff >= 2 z_b. The Non-Private baseline has no
   noise at all.
   """
-  algorithm = privacy_groups.Algorithm.parse(config.algorithm)
-  noised = algorithm is not privacy_groups.Algorithm.NON_PRIVATE
+  noised = run_algorithm(config, algorithm).noised
   z_effs = [z if noised else 0.0 for z in config.noise_multipliers]
   z_b = config.clipped_count_stddev
   if z_b is None and any(z_effs):
@@ -320,19 +355,21 @@ def resolve_noise(
 
 
 def resolve(config: FedHdpConfig,
-            data: Optional[federated_data.FederatedData] = None) -> Setup:
+            data: Optional[federated_data.FederatedData] = None,
+            algorithm: Optional[algorithm_lib.Algorithm] = None) -> Setup:
   """The clients' choices and the groups and noise parameters.
 
   With `config.privacy_levels`, the clients' own choices (no data needed);
   else the opt-outs and levels drawn once with the public seed among
-  `data`'s clients, as paper 001's experiments do.
+  `data`'s clients, as paper 001's experiments do. The groups are those of
+  `run_algorithm(config, algorithm)`.
   """
   if config.privacy_levels is None and data is None:
     raise ValueError('privacy_levels must give every client a level or None '
                      '(opt-out)')
   num_clients = (data.num_clients if data is not None else
                  len(config.privacy_levels))
-  config.validate(num_clients)
+  config.validate(num_clients, algorithm)
   if config.privacy_levels is not None:  # Each client's own choice.
     opted_out = np.array([l is None for l in config.privacy_levels])
     levels = np.array([0 if l is None else l for l in config.privacy_levels],
@@ -344,13 +381,12 @@ def resolve(config: FedHdpConfig,
         candidates=candidates)
     levels = privacy_groups.select_levels(opted_out, config.level_fractions,
                                           config.seed)
-  algorithm = privacy_groups.Algorithm.parse(config.algorithm)
-  zs, z_effs, z_b = resolve_noise(config)
+  algorithm = run_algorithm(config, algorithm)
+  zs, z_effs, z_b = resolve_noise(config, algorithm)
   groups = privacy_groups.build_groups(
       algorithm,
       noise_multipliers=zs,
       effective_noise_multipliers=z_effs,
-      ratios=config.ratios,
       lambda_p=config.lambda_p,
       lambda_np=config.lambda_np)
   client_groups = privacy_groups.assign_groups(

@@ -45,6 +45,9 @@ import os
 import pathlib
 from typing import Any, Mapping, Optional, Sequence
 
+from tff_hdp.fedhdp import algorithm_registry
+from tff_hdp.fedhdp import algorithms
+
 # Package data (setup.py's package_data), found wherever tff_hdp is installed.
 REFERENCE_CSV = (resources.files('tff_hdp.fedhdp') / 'reference' /
                  'paper001_tables.csv')
@@ -58,9 +61,11 @@ COLUMNS = ('table', 'dataset', 'algorithm', 'r', 'lambda_p', 'lambda_np',
 METRICS = COLUMNS[6:]
 
 DATASETS = ('mnist', 'skewed_mnist', 'fmnist', 'femnist')
-# The algorithms in the papers' row order.
-ALGORITHMS = ('non_private', 'dp_fedavg', 'hdp_fedavg', 'fedhdp')
-BASELINES = ('non_private', 'dp_fedavg', 'hdp_fedavg')
+# The algorithms in the papers' row order; the baselines (every role but
+# 'proposed') are the rows without a tuned r.
+ALGORITHMS = algorithms.PAPER_001
+BASELINES = tuple(name for name in ALGORITHMS
+                  if algorithm_registry.get(name).role != 'proposed')
 
 # Which datasets each table reports.
 TABLE_DATASETS = {

@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Privacy groups, the four algorithms of paper 001, and who opts out.
+"""Privacy groups, and who opts out.
 
 Paper 001 (Section 4, Algorithm 2) splits the N clients into l groups
 C_1..C_l by privacy level. Group i is averaged on its own,
@@ -21,13 +21,13 @@ C_1..C_l by privacy level. Group i is averaged on its own,
 
 and the groups are combined with w_i = r_i N_i^t / sum_k r_k N_k^t. A group is
 described here by a `PrivacyGroup`; an algorithm (paper 001, Section 5;
-docs/fedhdp.md) is a tuple of groups plus the rule that maps each client to one of them.
+`tff_hdp.fedhdp.algorithm`) chooses the run's groups and maps each client to
+one of them.
 
 This module is TensorFlow-free.
 """
 
 import dataclasses
-import enum
 from typing import Optional, Sequence
 
 import numpy as np
@@ -79,23 +79,6 @@ class PrivacyGroup:
     return self.noise_multiplier is not None
 
 
-class Algorithm(enum.Enum):
-  """The algorithms compared in paper 001 (Section 5)."""
-
-  NON_PRIVATE = 'non_private'
-  DP_FEDAVG = 'dp_fedavg'
-  HDP_FEDAVG = 'hdp_fedavg'
-  FEDHDP = 'fedhdp'
-
-  @classmethod
-  def parse(cls, name: str) -> 'Algorithm':
-    try:
-      return cls(name)
-    except ValueError:
-      raise ValueError(f'unknown algorithm {name!r}; allowed: '
-                       f'{", ".join(a.value for a in cls)}') from None
-
-
 def private_group_names(num_levels: int) -> list[str]:
   """'private' for one private level, else 'private_1', ..., 'private_l'."""
   if num_levels == 1:
@@ -103,30 +86,28 @@ def private_group_names(num_levels: int) -> list[str]:
   return [f'{PRIVATE}_{i + 1}' for i in range(num_levels)]
 
 
-def build_groups(algorithm: Algorithm,
+def build_groups(algorithm,
                  *,
                  noise_multipliers: Sequence[float] = (0.0,),
                  effective_noise_multipliers: Optional[Sequence[float]] = None,
-                 ratios: Sequence[float] = (1.0,),
                  lambda_p: float = 0.0,
                  lambda_np: float = 0.0) -> tuple[PrivacyGroup, ...]:
   """The aggregation groups of `algorithm` (paper 001, Section 5).
 
-  With l private levels, groups 0..l-1 are the private levels and group l the
-  non-private (opt-out) group, so `assign_groups` maps a client to its level,
-  or to l if it opted out. The single-group baselines put every client in one
-  group: everyone non-private (Non-Private, no clipping) or everyone private
-  at the strictest level (DP-FedAvg), and they report under that group's
-  name, as the papers' tables do.
+  With l private levels, the private levels' groups (r = 1, Ditto's
+  lambda_p) and the non-private (opt-out) group are made here, and
+  `algorithm.combine` returns the run's groups from them: for FedHDP and
+  HDP-FedAvg groups 0..l-1 are the levels and group l the opt-outs (FedHDP
+  with its r_i), so `assign_groups` maps a client to its level, or to l if
+  it opted out. The single-group baselines put every client in one group:
+  everyone non-private (Non-Private, no clipping) or everyone private at the
+  strictest level (DP-FedAvg), and they report under that group's name, as
+  the papers' tables do.
 
   Args:
-    algorithm: Which algorithm.
+    algorithm: A `tff_hdp.fedhdp.algorithm.Algorithm`.
     noise_multipliers: Value noise multiplier z_i of each private level.
     effective_noise_multipliers: z_eff of each level (for accounting).
-    ratios: FedHDP's r_i in [0, 1] for each private level, relative to the
-      non-private group's 1 (one value applies to every level; the range is
-      `FedHdpConfig.validate`'s, where r is set). HDP-FedAvg uses r = 1
-      throughout.
     lambda_p: Ditto lambda of private clients.
     lambda_np: Ditto lambda of non-private clients.
 
@@ -138,38 +119,28 @@ def build_groups(algorithm: Algorithm,
     raise ValueError('at least one private level is needed')
   if effective_noise_multipliers is None:
     effective_noise_multipliers = [None] * levels
-  if len(ratios) == 1:
-    ratios = list(ratios) * levels
-  if len(ratios) != levels or len(effective_noise_multipliers) != levels:
-    raise ValueError(f'{levels} private levels need {levels} values of r and '
-                     f'of z_eff, got {len(ratios)} and '
-                     f'{len(effective_noise_multipliers)}')
+  if len(effective_noise_multipliers) != levels:
+    raise ValueError(f'{levels} private levels need {levels} values of '
+                     f'z_eff, got {len(effective_noise_multipliers)}')
   private = [
-      PrivacyGroup(name, noise_multiplier=z, ratio=r, ditto_lambda=lambda_p,
+      PrivacyGroup(name, noise_multiplier=z, ditto_lambda=lambda_p,
                    effective_noise_multiplier=z_eff)
-      for name, z, z_eff, r in zip(private_group_names(levels),
-                                   noise_multipliers,
-                                   effective_noise_multipliers, ratios)
+      for name, z, z_eff in zip(private_group_names(levels),
+                                noise_multipliers,
+                                effective_noise_multipliers)
   ]
   non_private = PrivacyGroup(NON_PRIVATE, None, ditto_lambda=lambda_np)
-  if algorithm is Algorithm.NON_PRIVATE:
-    return (dataclasses.replace(non_private, clip=False),)
-  if algorithm is Algorithm.DP_FEDAVG:
-    strictest = max(private, key=lambda g: g.noise_multiplier)
-    return (dataclasses.replace(strictest, name=PRIVATE, ratio=1.0),)
-  if algorithm is Algorithm.HDP_FEDAVG:
-    private = [dataclasses.replace(g, ratio=1.0) for g in private]
-  return tuple(private) + (non_private,)
+  return tuple(algorithm.combine(tuple(private), non_private))
 
 
-def assign_groups(algorithm: Algorithm,
+def assign_groups(algorithm,
                   opted_out: np.ndarray,
                   levels: Optional[np.ndarray] = None,
                   num_levels: Optional[int] = None) -> np.ndarray:
   """Maps each client to its group index in `build_groups(algorithm)`.
 
   Args:
-    algorithm: Which algorithm.
+    algorithm: A `tff_hdp.fedhdp.algorithm.Algorithm`.
     opted_out: Boolean array, True for clients that chose to opt out.
     levels: Private level (0..l-1) of each client that did not opt out;
       default all 0 (one private level).
@@ -177,17 +148,16 @@ def assign_groups(algorithm: Algorithm,
       level given plus one; give it when a level may have no client).
 
   Returns:
-    int32 group ids: the client's level, or l if it opted out; all 0 for the
-    single-group baselines.
+    int32 group ids (`algorithm.assign`): the client's level, or l if it
+    opted out; all 0 for the single-group baselines.
   """
   opted_out = np.asarray(opted_out, dtype=bool)
-  if algorithm in (Algorithm.NON_PRIVATE, Algorithm.DP_FEDAVG):
-    return np.zeros(opted_out.shape, np.int32)
   if levels is None:
     levels = np.zeros(opted_out.shape, np.int32)
   if num_levels is None:
     num_levels = int(np.max(levels, initial=0)) + 1
-  return np.where(opted_out, num_levels, levels).astype(np.int32)
+  return np.asarray(algorithm.assign(opted_out, np.asarray(levels),
+                                     num_levels), np.int32)
 
 
 def select_levels(opted_out: np.ndarray, level_fractions: Sequence[float],

@@ -614,12 +614,12 @@ def _check_levels_sorted(noise_multipliers: Sequence[float]) -> None:
         'refused, not sorted, since privacy_levels index into it')
 
 
-def _check_clipped_count_noise(config: config_lib.FedHdpConfig) -> None:
+def _check_clipped_count_noise(config: config_lib.FedHdpConfig,
+                               algorithm=None) -> None:
   """Refuses a clip-count noise z_b too small for the levels' z_eff
   (z_eff < 2 z_b, `clip_noise.split_noise_multiplier`), naming the field to
   set."""
-  algorithm = privacy_groups.Algorithm.parse(config.algorithm)
-  if (algorithm is privacy_groups.Algorithm.NON_PRIVATE or
+  if (not config_lib.run_algorithm(config, algorithm).noised or
       not any(config.noise_multipliers)):
     return
   z_eff = max(config.noise_multipliers)

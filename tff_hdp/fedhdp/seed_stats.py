@@ -32,11 +32,12 @@ import dataclasses
 import statistics
 from typing import Optional, Sequence
 
+from tff_hdp.fedhdp import algorithm_registry
 from tff_hdp.fedhdp import paper_tables
 
 BLOCKS = {'mnist': 'non-IID MNIST', 'skewed_mnist': 'skewed non-IID MNIST'}
-LABELS = {'non_private': 'Non-Private', 'dp_fedavg': 'DP-FedAvg',
-          'hdp_fedavg': 'HDP-FedAvg', 'fedhdp': 'FedHDP'}
+LABELS = {name: algorithm_registry.get(name).label
+          for name in paper_tables.ALGORITHMS}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,21 +22,40 @@ epsilons are and the claim line of `tff_hdp.claims.fedhdp`.
 TensorFlow-free.
 """
 
+import dataclasses
+import types
 from typing import Any, Mapping, Optional, Sequence
 
 from tff_hdp import claims
 from tff_hdp import tables
+from tff_hdp.fedhdp import algorithm as algorithm_lib
+from tff_hdp.fedhdp import algorithm_registry
 from tff_hdp.fedhdp import presets
+import tff_hdp.fedhdp.algorithms  # pylint: disable=unused-import  # Registered.
 
 HEADER = ('Algorithm', 'hyperparam.', 'Acc_g%', 'Acc_g,p%', 'Acc_g,np%',
           'Delta_g%', 'Acc_l,p%', 'Acc_l,np%', 'Delta_l%', 'epsilon')
 
-ALGORITHM_NAMES = {
-    'non_private': 'Non-Private',
-    'dp_fedavg': 'DP-FedAvg',
-    'hdp_fedavg': 'HDP-FedAvg',
-    'fedhdp': 'FedHDP',
-}
+
+
+def recorded_algorithm(config: Mapping[str, Any]
+                       ) -> Optional[algorithm_lib.Algorithm]:
+  """The registered algorithm a recorded config (a results.json's, or a
+  `FedHdpConfig`) ran, with its settings; None for a name not registered
+  here."""
+  if not isinstance(config, Mapping):
+    config = dataclasses.asdict(config)
+  if config['algorithm'] not in algorithm_registry.names():
+    return None
+  return algorithm_registry.get(config['algorithm']).configured(
+      types.SimpleNamespace(**config))
+
+
+def algorithm_label(name: str) -> str:
+  """The table row's name of the algorithm called `name` (its label)."""
+  if name not in algorithm_registry.names():
+    return name
+  return algorithm_registry.get(name).label
 
 
 def _cell(mean: Optional[float], var: Optional[float] = None) -> str:
@@ -72,7 +91,8 @@ def _departures(record: Mapping[str, Any]) -> list[str]:
   config = record['config']
   preset = presets.PRESETS.get(record.get('dataset'))
   labels = []
-  if config['algorithm'] != 'non_private':
+  algorithm = recorded_algorithm(config)
+  if algorithm is None or algorithm.noised:
     z = config.get('noise_multiplier')
     if z == 0:
       labels.append('noise off')
@@ -99,12 +119,11 @@ def _departures(record: Mapping[str, Any]) -> list[str]:
 def run_row(record: Mapping[str, Any]) -> list[str]:
   """One table row from a results record of `tff_hdp.fedhdp.training.train`."""
   config, m = record['config'], record['metrics']
-  name = ALGORITHM_NAMES.get(config['algorithm'], config['algorithm'])
+  name = algorithm_label(config['algorithm'])
   if config.get('ditto'):
     name += '+Ditto'
-  hyper = []
-  if config['algorithm'] == 'fedhdp':
-    hyper.append(f"r={config['ratio']}")
+  algorithm = recorded_algorithm(config)
+  hyper = algorithm.table_settings() if algorithm else []
   if config.get('ditto'):
     hyper.append(f"lp={config['lambda_p']},lnp={config['lambda_np']}")
   hyper.extend(_departures(record))
@@ -229,10 +248,8 @@ def title(dataset: str, num_clients: int, config) -> str:
 def run_name(config) -> str:
   """A run's name (its record's, its checkpoints' and summaries'
   directory): the algorithm, and FedHDP's r of each private level."""
-  name = config.algorithm
-  if config.algorithm == 'fedhdp':
-    name += '_r' + '_'.join(f'{r:g}' for r in config.ratios)
-  return name
+  algorithm = recorded_algorithm(config)
+  return config.algorithm + (algorithm.run_suffix() if algorithm else '')
 
 
 def summary(record: Mapping[str, Any]) -> str:

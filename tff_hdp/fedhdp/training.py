@@ -100,7 +100,7 @@ def privacy_record(ledger: privacy_ledger.PrivacyLedger,
   whether its noise and cohorts were secret, and per group of `groups` (the
   private ones, in `epsilon`, and those without noise) its guarantee."""
   why = ('the non-private baseline adds no noise'
-         if config.algorithm == 'non_private' else
+         if not config_lib.run_algorithm(config).noised else
          'these clients opted out of privacy (no noise)')
   return {
       **mechanism_key.privacy_record(

@@ -43,6 +43,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from tff_hdp import registry
+
 
 @dataclasses.dataclass(frozen=True)
 class SideInformation:
@@ -59,7 +61,7 @@ class SideInformation:
   variances: tuple[float, ...]
 
 
-ROLES = ('proposed', 'baseline', 'oracle', 'ours', 'reference')
+ROLES = registry.ROLES
 
 
 class Rule(abc.ABC):
