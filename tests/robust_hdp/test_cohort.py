@@ -95,9 +95,9 @@ def _cohort_updates(spec, weights, x, y, num_examples, batch, noise, keys,
       lambda w, x, y, m, b, z, k: cohort.cohort_updates(
           spec, w, x, y,
           cohort.Clients(m, b, z if private else None, k),
-          settings=settings, form=form,
-          rows_per_group=rows_per_group or cohort.ROWS_PER_GROUP,
-          parallel_parts=parallel_parts),
+          settings=settings,
+          layout=cohort.Layout(form, rows_per_group or cohort.ROWS_PER_GROUP,
+                               parallel_parts)),
       autograph=False)
   return [v.numpy() for v in run(weights, x, y, num_examples, batch, noise,
                                  keys)]

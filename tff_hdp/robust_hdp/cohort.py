@@ -377,6 +377,22 @@ def _cpu_cores() -> int:
     return os.cpu_count() or 1
 
 
+class Layout(NamedTuple):
+  """How a round's computation is laid out; results do not depend on it.
+
+  Attributes:
+    form: A form of `FORMS`; None: `default_form(spec)`. STACKED needs
+      `grouped_forward(spec)`.
+    rows_per_group: STACKED's rows per group.
+    parallel_parts: IN_LANES's lanes, or STACKED's independent parts of a
+      step, which TensorFlow runs at once; None: 2 on a CPU of 2 or more
+      cores, 1 on a GPU.
+  """
+  form: Optional[str] = None
+  rows_per_group: int = ROWS_PER_GROUP
+  parallel_parts: Optional[int] = None
+
+
 def cohort_updates(spec: models.ModelSpec,
                    weights: Sequence[tf.Tensor],
                    x: tf.Tensor,
@@ -384,9 +400,7 @@ def cohort_updates(spec: models.ModelSpec,
                    clients: Clients,
                    *,
                    settings: dp_sgd.DpSgdSettings,
-                   form: Optional[str] = None,
-                   rows_per_group: int = ROWS_PER_GROUP,
-                   parallel_parts: Optional[int] = None) -> list[tf.Tensor]:
+                   layout: Layout = Layout()) -> list[tf.Tensor]:
   """Every client's Delta theta_i of one round, in one computation.
 
   Args:
@@ -396,12 +410,8 @@ def cohort_updates(spec: models.ModelSpec,
     y: [n, N_max] their labels (int32).
     clients: Their N_i, b_i, z_i and keys (`Clients`).
     settings: c, eta_l, K and the batch sampling.
-    form: A form of `FORMS` (results do not depend on it); default
-      `default_form(spec)`. STACKED needs `grouped_forward(spec)`.
-    rows_per_group: STACKED's rows per group (results do not depend on it).
-    parallel_parts: IN_LANES's lanes, or STACKED's independent parts of a
-      step, which TensorFlow runs at once; default 2 on a CPU of 2 or more
-      cores, 1 on a GPU (results do not depend on it).
+    layout: The form, STACKED's rows per group and the parallel parts
+      (`Layout`; results do not depend on it).
 
   Returns:
     Per weight tensor, [n, *shape]: row i is `dp_sgd.client_update(spec,
@@ -412,6 +422,7 @@ def cohort_updates(spec: models.ModelSpec,
     ValueError: For an unknown form, or STACKED for a model without a
       grouped form.
   """
+  form, rows_per_group, parallel_parts = layout
   form = form or default_form(spec)
   if form not in FORMS:
     raise ValueError(f'form must be one of {FORMS}, got {form!r}')
@@ -558,7 +569,8 @@ def cohort_function(spec: models.ModelSpec, settings: dp_sgd.DpSgdSettings,
         spec, weights, x, y,
         Clients(num_examples, batch_sizes,
                 noise_multipliers if private else None, client_keys),
-        settings=settings, form=form, parallel_parts=parallel_parts))
+        settings=settings,
+        layout=Layout(form=form, parallel_parts=parallel_parts)))
 
   return updates
 
