@@ -173,11 +173,13 @@ class AuditedRound(round_loop.Observer):
     observed = (known_residual if audit.observe == 'release' else
                 lambda step, total: [])
 
-    @tf.function(input_signature=signature + [phi_specs])
-    def round_fn(phi, embeddings, x, y, indices, mask, weights, key, records):
-      users = hypernetfl.users_step(
-          net, phi, embeddings, hypernetfl.UserBatches(x, y, indices, mask),
-          weights, constants)
+    batch_specs = hypernetfl.UserBatches(*signature[2:6])
+
+    @tf.function(input_signature=[phi_specs, signature[1], batch_specs,
+                                  signature[6], signature[7], phi_specs])
+    def round_fn(phi, embeddings, batches, weights, key, records):
+      users = hypernetfl.users_step(net, phi, embeddings, batches, weights,
+                                    constants)
       step = audited_phi_step(phi, users.total, records, key, constants)
       return (hypernetfl.round_result(users, step),
               observed(step, users.total))
@@ -201,8 +203,9 @@ class AuditedRound(round_loop.Observer):
                                                             records)
       return ([p.numpy() for p in new_phi], None,
               {'canaries_sampled': count, 'noise_stddev': float(stddev)})
-    result, self._release = self._round_fn(phi, embeddings, *batches,
-                                           weights, key, records)
+    result, self._release = self._round_fn(
+        phi, embeddings, hypernetfl.UserBatches(*batches), weights, key,
+        records)
     return ([p.numpy() for p in result.phi], result.embeddings.numpy(),
             {'canaries_sampled': count,
              **{k: float(v) for k, v in result.measurements.items()}})
