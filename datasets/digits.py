@@ -46,4 +46,5 @@ def load(num_clients: int = NUM_CLIENTS,
   x_train, x_test, y_train, y_test = model_selection.train_test_split(
       x, y, test_size=0.3, stratify=y, random_state=seed)
   return federated_data.split_one_label_per_client(
-      x_train, y_train, x_test, y_test, num_clients, seed, name='digits')
+      (x_train, y_train), (x_test, y_test), num_clients, seed,
+      name='digits')

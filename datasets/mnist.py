@@ -222,7 +222,7 @@ def load(data_dir: Optional[str] = None,
   x_train, y_train, x_test, y_test = load_arrays(data_dir)
   scale = lambda x: x.astype(np.float32) / np.float32(255.0)
   return federated_data.split_one_label_per_client(
-      scale(x_train), y_train.astype(np.int32), scale(x_test),
-      y_test.astype(np.int32), num_clients, seed, name, draw=draw,
-      examples_per_client=examples_per_client)
+      (scale(x_train), y_train.astype(np.int32)),
+      (scale(x_test), y_test.astype(np.int32)), num_clients, seed, name,
+      draw=draw, examples_per_client=examples_per_client)
 

@@ -90,8 +90,31 @@ def _from_clients(name: str, x: np.ndarray, num_classes: int,
                        draw=draw)
 
 
-def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
-                               x_test: np.ndarray, y_test: np.ndarray,
+def _one_label_train_count(y_train: np.ndarray, labels: np.ndarray,
+                           per_label: int, draw: str,
+                           examples_per_client: Optional[int]) -> int:
+  """The training samples of each client of `split_one_label_per_client`
+  (the smallest label's count over its `per_label` clients, or
+  `examples_per_client` for independent draws), or a ValueError."""
+  smallest = min(np.sum(y_train == c) for c in labels)
+  train_count = smallest // per_label
+  if train_count < 1:
+    raise ValueError(f'too many clients ({len(labels) * per_label}) for '
+                     f'{len(y_train)} training samples')
+  if examples_per_client is not None:
+    if draw != 'independent':
+      raise ValueError('examples_per_client is for independent draws; '
+                       f'disjoint draws give each client {train_count}')
+    if not 1 <= examples_per_client <= smallest:
+      raise ValueError('examples_per_client must be in [1, '
+                       f'{smallest}] (the smallest label\'s count), got '
+                       f'{examples_per_client}')
+    train_count = int(examples_per_client)
+  return train_count
+
+
+def split_one_label_per_client(train: tuple[np.ndarray, np.ndarray],
+                               test: tuple[np.ndarray, np.ndarray],
                                num_clients: int, seed: int,
                                name: str,
                                draw: str = 'disjoint',
@@ -108,7 +131,8 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
   among that label's clients. The server test set is the whole test set.
 
   Args:
-    x_train, y_train, x_test, y_test: The centralised dataset.
+    train, test: The centralised dataset, (x_train, y_train) and (x_test,
+      y_test).
     num_clients: N, a multiple of the number of labels.
     seed: Seed of the shuffles.
     name: Dataset name to record.
@@ -121,6 +145,7 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
   Returns:
     A `FederatedData` with `client_labels` and `draw` set.
   """
+  (x_train, y_train), (x_test, y_test) = train, test
   if draw not in DRAWS:
     raise ValueError(f'draw must be one of {", ".join(DRAWS)}, got {draw!r}')
   labels = np.unique(y_train)
@@ -129,26 +154,14 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
     raise ValueError(f'num_clients must be a multiple of {num_labels} for a '
                      f'one-label-per-client split, got {num_clients}')
   per_label = num_clients // num_labels
-  smallest = min(np.sum(y_train == c) for c in labels)
-  train_count = smallest // per_label
-  if train_count < 1:
-    raise ValueError(f'too many clients ({num_clients}) for {len(y_train)} '
-                     'training samples')
-  if examples_per_client is not None:
-    if draw != 'independent':
-      raise ValueError('examples_per_client is for independent draws; '
-                       f'disjoint draws give each client {train_count}')
-    if not 1 <= examples_per_client <= smallest:
-      raise ValueError('examples_per_client must be in [1, '
-                       f'{smallest}] (the smallest label\'s count), got '
-                       f'{examples_per_client}')
-    train_count = int(examples_per_client)
+  train_count = _one_label_train_count(y_train, labels, per_label, draw,
+                                       examples_per_client)
   rng = np.random.default_rng(seed)
   # Independent draws have a stream of their own, so that every other part
   # of the split (the test sets) is the disjoint split's.
   draw_rng = np.random.default_rng([seed, 1])
-  train = [None] * num_clients
-  test = [None] * num_clients
+  client_train = [None] * num_clients
+  client_test = [None] * num_clients
   client_labels = np.zeros(num_clients, np.int32)
   for li, c in enumerate(labels):
     idx = rng.permutation(np.flatnonzero(y_train == c))
@@ -160,10 +173,13 @@ def split_one_label_per_client(x_train: np.ndarray, y_train: np.ndarray,
         take = idx[k * train_count:(k + 1) * train_count]
       else:
         take = draw_rng.choice(idx, train_count, replace=False)
-      train[client] = (x_train[take], y_train[take].astype(np.int32))
-      test[client] = (x_test[test_idx[k]], y_test[test_idx[k]].astype(np.int32))
+      client_train[client] = (x_train[take],
+                              y_train[take].astype(np.int32))
+      client_test[client] = (x_test[test_idx[k]],
+                             y_test[test_idx[k]].astype(np.int32))
       client_labels[client] = c
-  return _from_clients(name, x_train, int(labels.max()) + 1, train, test,
+  return _from_clients(name, x_train, int(labels.max()) + 1, client_train,
+                       client_test,
                        server_test=(x_test, y_test.astype(np.int32)),
                        client_labels=client_labels, draw=draw)
 
