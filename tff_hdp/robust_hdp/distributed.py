@@ -71,14 +71,34 @@ def build_round_form(spec: models.ModelSpec,
   round@CLIENTS), its result the new state, and the measurements, at SERVER.
   """
   dp_sgd.check_settings(settings)
-  n = factory.num_clients
   w_type = templates.weights_type(spec.shapes)
   aggregation = factory.create(w_type, tff.TensorType(np.int32))
   state_type = tff.types.to_type(collections.OrderedDict(
       global_weights=w_type, round_num=np.int32,
       aggregator=aggregation.state_type.member))
   row_type = tff.TensorType(np.float32, (spec.num_parameters,))
-  specs = [tf.TensorSpec(s, tf.float32) for s in spec.shapes]
+  up_to_merge = _up_to_merge(spec, state_type, row_type, settings=settings,
+                             private=private)
+  merged_type = up_to_merge.type_signature.result.member
+  concat = distributed.stack_computations(row_type)[2]
+  server_step = _server_step(spec, factory, state_type, merged_type)
+
+  @tff.federated_computation(up_to_merge.type_signature.parameter,
+                             tff.FederatedType(merged_type, tff.SERVER))
+  def after_merge(arg, merged):
+    result = tff.federated_map(server_step, (arg[0], merged))
+    return result[0], result[1]
+
+  return tff.framework.MergeableCompForm(
+      up_to_merge=up_to_merge, merge=concat, after_merge=after_merge)
+
+
+def _up_to_merge(spec: models.ModelSpec, state_type, row_type, *,
+                 settings: dp_sgd.DpSgdSettings, private: bool):
+  """The round's part before the merge: theta broadcast, every client's
+  DP-SGD (`process.client_step`) and its flat row with the client's
+  index, stacked (`distributed.gather_stack`)."""
+  w_type = templates.weights_type(spec.shapes)
 
   @tff.tensorflow.computation(state_type)
   def select_weights(state):
@@ -110,8 +130,16 @@ def build_round_form(spec: models.ModelSpec,
     return distributed.gather_stack(
         deltas, tff.federated_map(index_of, client_info), row_type)
 
-  merged_type = up_to_merge.type_signature.result.member
-  concat = distributed.stack_computations(row_type)[2]
+  return up_to_merge
+
+
+def _server_step(spec: models.ModelSpec,
+                 factory: aggregator_lib.NoiseAwareAggregationFactory,
+                 state_type, merged_type):
+  """The round's part after the merge, at the server: the stacked rows
+  scattered to the rows of M, the rule's step and theta + Delta."""
+  n = factory.num_clients
+  specs = [tf.TensorSpec(s, tf.float32) for s in spec.shapes]
 
   @tff.tensorflow.computation(state_type, merged_type)
   def server_step(state, stack):
@@ -134,14 +162,7 @@ def build_round_form(spec: models.ModelSpec,
         aggregator=new_aggregator)
     return new_state, measurements
 
-  @tff.federated_computation(up_to_merge.type_signature.parameter,
-                             tff.FederatedType(merged_type, tff.SERVER))
-  def after_merge(arg, merged):
-    result = tff.federated_map(server_step, (arg[0], merged))
-    return result[0], result[1]
-
-  return tff.framework.MergeableCompForm(
-      up_to_merge=up_to_merge, merge=concat, after_merge=after_merge)
+  return server_step
 
 
 class DistributedRunner:
