@@ -87,13 +87,21 @@ def client_update(spec: models.ModelSpec,
   global_weights = [tf.convert_to_tensor(w) for w in global_weights]
   return _client_update(spec, global_weights,
                         [tf.convert_to_tensor(w) for w in personal_weights],
-                        dataset, local_epochs, tuple(rates),
-                        train_personal, seed, train_global)
+                        dataset, tuple(rates), seed,
+                        _Steps(local_epochs, train_personal, train_global))
+
+
+class _Steps(NamedTuple):
+  """Which of a round's steps a client runs, and over how many epochs
+  (Python values: `_client_update` is traced once per combination)."""
+  local_epochs: int  # E.
+  train_personal: bool  # Ditto's personal step.
+  train_global: bool  # The global model's step.
 
 
 @tf.function(autograph=False)
-def _client_update(spec, global_weights, personal_weights, dataset,
-                   local_epochs, rates, train_personal, seed, train_global):
+def _client_update(spec, global_weights, personal_weights, dataset, rates,
+                   seed, steps: _Steps):
   """`client_update`, with rates = (eta, eta_p, lambda_j).
 
   The loop is one `dataset.reduce` whose state holds only what the round
@@ -103,6 +111,7 @@ def _client_update(spec, global_weights, personal_weights, dataset,
   """
   learning_rate, personal_learning_rate, ditto_lambda = [
       tf.cast(rate, tf.float32) for rate in rates]
+  local_epochs, train_personal, train_global = steps
   global_weights = tuple(global_weights)
 
   def step(state, batch):
