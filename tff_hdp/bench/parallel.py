@@ -43,7 +43,8 @@ import sys
 import threading
 import time
 import traceback
-from typing import Iterable, Iterator, Mapping, Optional, Sequence
+from typing import (Iterable, Iterator, Mapping, NamedTuple, Optional,
+                    Sequence)
 
 
 def available_cores() -> int:
@@ -111,6 +112,13 @@ _END = object()  # No run is left (one per worker, on the queue of runs).
 _FED = object()  # Every run has been handed out (on the queue of results).
 
 
+class _Queues(NamedTuple):
+  """What the parent's threads share."""
+  todo: queue.Queue  # (index, key, task) per run, then _END per worker.
+  done: queue.Queue  # (index, (outcome, seconds), error) per run, and _FED.
+  stop: threading.Event  # Set when the parent stops: no run starts.
+
+
 def run_all(settings: Mapping, tasks: Iterable, jobs: int,
             method_files: Sequence[str] = (),
             threads: Optional[int] = None) -> Iterator:
@@ -135,76 +143,100 @@ def run_all(settings: Mapping, tasks: Iterable, jobs: int,
     threads: TensorFlow threads of each worker.
   """
   threads = threads or max(1, available_cores() // jobs)
-  todo = queue.Queue()
-  done = queue.Queue()
-  stop = threading.Event()
-
-  def feed():
-    count = 0
-    try:
-      for key, task in tasks:
-        if stop.is_set():
-          return
-        todo.put((count, key, task))
-        count += 1
-    except Exception as e:  # pylint: disable=broad-except
-      done.put((None, None, e))
-    finally:
-      for _ in range(jobs):
-        todo.put(_END)
-      done.put((_FED, count, None))
-
-  def serve(worker_box):
-    try:
-      worker_box.append(_Worker(method_files, threads))
-      while not stop.is_set():
-        item = todo.get()
-        if item is _END:
-          return
-        index, key, task = item
-        done.put((index, worker_box[0].run(key, settings[key], task), None))
-    except Exception as e:  # pylint: disable=broad-except
-      done.put((None, None, e))
-
+  queues = _Queues(queue.Queue(), queue.Queue(), threading.Event())
   boxes = [[] for _ in range(jobs)]
-  servers = [threading.Thread(target=serve, args=(b,), daemon=True)
+  servers = [threading.Thread(target=_serve, daemon=True,
+                              args=(b, settings, method_files, threads,
+                                    queues))
              for b in boxes]
   for server in servers:
     server.start()
   # Daemon: a calibration cannot be interrupted, and an error elsewhere
   # must not wait for it.
-  feeder = threading.Thread(target=feed, daemon=True)
+  feeder = threading.Thread(target=_feed, args=(tasks, jobs, queues),
+                            daemon=True)
   feeder.start()
   failure = None
   finished = False
   try:
-    expected, received = None, 0
-    while expected is None or received < expected:
-      index, result, error = done.get()
+    for index, result, error in _returned(queues.done):
       if error is not None:
         failure = error
         break
-      if index is _FED:
-        expected = result
-        continue
       outcome, seconds = result
-      received += 1
       yield index, outcome, seconds
     finished = failure is None
   finally:
     # A failed run, or a caller that stopped reading (an exception in its
     # on_result, an interrupt), ends the workers now, not after the runs left.
-    stop.set()
-    if not finished:
-      _drain(todo)
-    for server in servers:
-      if finished:
-        server.join()
-    for box in boxes:
-      for worker in box:
-        worker.close(kill=not finished)
+    _stop(queues, servers, boxes, finished)
   if failure is not None:
     raise failure
+
+
+def _feed(tasks: Iterable, jobs: int, queues: _Queues) -> None:
+  """The feeder thread: `tasks` onto the queue of runs, numbered from 0,
+  then one _END per worker and _FED with the count (or the error of
+  `tasks`) on the queue of results."""
+  count = 0
+  try:
+    for key, task in tasks:
+      if queues.stop.is_set():
+        return
+      queues.todo.put((count, key, task))
+      count += 1
+  except Exception as e:  # pylint: disable=broad-except
+    queues.done.put((None, None, e))
+  finally:
+    for _ in range(jobs):
+      queues.todo.put(_END)
+    queues.done.put((_FED, count, None))
+
+
+def _serve(worker_box: list, settings: Mapping,
+           method_files: Sequence[str], threads: int,
+           queues: _Queues) -> None:
+  """A server thread: starts a worker (into `worker_box`, for the parent
+  to end) and runs on it what it takes from the queue of runs."""
+  try:
+    worker_box.append(_Worker(method_files, threads))
+    while not queues.stop.is_set():
+      item = queues.todo.get()
+      if item is _END:
+        return
+      index, key, task = item
+      queues.done.put(
+          (index, worker_box[0].run(key, settings[key], task), None))
+  except Exception as e:  # pylint: disable=broad-except
+    queues.done.put((None, None, e))
+
+
+def _returned(done: queue.Queue) -> Iterator:
+  """(index, (outcome, seconds), error) of each run (or an error) as it
+  comes back, until every run handed out has."""
+  expected, received = None, 0
+  while expected is None or received < expected:
+    index, result, error = done.get()
+    if index is _FED:
+      expected = result
+      continue
+    received += 1
+    yield index, result, error
+
+
+def _stop(queues: _Queues, servers: Sequence[threading.Thread],
+          boxes: Sequence[list], finished: bool) -> None:
+  """Ends the workers: after their runs if `finished`, else at once (no
+  other run starts)."""
+  queues.stop.set()
+  if not finished:
+    _drain(queues.todo)
+  for server in servers:
+    if finished:
+      server.join()
+  for box in boxes:
+    for worker in box:
+      worker.close(kill=not finished)
 
 
 def _drain(todo: queue.Queue) -> None:
