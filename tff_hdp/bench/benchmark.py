@@ -35,6 +35,7 @@ mechanism_seed + s, reproducible, and its epsilon is not a guarantee for its
 outputs (the leaderboard's caption says so).
 """
 
+import dataclasses
 import functools
 import os
 import sys
@@ -146,12 +147,23 @@ def _result(setting, task, about, outcome, seconds) -> leaderboard.RunResult:
       seconds=seconds + calibration_share, population=setting.population)
 
 
+@dataclasses.dataclass(frozen=True)
+class Progress:
+  """A benchmark's results so far and where its new ones go.
+
+  Attributes:
+    done: Results of an earlier, interrupted benchmark: skipped.
+    on_result: Called with each new result (e.g. to save it), as it ends.
+  """
+  done: Iterable[leaderboard.RunResult] = ()
+  on_result: Optional[Callable[[leaderboard.RunResult], None]] = None
+
+
 def run(setting: method_lib.Setting,
         distributions: Sequence[method_lib.Preferences],
         methods: Sequence[method_lib.Method], seeds: Sequence[int], *,
         mechanism_seed: Optional[int] = None,
-        done: Iterable[leaderboard.RunResult] = (),
-        on_result: Optional[Callable[[leaderboard.RunResult], None]] = None,
+        progress: Progress = Progress(),
         jobs: int = 1, method_files: Sequence[str] = ()
         ) -> list[leaderboard.RunResult]:
   """Every method on every distribution, once per seed (module doc).
@@ -162,8 +174,8 @@ def run(setting: method_lib.Setting,
     methods: The methods to run.
     seeds: The public seeds.
     mechanism_seed: None (secret keys) or the base of reproducible ones.
-    done: Results of an earlier, interrupted benchmark: skipped.
-    on_result: Called with each new result (e.g. to save it), as it ends.
+    progress: An earlier, interrupted benchmark's results (skipped) and
+      the callback of each new result (`Progress`).
     jobs: Runs at once, each in a worker process of its share of the cores
       (`parallel`); 1 runs them one after another in this process. Each
       run is the same either way; only the order results come in (and each
@@ -172,12 +184,12 @@ def run(setting: method_lib.Setting,
       (imported by each worker when jobs > 1).
 
   Returns:
-    `done`'s results and the new ones.
+    `progress.done`'s results and the new ones.
   """
   (results,) = run_populations(
       [(setting, distributions)], methods, seeds,
-      mechanism_seed=mechanism_seed, done=[list(done)], on_result=on_result,
-      jobs=jobs, method_files=method_files)
+      mechanism_seed=mechanism_seed, done=[list(progress.done)],
+      on_result=progress.on_result, jobs=jobs, method_files=method_files)
   return results
 
 
@@ -192,7 +204,8 @@ def run_populations(
 ) -> list[list[leaderboard.RunResult]]:
   """`run` of several populations at once: per population (setting, its
   preferences), its results (`done[i]`'s, population i's results of an
-  earlier benchmark, and the new ones); the other arguments are `run`'s.
+  earlier benchmark, and the new ones); `on_result` as `Progress`'s, the
+  other arguments `run`'s.
 
   With jobs > 1 every population's runs share one set of workers, which
   start at once: the runs are calibrated (and checked) one method and
@@ -231,28 +244,43 @@ def run_populations(
           refused=functools.partial(record, i))]
       for i, (setting, distributions) in enumerate(populations)]
   settings = [setting for setting, _ in populations]
-
   if jobs == 1:
-    for plan in plans:
-      # Every run of the population calibrated and checked before any runs.
-      tasks = [(i, task) for i, preferences, m, todo in plan
-               for task in _calibrated(settings[i], preferences, m, todo,
-                                       mechanism_seed)]
-      for i, (task, about) in tasks:
-        name, calibration, seed, mechanism = task
-        start = time.perf_counter()
-        outcome = by_name[name].run(settings[i], calibration, seed=seed,
-                                    mechanism_seed=mechanism)
-        record(i, _result(settings[i], task, about, outcome,
-                          time.perf_counter() - start))
-    return results
+    _run_here(plans, settings, by_name, mechanism_seed, record)
+  else:
+    _run_on_workers(plans, settings, methods, mechanism_seed, record,
+                    jobs=jobs, method_files=method_files)
+  return results
 
+
+def _run_here(plans, settings, by_name, mechanism_seed, record) -> None:
+  """`run_populations`' runs one after another in this process, population
+  by population; each result to `record(population, result)`."""
+  for plan in plans:
+    # Every run of the population calibrated and checked before any runs.
+    tasks = [(i, task) for i, preferences, m, todo in plan
+             for task in _calibrated(settings[i], preferences, m, todo,
+                                     mechanism_seed)]
+    for i, (task, about) in tasks:
+      name, calibration, seed, mechanism = task
+      start = time.perf_counter()
+      outcome = by_name[name].run(settings[i], calibration, seed=seed,
+                                  mechanism_seed=mechanism)
+      record(i, _result(settings[i], task, about, outcome,
+                        time.perf_counter() - start))
+
+
+def _run_on_workers(plans, settings, methods, mechanism_seed, record, *,
+                    jobs: int, method_files: Sequence[str]) -> None:
+  """`run_populations`' runs on `jobs` workers (`parallel.run_all`), method
+  by method in the order of `methods`, then population by population,
+  calibrated as the workers take them; each result to
+  `record(population, result)`."""
   position = {m.name: k for k, m in enumerate(methods)}
   entries = sorted((entry for plan in plans for entry in plan),
                    key=lambda entry: (position[entry[2].name], entry[0]))
   runs = sum(len(todo) for *_, todo in entries)
   if not runs:
-    return results
+    return
   handed_out = []  # Per task handed to the workers: (population, task, about).
 
   def calibrated_tasks():
@@ -268,4 +296,3 @@ def run_populations(
       method_files):
     i, task, about = handed_out[index]
     record(i, _result(settings[i], task, about, outcome, seconds))
-  return results
