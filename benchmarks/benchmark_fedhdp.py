@@ -272,8 +272,9 @@ class ApiProcess:
           clients_per_round=k, local_epochs=epochs, batch_size=BATCH_SIZE,
           learning_rate=LEARNING_RATE, noise_multiplier=NOISE_MULTIPLIER,
           initial_clip=0.1, mechanism_seed=0)
+    from tff_hdp.privacy.preferences import Preferences  # pylint: disable=g-import-not-at-top
     self._process = tff_hdp.fedhdp.build_fedhdp_process(
-        model, config, privacy_levels=(0,) * k)
+        model, Preferences(levels=(0,) * k), config=config)
     data = tff.simulation.datasets.TestClientData({
         f'client_{i:03d}': collections.OrderedDict(x=x, y=y)
         for i, (x, y) in enumerate(client_data)})

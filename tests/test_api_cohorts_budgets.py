@@ -38,6 +38,7 @@ import tff_hdp.robust_hdp
 import tff_hdp.udp
 from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
 from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
+from tff_hdp.privacy.preferences import Preferences
 from tests import user_code
 
 MODEL = user_code.PACKAGE
@@ -51,7 +52,11 @@ def _robust(rounds=3, epsilons=EPSILONS, num_examples=SIZES,
       algorithm=rule, epsilons=epsilons, batch_sizes=(4,) * len(epsilons),
       rounds=rounds, rpca_method='ialm', seed=1, mechanism_seed=1)
   return tff_hdp.robust_hdp.build_robust_hdp_process(
-      MODEL, config, num_examples=num_examples)
+      MODEL,
+      Preferences(epsilons=config.epsilons,
+                  batch_sizes=config.batch_sizes,
+                  num_examples=num_examples),
+      config=config)
 
 
 def _clients(process, sizes=SIZES, which=None):
@@ -246,8 +251,10 @@ def test_fedhdp_round_past_the_calibrated_rounds_is_refused(tff_runtime):
   config = tff_hdp.fedhdp.FedHdpConfig(
       noise_multiplier=1.0, clipped_count_stddev=2.0, sampling_rate=1.0,
       local_epochs=1, batch_size=4, rounds=1, seed=1, mechanism_seed=1)
-  process = tff_hdp.fedhdp.build_fedhdp_process(
-      MODEL, config, privacy_levels=(0, 0, 0, 0, 0))
+  process = tff_hdp.fedhdp.build_fedhdp_process(MODEL,
+                                                Preferences(levels=(0, 0, 0, 0,
+                                                                    0)),
+                                                config=config)
   _assert_second_round_refused(process, tff_hdp.fedhdp)
 
 
@@ -255,8 +262,9 @@ def test_udp_round_past_the_calibrated_rounds_is_refused(tff_runtime):
   del tff_runtime
   config = tff_hdp.udp.UdpConfig(rounds=1, sampling_rate=1.0, seed=1,
                                  mechanism_seed=1)
-  process = tff_hdp.udp.build_udp_process(MODEL, config,
-                                          num_examples=SIZES)
+  process = tff_hdp.udp.build_udp_process(MODEL,
+                                          Preferences(num_examples=SIZES),
+                                          config=config)
   _assert_second_round_refused(process, tff_hdp.udp)
 
 
@@ -295,7 +303,12 @@ def test_a_rule_object_of_the_callers_is_passed_in(tff_runtime):
       algorithm='robust_hdp', epsilons=EPSILONS, batch_sizes=(4,) * 5,
       rounds=3, seed=1, mechanism_seed=1)
   process = tff_hdp.robust_hdp.build_robust_hdp_process(
-      MODEL, config, num_examples=SIZES, rule=_Halves(heavy=4.0))
+      MODEL,
+      Preferences(epsilons=config.epsilons,
+                  batch_sizes=config.batch_sizes,
+                  num_examples=SIZES),
+      rule=_Halves(heavy=4.0),
+      config=config)
   assert process.config.algorithm == 'halves_of_this_test'
   output = process.next(process.initialize(), _clients(process))
   weights = np.asarray(output.metrics['aggregator']['weights'])
@@ -304,7 +317,12 @@ def test_a_rule_object_of_the_callers_is_passed_in(tff_runtime):
   with pytest.raises(TypeError, match='rule must be a tff_hdp.robust_hdp.'
                      'rule.Rule, got str'):
     tff_hdp.robust_hdp.build_robust_hdp_process(
-        MODEL, config, num_examples=SIZES, rule='halves')
+        MODEL,
+        Preferences(epsilons=config.epsilons,
+                    batch_sizes=config.batch_sizes,
+                    num_examples=SIZES),
+        rule='halves',
+        config=config)
 
 
 def test_a_mechanism_object_of_the_callers_is_passed_in(tff_runtime):
@@ -318,7 +336,7 @@ def test_a_mechanism_object_of_the_callers_is_passed_in(tff_runtime):
       noise_multiplier=0.25, sampling_rate=0.5, local_epochs=1, batch_size=4,
       seed=1, mechanism_seed=1)
   private, opted_out = tff_hdp.fedhdp.build_fedhdp_process(
-      MODEL, config, privacy_levels=levels).groups
+      MODEL, Preferences(levels=levels), config=config).groups
 
   def factory(groups=(dataclasses.replace(private, noise_multiplier=1.0),
                       opted_out), **kw):
@@ -327,8 +345,10 @@ def test_a_mechanism_object_of_the_callers_is_passed_in(tff_runtime):
                           expected_counts=(2.0, 1.0),
                           clipped_count_stddev=0.5, mechanism_seed=1), **kw})
 
-  process = tff_hdp.fedhdp.build_fedhdp_process(
-      MODEL, config, privacy_levels=levels, model_aggregator=factory())
+  process = tff_hdp.fedhdp.build_fedhdp_process(MODEL,
+                                                Preferences(levels=levels),
+                                                model_aggregator=factory(),
+                                                config=config)
   clients = tff_hdp.fedhdp.build_data_source(
       process, user_code.client_data((8,) * 6, 'c'),
       mechanism_seed=1).iterator().select()
@@ -350,6 +370,8 @@ def test_a_mechanism_object_of_the_callers_is_passed_in(tff_runtime):
                        opted_out), clip_learning_rate=0.0),
        "private group 'private' adds no noise")]:
     with pytest.raises((TypeError, ValueError)) as error:
-      tff_hdp.fedhdp.build_fedhdp_process(
-          MODEL, config, privacy_levels=levels, model_aggregator=bad)
+      tff_hdp.fedhdp.build_fedhdp_process(MODEL,
+                                          Preferences(levels=levels),
+                                          model_aggregator=bad,
+                                          config=config)
     assert message in str(error.value) and '\n' not in str(error.value)

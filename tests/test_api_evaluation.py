@@ -31,6 +31,7 @@ from tff_hdp import evaluation
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
 import tff_hdp.udp
+from tff_hdp.privacy.preferences import Preferences
 from tests import process_contract
 from tests import user_code
 
@@ -110,7 +111,9 @@ def fedhdp_run(data):
       noise_multiplier=0.25, sampling_rate=0.5, clipped_count_stddev=1.0,
       local_epochs=1, batch_size=4, seed=1, mechanism_seed=1)
   process = tff_hdp.fedhdp.build_fedhdp_process(
-      _user_model(), config, privacy_levels=[0, 0, None, 0, None, 0])
+      _user_model(),
+      Preferences(levels=[0, 0, None, 0, None, 0]),
+      config=config)
   clients = tff_hdp.fedhdp.build_data_source(
       process, data[0], mechanism_seed=1).iterator().select()
   ids = [int(c.take(1).get_single_element()['client_id']) for c in clients]
@@ -127,7 +130,11 @@ def _robust_hdp_state(data):
       batch_sizes=(4,) * NUM_CLIENTS, rounds=5, rpca_method='ialm', seed=1,
       mechanism_seed=1)
   process = tff_hdp.robust_hdp.build_robust_hdp_process(
-      _user_model(), config, num_examples=SIZES)
+      _user_model(),
+      Preferences(epsilons=config.epsilons,
+                  batch_sizes=config.batch_sizes,
+                  num_examples=SIZES),
+      config=config)
   source = tff_hdp.robust_hdp.build_data_source(process, data[0])
   return process, process_contract.run_rounds(process, source, 1)
 
@@ -166,8 +173,9 @@ def test_udp_personal_models(tff_runtime, data):
       sampling_rate=0.5, noise_multiplier=1.0, clip=0.1, local_steps=2,
       batch_size=4, local_learning_rate=0.05, hyper_learning_rate=0.1,
       hidden=16, hidden_layers=1, seed=1, mechanism_seed=1)
-  process = tff_hdp.udp.build_udp_process(_user_model(), config,
-                                          num_examples=SIZES)
+  process = tff_hdp.udp.build_udp_process(_user_model(),
+                                          Preferences(num_examples=SIZES),
+                                          config=config)
   state = process_contract.run_rounds(
       process, tff_hdp.udp.build_data_source(process, data[0],
                                              mechanism_seed=1), 1)

@@ -37,6 +37,7 @@ from tff_hdp.data import client_data
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
 import tff_hdp.udp
+from tff_hdp.privacy.preferences import Preferences
 from tests import user_code
 
 PACKAGE = user_code.PACKAGE
@@ -48,23 +49,38 @@ def _build(system, mechanism_seed=1):
   """A tiny process of `system` (seeded)."""
   if system == 'fedhdp':
     return tff_hdp.fedhdp.build_fedhdp_process(
-        PACKAGE, tff_hdp.fedhdp.FedHdpConfig(
-            noise_multiplier=0.25, sampling_rate=0.5, local_epochs=1,
-            batch_size=4, seed=1, mechanism_seed=mechanism_seed),
-        privacy_levels=(0, 0, None, 0, None, 0))
+        PACKAGE,
+        Preferences(levels=(0, 0, None, 0, None, 0)),
+        config=tff_hdp.fedhdp.FedHdpConfig(noise_multiplier=0.25,
+                                           sampling_rate=0.5,
+                                           local_epochs=1,
+                                           batch_size=4,
+                                           seed=1,
+                                           mechanism_seed=mechanism_seed))
   if system == 'udp':
-    return tff_hdp.udp.build_udp_process(
-        PACKAGE, tff_hdp.udp.UdpConfig(
-            sampling_rate=0.5, noise_multiplier=1.0, clip=0.1,
-            sample_cap=12.0, local_steps=2, batch_size=4, hidden=8,
-            hidden_layers=1, seed=1, mechanism_seed=mechanism_seed),
-        num_examples=SIZES)
+    return tff_hdp.udp.build_udp_process(PACKAGE,
+                                         Preferences(num_examples=SIZES),
+                                         config=tff_hdp.udp.UdpConfig(
+                                             sampling_rate=0.5,
+                                             noise_multiplier=1.0,
+                                             clip=0.1,
+                                             sample_cap=12.0,
+                                             local_steps=2,
+                                             batch_size=4,
+                                             hidden=8,
+                                             hidden_layers=1,
+                                             seed=1,
+                                             mechanism_seed=mechanism_seed))
   return tff_hdp.robust_hdp.build_robust_hdp_process(
-      PACKAGE, tff_hdp.robust_hdp.RobustHdpConfig(
-          algorithm='robust_hdp', epsilons=(2.0, 4.0, 8.0, 2.0, 4.0, 8.0),
-          batch_sizes=(4,) * 6, rounds=5, rpca_method='ialm', seed=1,
-          mechanism_seed=mechanism_seed),
-      num_examples=SIZES)
+      PACKAGE,
+      Preferences(epsilons=(2.0, 4.0, 8.0, 2.0, 4.0, 8.0),
+                  batch_sizes=(4,) * 6,
+                  num_examples=SIZES),
+      config=tff_hdp.robust_hdp.RobustHdpConfig(algorithm='robust_hdp',
+                                                rounds=5,
+                                                rpca_method='ialm',
+                                                seed=1,
+                                                mechanism_seed=mechanism_seed))
 
 
 def _source(system, process, mechanism_seed=1):
@@ -202,11 +218,11 @@ _STOCK_FEDAVG_BESIDE_OURS = textwrap.dedent('''
     for info in pkgutil.walk_packages(tff_hdp.__path__, 'tff_hdp.'):
       if '.reference' not in info.name:
         importlib.import_module(info.name)
-    from tff_hdp import fedhdp
+    from tff_hdp import fedhdp, privacy
     ours = fedhdp.build_fedhdp_process(
-        user_code.PACKAGE, fedhdp.FedHdpConfig(
-            sampling_rate=0.5, clipped_count_stddev=1.0),
-        privacy_levels=[0] * 6)
+        user_code.PACKAGE, privacy.Preferences(levels=[0] * 6),
+        config=fedhdp.FedHdpConfig(sampling_rate=0.5,
+                                   clipped_count_stddev=1.0))
     # TFF's stock FedAvg, as its tutorials run it: no context manager.
     def model_fn():
       keras = tf.keras.Sequential([
@@ -295,8 +311,9 @@ def _fedhdp_refusal(model=PACKAGE, privacy_levels=(0,) * 6, **fields):
       **dict(sampling_rate=0.5, clipped_count_stddev=1.0, noise_multiplier=1.0),
       **fields})
   with pytest.raises((ValueError, TypeError)) as error:
-    tff_hdp.fedhdp.build_fedhdp_process(model, config,
-                                        privacy_levels=privacy_levels)
+    tff_hdp.fedhdp.build_fedhdp_process(model,
+                                        Preferences(levels=privacy_levels),
+                                        config=config)
   return _one_line(error)
 
 

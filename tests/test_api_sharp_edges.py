@@ -39,6 +39,7 @@ from tff_hdp import templates
 from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.fedhdp import training as fedhdp_training
 from tff_hdp.privacy import privacy_ledger
+from tff_hdp.privacy.preferences import Preferences
 
 PACKAGE = user_code.PACKAGE
 SIZES = [8] * 6
@@ -55,19 +56,31 @@ def _build(system, **fields):
   """A tiny process of `system` (`fields`: more of its config)."""
   if system == 'fedhdp':
     return tff_hdp.fedhdp.build_fedhdp_process(
-        PACKAGE, tff_hdp.fedhdp.FedHdpConfig(
-            noise_multiplier=0.5, sampling_rate=0.5, clipped_count_stddev=1.0,
-            local_epochs=1, batch_size=4, **fields),
-        privacy_levels=(0, 0, None, 0, None, 0))
+        PACKAGE,
+        Preferences(levels=(0, 0, None, 0, None, 0)),
+        config=tff_hdp.fedhdp.FedHdpConfig(noise_multiplier=0.5,
+                                           sampling_rate=0.5,
+                                           clipped_count_stddev=1.0,
+                                           local_epochs=1,
+                                           batch_size=4,
+                                           **fields))
   if system == 'udp':
-    return tff_hdp.udp.build_udp_process(
-        PACKAGE, tff_hdp.udp.UdpConfig(
-            sampling_rate=0.5, local_steps=2, batch_size=4, hidden=8,
-            hidden_layers=1, **fields), num_examples=SIZES)
+    return tff_hdp.udp.build_udp_process(PACKAGE,
+                                         Preferences(num_examples=SIZES),
+                                         config=tff_hdp.udp.UdpConfig(
+                                             sampling_rate=0.5,
+                                             local_steps=2,
+                                             batch_size=4,
+                                             hidden=8,
+                                             hidden_layers=1,
+                                             **fields))
   return tff_hdp.robust_hdp.build_robust_hdp_process(
-      PACKAGE, tff_hdp.robust_hdp.RobustHdpConfig(
-          algorithm='dpfedavg', epsilons=(2.0,) * 6, batch_sizes=(4,) * 6,
-          rounds=2, **fields), num_examples=SIZES)
+      PACKAGE,
+      Preferences(epsilons=(2.0,) * 6, batch_sizes=(4,) * 6,
+                  num_examples=SIZES),
+      config=tff_hdp.robust_hdp.RobustHdpConfig(algorithm='dpfedavg',
+                                                rounds=2,
+                                                **fields))
 
 
 @pytest.mark.parametrize('system', ['fedhdp', 'udp'])
@@ -176,7 +189,8 @@ def test_tff_style_client_datasets_are_refused_in_one_line(tff_runtime,
                             '(elements <x=float32[?,8,8],y=int32[?],'), message
   assert message.endswith(
       'as build_data_source(process, data) selects them from a ClientData of '
-      '(x, y) examples; client 0 is a dataset of <float32[?,8,8],int32[?]>')
+      '(x, y) examples, or {client index: a dataset of (x, y) examples or '
+      'batches}; client 0 is a dataset of <float32[?,8,8],int32[?]>')
   with pytest.raises(TypeError, match='next takes a list of client datasets'):
     process.next(state, batched[0])
   assert process.round_num(state) == 0  # Nothing ran.

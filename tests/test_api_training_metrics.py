@@ -26,6 +26,7 @@ import tensorflow as tf
 
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
+from tff_hdp.privacy.preferences import Preferences
 from tests import user_code
 
 MODEL = user_code.PACKAGE
@@ -64,10 +65,14 @@ def _check(train, weights, data, clients):
 def test_robust_hdp_reports_its_non_private_clients_only(tff_runtime):
   del tff_runtime
   process = tff_hdp.robust_hdp.build_robust_hdp_process(
-      MODEL, tff_hdp.robust_hdp.RobustHdpConfig(
-          algorithm='dpfedavg', epsilons=(None, 3.0, 8.0, None, 8.0),
-          batch_sizes=(4,) * 5, rounds=3, seed=1, mechanism_seed=1),
-      num_examples=SIZES)
+      MODEL,
+      Preferences(epsilons=(None, 3.0, 8.0, None, 8.0),
+                  batch_sizes=(4,) * 5,
+                  num_examples=SIZES),
+      config=tff_hdp.robust_hdp.RobustHdpConfig(algorithm='dpfedavg',
+                                                rounds=3,
+                                                seed=1,
+                                                mechanism_seed=1))
   data = user_code.client_data(SIZES, 'c')
   clients = tff_hdp.robust_hdp.build_data_source(
       process, data).iterator().select()
@@ -81,10 +86,13 @@ def test_robust_hdp_reports_its_non_private_clients_only(tff_runtime):
   assert float(train['loss']) == float(train['accuracy']) == 0.0
   # Every client private: nothing to report.
   private = tff_hdp.robust_hdp.build_robust_hdp_process(
-      MODEL, tff_hdp.robust_hdp.RobustHdpConfig(
-          algorithm='dpfedavg', epsilons=(3.0,) * 5, batch_sizes=(4,) * 5,
-          rounds=3, seed=1, mechanism_seed=1),
-      num_examples=SIZES)
+      MODEL,
+      Preferences(epsilons=(3.0,) * 5, batch_sizes=(4,) * 5,
+                  num_examples=SIZES),
+      config=tff_hdp.robust_hdp.RobustHdpConfig(algorithm='dpfedavg',
+                                                rounds=3,
+                                                seed=1,
+                                                mechanism_seed=1))
   output = private.next(private.initialize(), clients)
   assert not output.metrics['client_work']['train']
 
@@ -93,11 +101,15 @@ def test_fedhdp_reports_its_opt_outs_only(tff_runtime):
   del tff_runtime
   levels = (0, None, 0, None, 0)
   process = tff_hdp.fedhdp.build_fedhdp_process(
-      MODEL, tff_hdp.fedhdp.FedHdpConfig(
-          noise_multiplier=0.25, clipped_count_stddev=0.5,
-          sampling_rate=0.5, local_epochs=1, batch_size=4, seed=1,
-          mechanism_seed=1),
-      privacy_levels=levels)
+      MODEL,
+      Preferences(levels=levels),
+      config=tff_hdp.fedhdp.FedHdpConfig(noise_multiplier=0.25,
+                                         clipped_count_stddev=0.5,
+                                         sampling_rate=0.5,
+                                         local_epochs=1,
+                                         batch_size=4,
+                                         seed=1,
+                                         mechanism_seed=1))
   data = user_code.client_data(SIZES, 'c')
   clients = [tff_hdp.fedhdp.client_element(
       *_examples(data, i), group=process.client_groups[i], client_id=i,

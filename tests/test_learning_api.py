@@ -37,6 +37,7 @@ from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
+from tff_hdp.privacy.preferences import Preferences
 from tests import process_contract
 from tests import user_code
 
@@ -54,8 +55,9 @@ def _fedhdp(model, privacy_levels=(0, 0, None, 0, None, 0), **fields):
   config = tff_hdp.fedhdp.FedHdpConfig(**{
       **dict(noise_multiplier=0.25, sampling_rate=0.5, local_epochs=1,
              batch_size=4, seed=1, mechanism_seed=1), **fields})
-  return tff_hdp.fedhdp.build_fedhdp_process(model, config,
-                                             privacy_levels=privacy_levels)
+  return tff_hdp.fedhdp.build_fedhdp_process(model,
+                                             Preferences(levels=privacy_levels),
+                                             config=config)
 
 
 def _robust(model, rule='robust_hdp'):
@@ -64,8 +66,12 @@ def _robust(model, rule='robust_hdp'):
       algorithm=rule, epsilons=(2.0, 4.0, 8.0, 2.0, 4.0, 8.0),
       batch_sizes=(4,) * NUM_CLIENTS, rounds=5, rpca_method='ialm', seed=1,
       mechanism_seed=1)
-  return tff_hdp.robust_hdp.build_robust_hdp_process(model, config,
-                                                     num_examples=sizes)
+  return tff_hdp.robust_hdp.build_robust_hdp_process(
+      model,
+      Preferences(epsilons=config.epsilons,
+                  batch_sizes=config.batch_sizes,
+                  num_examples=sizes),
+      config=config)
 
 
 def _build(system, model):
@@ -247,10 +253,12 @@ def test_a_model_with_another_loss_is_refused():
   with pytest.raises(TypeError, match='model must be a tff_hdp.models.'
                      'ModelSpec or a tff.learning.models.FunctionalModel, got '
                      'Sequential'):
-    tff_hdp.fedhdp.build_fedhdp_process(keras_model, privacy_levels=[0])
+    tff_hdp.fedhdp.build_fedhdp_process(keras_model, Preferences(levels=[0]))
   with pytest.raises(TypeError, match='config must be a tff_hdp.fedhdp.'
                      'FedHdpConfig, got dict'):
-    tff_hdp.fedhdp.build_fedhdp_process(PACKAGE, {}, privacy_levels=[0])
+    tff_hdp.fedhdp.build_fedhdp_process(PACKAGE,
+                                        Preferences(levels=[0]),
+                                        config={})
 
 
 def test_r_zero_never_sends_private_clients_the_model(tff_runtime):
@@ -270,8 +278,9 @@ def test_bad_privacy_levels_are_refused():
   with pytest.raises(ValueError, match=r'privacy_levels must be None '
                      r'\(opt-out\) or a level in \[0, 1\)'):
     _fedhdp(PACKAGE, privacy_levels=[0, 1, None])
-  with pytest.raises(ValueError, match='privacy_levels must give every client'):
-    tff_hdp.fedhdp.build_fedhdp_process(PACKAGE)
+  with pytest.raises(ValueError, match=r'FedHDP needs preferences.levels '
+                     r'\(one entry per client\)'):
+    tff_hdp.fedhdp.build_fedhdp_process(PACKAGE, Preferences())
   with pytest.raises(ValueError, match='runs Poisson cohorts with expected '
                      'denominators'):
     _fedhdp(PACKAGE, poisson_sampling=False)
@@ -304,10 +313,15 @@ def test_in_client_order():
 def test_public_names():
   assert tff_hdp.fedhdp.__all__ == [
       'FedHdpConfig', 'build_data_source', 'build_fedhdp_process',
-      'client_element']
+      'client_element', 'algorithms']
   assert tff_hdp.robust_hdp.__all__ == [
       'RobustHdpConfig', 'build_data_source', 'build_robust_hdp_process',
-      'client_element']
+      'client_element', 'rules']
+  assert tff_hdp.udp.__all__ == [
+      'UdpConfig', 'build_data_source', 'build_udp_process', 'algorithms']
+  assert tff_hdp.privacy.__all__ == [
+      'Preferences', 'PrivacyLedger', 'compute_epsilon',
+      'noise_multiplier_for_epsilon']
   for name in tff_hdp.fedhdp.__all__ + tff_hdp.robust_hdp.__all__:
     assert not name.startswith('_')
   # One name per concept: a process's model is get_model_weights's; the
@@ -322,3 +336,33 @@ def test_public_names():
       distributor=(), client_work=(), aggregator=(), finalizer=())
   assert templates.global_weights(learning_state)[0].tolist() == [1.0, 1.0]
   assert isinstance(_fedhdp(PACKAGE), templates.PrivateLearningProcess)
+
+
+def test_each_builder_refuses_a_preference_it_cannot_honour():
+  """One declared type of preferences; each system reads what its
+  mechanism honours and refuses the rest in one line."""
+  with pytest.raises(ValueError, match=r'FedHDP cannot honour '
+                     r'preferences.epsilons: .*choose a level'):
+    tff_hdp.fedhdp.build_fedhdp_process(
+        PACKAGE, Preferences(levels=[0, None], epsilons=[1.0, 2.0]))
+  with pytest.raises(ValueError, match=r'Robust-HDP cannot honour '
+                     r'preferences.levels'):
+    tff_hdp.robust_hdp.build_robust_hdp_process(
+        PACKAGE, Preferences(levels=[0, 0], epsilons=[1.0, 2.0],
+                             batch_sizes=[4, 4], num_examples=[10, 10]))
+  with pytest.raises(ValueError, match=r'Robust-HDP needs '
+                     r'preferences.batch_sizes'):
+    tff_hdp.robust_hdp.build_robust_hdp_process(
+        PACKAGE, Preferences(epsilons=[1.0, 2.0], num_examples=[10, 10]))
+  with pytest.raises(ValueError, match=r'UDP-Alg cannot honour '
+                     r'preferences.epsilons: .*one user-level epsilon'):
+    tff_hdp.udp.build_udp_process(
+        PACKAGE, Preferences(epsilons=[1.0, 2.0], num_examples=[10, 10]))
+  with pytest.raises(TypeError, match=r'preferences must be a '
+                     r'tff_hdp.privacy.Preferences, got FedHdpConfig \(pass '
+                     r'the config as config=\)'):
+    tff_hdp.fedhdp.build_fedhdp_process(PACKAGE,
+                                        tff_hdp.fedhdp.FedHdpConfig())
+  with pytest.raises(ValueError, match='Preferences must give every client '
+                     'one entry in each field'):
+    Preferences(epsilons=[1.0], num_examples=[10, 10])

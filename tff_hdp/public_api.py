@@ -25,16 +25,20 @@ import importlib
 from typing import Callable, Mapping, Sequence
 
 
-def lazy(package: str, public: Mapping[str, Sequence[str]]
+def lazy(package: str, public: Mapping[str, Sequence[str]],
+         subpackages: Sequence[str] = ()
          ) -> tuple[list[str], Callable[[str], object]]:
   """(`__all__`, the module's `__getattr__`) for `public`: module -> the
-  public names it defines."""
+  public names it defines; `subpackages`, public too, are imported when
+  first used (a system's algorithms: `robust_hdp.rules.Pfa(rank=3)`)."""
   module_of = {name: module for module, names in public.items()
                for name in names}
 
   def __getattr__(name):  # pylint: disable=invalid-name
     if name in module_of:
       return getattr(importlib.import_module(module_of[name]), name)
+    if name in subpackages:
+      return importlib.import_module(f'{package}.{name}')
     raise AttributeError(f'module {package!r} has no attribute {name!r}')
 
-  return sorted(module_of), __getattr__
+  return sorted(module_of) + sorted(subpackages), __getattr__

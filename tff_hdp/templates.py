@@ -303,6 +303,15 @@ class PrivateLearningProcess(tff.learning.templates.LearningProcess):
     """epsilon per accounted unit at the process's delta (0 rounds: 0)."""
     return self.privacy.epsilons(self.participation(state))
 
+  def clients_from(self, datasets) -> list:
+    """`next`'s clients from {client index: a tf.data dataset of (x, y)
+    examples or batches}, as TFF's tutorials make them (`next` takes that
+    mapping too); a system's process says how (its preferences give each
+    index its privacy). The caller chose the cohort: the epsilon assumes
+    it was drawn as the system's data source draws it."""
+    raise TypeError(f'{type(self).__name__}.next takes a list of client '
+                    f'datasets, each as {self._checks["client_hint"]}')
+
 
 class PoissonProcess(PrivateLearningProcess):
   """A builder's process whose rounds draw Poisson cohorts of its config's
@@ -365,6 +374,8 @@ class CheckedNext:
 
   def __call__(self, state, data):
     process = self._process
+    if isinstance(data, collections.abc.Mapping):  # {index: a dataset}
+      data = process.clients_from(data)
     self._check_clients(data)
     if process.privacy.budgets:
       process.privacy.check_budgets(process.round_participation(state, data),
@@ -396,7 +407,8 @@ class CheckedNext:
       return
     if isinstance(data, tf.data.Dataset):
       raise TypeError(f'next takes a list of client datasets, each as '
-                      f'{self._client_hint}; got one dataset')
+                      f'{self._client_hint}, or {{client index: dataset}}; '
+                      'got one dataset')
     for i, client in enumerate(data if isinstance(data, (list, tuple))
                                else ()):
       if not isinstance(client, tf.data.Dataset):
@@ -406,7 +418,8 @@ class CheckedNext:
         raise TypeError(
             f'next takes each client as {self._client_hint} (elements '
             f'{expected.member.element}), as build_data_source(process, '
-            'data) selects them from a ClientData of (x, y) examples; '
+            'data) selects them from a ClientData of (x, y) examples, or '
+            '{client index: a dataset of (x, y) examples or batches}; '
             f'client {i} is a dataset of {actual}')
 
   def _recognised(self, error: Exception) -> bool:

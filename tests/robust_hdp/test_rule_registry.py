@@ -28,6 +28,7 @@ from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import rule
 from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp
+from tff_hdp.privacy.preferences import Preferences
 
 
 class SquaredSizes(rule.FixedWeightRule):
@@ -62,7 +63,11 @@ def test_a_rule_of_this_file_runs_in_the_process(tff_runtime, toy_rule):
       algorithm=toy_rule, epsilons=EPSILONS,
       batch_sizes=FULL_BATCHES, rounds=2, seed=1, mechanism_seed=1)
   process = tff_hdp.robust_hdp.build_robust_hdp_process(
-      user_code.PACKAGE, config, num_examples=SIZES)
+      user_code.PACKAGE,
+      Preferences(epsilons=config.epsilons,
+                  batch_sizes=config.batch_sizes,
+                  num_examples=SIZES),
+      config=config)
   clients = tff_hdp.robust_hdp.build_data_source(
       process, user_code.client_data(SIZES, 'c')).iterator().select()
   output = process.next(process.initialize(), clients)

@@ -40,6 +40,7 @@ from tff_hdp.privacy import accounting
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import process as process_lib
 from tff_hdp.udp import training
+from tff_hdp.privacy.preferences import Preferences
 
 SHAPE = user_code.SHAPE
 PACKAGE = user_code.PACKAGE
@@ -60,9 +61,13 @@ def _client_data():
 
 
 def _build(model=PACKAGE, num_examples=SIZES, max_cohort=None, **fields):
-  return process_lib.build_udp_process(
-      model, config_lib.UdpConfig(**{**SETTINGS, **fields}),
-      num_examples=num_examples, max_cohort=max_cohort)
+  return process_lib.build_udp_process(model,
+                                       Preferences(num_examples=num_examples),
+                                       max_cohort=max_cohort,
+                                       config=config_lib.UdpConfig(**{
+                                           **SETTINGS,
+                                           **fields
+                                       }))
 
 
 def test_learning_process_contract(tff_runtime):
@@ -138,7 +143,8 @@ def test_data_source_runs_the_drivers_rounds(tff_runtime, data):
   # The driver's own configuration builds the process.
   process = process_lib.build_udp_process(
       models.build_model(run.target, data.input_shape, data.num_classes),
-      run, num_examples=[len(y) for _, y in data.train])
+      Preferences(num_examples=[len(y) for _, y in data.train]),
+      config=run)
   source = process_lib.build_data_source(
       process, data, mechanism_seed=run.mechanism_seed)
   state = process.initialize()
@@ -237,7 +243,7 @@ def test_bad_arguments_are_refused(kwargs, message):
 def test_bad_models_and_data_are_refused():
   with pytest.raises(TypeError, match='model must be a tff_hdp.models.'
                      'ModelSpec or a tff.learning.models.FunctionalModel'):
-    process_lib.build_udp_process(object(), num_examples=SIZES)
+    process_lib.build_udp_process(object(), Preferences(num_examples=SIZES))
   process = _build()
   smaller = _build(num_examples=SIZES[:-1])
   with pytest.raises(ValueError, match='the data has 6 users, the process 5'):

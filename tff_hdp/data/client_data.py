@@ -42,7 +42,7 @@ from tff_hdp.data import sampling
 from tff_hdp.privacy import mechanism_key
 
 
-def _arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
+def dataset_arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
   """A client's examples: its elements, single examples (a scalar label) or
   batches of them (a vector of labels, as TFF's tutorials batch them)."""
   xs, ys = [], []
@@ -85,13 +85,15 @@ def to_federated_data(train: tff.simulation.datasets.ClientData, *,
   ids = list(train.client_ids)
   if not ids:
     raise ValueError('the ClientData has no clients')
-  arrays = [_arrays(train.create_tf_dataset_for_client(c)) for c in ids]
+  arrays = [dataset_arrays(train.create_tf_dataset_for_client(c))
+            for c in ids]
   empty = [c for c, (x, _) in zip(ids, arrays) if not len(x)]
   if empty:
     raise ValueError(f'client {empty[0]!r} has no training examples')
   if test is not None:
     known = set(test.client_ids)
-    tests = [_arrays(test.create_tf_dataset_for_client(c)) if c in known
+    tests = [dataset_arrays(test.create_tf_dataset_for_client(c))
+             if c in known
              else (arrays[i][0][:0], arrays[i][1][:0])
              for i, c in enumerate(ids)]
   else:
@@ -119,6 +121,22 @@ def as_federated_data(data) -> federated_data.FederatedData:
   raise TypeError('data must be a tff_hdp FederatedData or a '
                   f'tff.simulation.datasets.ClientData, got '
                   f'{type(data).__name__}')
+
+
+def cohort_arrays(datasets: Mapping[int, Any], num_clients: int
+                  ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+  """The (x, y) arrays of a round's clients given as TFF's tutorials make
+  them, {client index: its tf.data dataset of examples or batches}, or a
+  one-line error naming the bad key."""
+  out = {}
+  for index, dataset in datasets.items():
+    if isinstance(index, (bool, np.bool_)) or not isinstance(
+        index, (int, np.integer)) or not 0 <= index < num_clients:
+      raise ValueError('next takes {client index: dataset}, each index an '
+                       f'integer in [0, {num_clients}) (entry i of the '
+                       f'preferences), got key {index!r}')
+    out[int(index)] = dataset_arrays(dataset)
+  return out
 
 
 def in_client_order(client_ids: Sequence[str], values: Mapping[str, Any],

@@ -37,4 +37,4 @@ _PUBLIC = {
     'tff_hdp.fedhdp.process': ('build_fedhdp_process', 'build_data_source',
                                'client_element'),
 }
-__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC, ('algorithms',))

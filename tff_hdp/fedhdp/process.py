@@ -13,7 +13,7 @@
 # limitations under the License.
 """FedHDP (paper 001, Algorithm 2) as a `tff.learning.templates.LearningProcess`.
 
-    process = build_fedhdp_process(model, privacy_levels=..., ...)
+    process = build_fedhdp_process(model, Preferences(levels=...), ...)
     state = process.initialize()
     output = process.next(state, clients)   # clients: `client_element`s
     process.epsilon(output.state)           # epsilon of each private group
@@ -49,12 +49,14 @@ import tensorflow_federated as tff
 from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.data import client_data
+from tff_hdp.fedhdp import algorithm as algorithm_lib
 from tff_hdp.fedhdp import client_update as client_update_lib
 from tff_hdp.fedhdp import clip_noise
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.privacy import preferences as preferences_lib
 from tff_hdp.privacy import round_privacy
 
 
@@ -423,7 +425,8 @@ class FedHdpProcess(templates.PoissonProcess):
 
   Attributes:
     config: The `FedHdpConfig` it runs: the given one with the clients'
-      `privacy_levels` and the cohort qN they imply.
+      levels (`privacy_levels`), the algorithm's name and settings and the
+      cohort qN they imply.
     groups: The privacy groups (`privacy_groups.PrivacyGroup`), in the order
       of the group indices.
     client_groups: Per client id, its group's index (int32 [N]).
@@ -453,18 +456,33 @@ class FedHdpProcess(templates.PoissonProcess):
   def ditto_step(self) -> 'DittoStep':
     return self._ditto_step
 
+  def clients_from(self, datasets) -> list[tf.data.Dataset]:
+    """`next`'s clients from {client index: a tf.data dataset of (x, y)
+    examples or batches, as TFF's tutorials make them}: each client's
+    examples in their order, batched by the config's B, in its group (a
+    client of a group never queried, r = 0, or without examples is left
+    out, as `build_data_source` leaves it)."""
+    excluded = config_lib.excluded_groups(self.groups)
+    return [client_element(x, y, group=self.client_groups[c], client_id=c,
+                           batch_size=self.batch_size)
+            for c, (x, y) in client_data.cohort_arrays(
+                datasets, len(self.client_groups)).items()
+            if self.client_groups[c] not in excluded and len(y)]
+
 
 def build_fedhdp_process(
     model,
-    config: Optional[config_lib.FedHdpConfig] = None,
+    preferences: preferences_lib.Preferences,
     *,
-    privacy_levels: Optional[Sequence[Optional[int]]] = None,
-    model_aggregator: Optional[hdp_factory.HeterogeneousDPFactory] = None
+    algorithm: Optional[algorithm_lib.Algorithm] = None,
+    model_aggregator: Optional[hdp_factory.HeterogeneousDPFactory] = None,
+    config: Optional[config_lib.FedHdpConfig] = None,
 ) -> FedHdpProcess:
   """FedHDP (or a baseline of paper 001) as a `LearningProcess`.
 
   Every hyperparameter is `config`'s, a `tff_hdp.fedhdp.FedHdpConfig` (its
-  defaults: paper 001's Table 7, non-IID MNIST): the algorithm, the levels'
+  defaults: paper 001's Table 7, non-IID MNIST): the algorithm (unless
+  `algorithm` gives it as an object), the levels'
   noise multipliers z_eff (`noise_multiplier`, one per level), the ratios r,
   the sampling rate q, Ditto's lambdas, the client update (E, B, eta, eta_p,
   their decay), adaptive clipping (S^0, eta_b, kappa, z_b), delta and the
@@ -484,10 +502,16 @@ def build_fedhdp_process(
   Args:
     model: A `tff.learning.models.FunctionalModel` or a
       `tff_hdp.models.ModelSpec`; theta^0 is its initial weights (`init(seed)`).
-    config: The hyperparameters (default `FedHdpConfig()`).
-    privacy_levels: Per client, in the order of the ids the process will see
-      (`client_id` 0, 1, ...): its private level (0 = the strictest, 1, ...)
-      or None if it opts out of privacy; default `config.privacy_levels`.
+    preferences: A `tff_hdp.privacy.Preferences` with `levels`: per client,
+      in the order of the ids the process will see (`client_id` 0, 1, ...),
+      its private level (0 = the strictest, an index into
+      `config.noise_multiplier`) or None if it opts out of privacy. An
+      epsilon per client is refused: FedHDP's levels are noise multipliers.
+    algorithm: Paper 001's algorithm as an object with its settings (e.g.
+      `tff_hdp.fedhdp.algorithms.FedHdp(ratio=0.01)`, or an
+      `tff_hdp.fedhdp.algorithm.Algorithm` of yours, registered or not);
+      by default the registered one `config.algorithm` names, with the
+      config's r. The process's `config.algorithm` is then its name.
     model_aggregator: The mechanism as an aggregation factory, as TFF's
       builders take one: a `tff_hdp.fedhdp.hdp_factory.HeterogeneousDPFactory`
       (or a subclass of yours), default the one `config` describes
@@ -495,6 +519,7 @@ def build_fedhdp_process(
       names and privacy, so that the clients' levels index them) with the
       expected counts q N_i; epsilon is accounted from its groups' noise and
       its clip-count noise, what runs (`accounted_groups`).
+    config: The hyperparameters (default `FedHdpConfig()`).
 
   Returns:
     A `FedHdpProcess` (a `tff_hdp.templates.PrivateLearningProcess`) whose
@@ -505,12 +530,13 @@ def build_fedhdp_process(
 
   Raises:
     ValueError: One line naming the field that is out of range.
-    TypeError: If `model` is neither kind of model, `config` is not a
+    TypeError: If `model` is neither kind of model, `preferences` not a
+      `Preferences`, `algorithm` not an `Algorithm`, `config` not a
       `FedHdpConfig`, or `model_aggregator` not a `HeterogeneousDPFactory`.
   """
   spec = models.as_model_spec(model)
-  config = _checked_config(config, privacy_levels)
-  setup = config_lib.resolve(config)
+  config = _checked_config(config, preferences, algorithm)
+  setup = config_lib.resolve(config, algorithm=algorithm)
   settings = client_settings(config, setup.groups)
   if model_aggregator is None:
     factory, groups = aggregator_factory(config, setup), setup.groups
@@ -572,20 +598,24 @@ def accounted_groups(factory, setup: config_lib.Setup,
   return tuple(groups)
 
 
-def _checked_config(config, privacy_levels) -> config_lib.FedHdpConfig:
-  """`config` (default `FedHdpConfig()`) with the clients' `privacy_levels`
-  and the cohort they imply, or a one-line error."""
+def _checked_config(config, preferences, algorithm
+                    ) -> config_lib.FedHdpConfig:
+  """`config` (default `FedHdpConfig()`) with the clients' levels, the
+  algorithm object's name and settings and the cohort they imply, or a
+  one-line error."""
+  preferences = preferences_lib.as_preferences(preferences).checked(
+      'FedHDP', ['levels'], honoured=['num_examples'])
   if config is None:
     config = config_lib.FedHdpConfig()
   if not isinstance(config, config_lib.FedHdpConfig):
     raise TypeError('config must be a tff_hdp.fedhdp.FedHdpConfig, got '
                     f'{type(config).__name__}')
-  if privacy_levels is not None:
-    config = dataclasses.replace(config,
-                                 privacy_levels=tuple(privacy_levels))
+  if algorithm is not None:
+    config = config_lib.with_algorithm(config, algorithm)
+  config = dataclasses.replace(config, privacy_levels=preferences.levels)
   if not config.privacy_levels:
-    raise ValueError('privacy_levels must give every client a level or None '
-                     '(opt-out), as the keyword or in the config')
+    raise ValueError('preferences.levels must give every client a level or '
+                     'None (opt-out)')
   if not (config.poisson_sampling and config.denominators == 'expected'):
     raise ValueError(
         'build_fedhdp_process runs Poisson cohorts with expected denominators '
@@ -598,9 +628,9 @@ def _checked_config(config, privacy_levels) -> config_lib.FedHdpConfig:
   num_clients = len(config.privacy_levels)
   config = dataclasses.replace(config, clients_per_round=max(
       1, int(round(config.sampling_rate * num_clients))))
-  config.validate(num_clients)
+  config.validate(num_clients, algorithm)
   _check_levels_sorted(config.noise_multipliers)
-  _check_clipped_count_noise(config)
+  _check_clipped_count_noise(config, algorithm)
   return config
 
 
@@ -643,7 +673,7 @@ def build_data_source(process: FedHdpProcess,
   """The clients of `build_fedhdp_process`'s rounds, for TFF programs.
 
   `data` is a `FederatedData` or a `ClientData` (clients in `client_ids`
-  order, the order of `privacy_levels`). Each round draws a Poisson cohort
+  order, the order of the preferences' levels). Each round draws a Poisson cohort
   at the process's rate, without the clients of groups never queried (r = 0);
   each client's examples are shuffled by the round's generator and batched,
   as the driver does. The cohorts come from a secret key each iterator

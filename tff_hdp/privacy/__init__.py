@@ -19,7 +19,8 @@ sampling rates (and the inverse) with the RDP or PLD accountant (`pld`), and
 The audit's statistics are `auditing`, `canaries` and `canary_audit`.
 
 Public API (docs/api.md): `compute_epsilon`, `noise_multiplier_for_epsilon`,
-`PrivacyLedger`.
+`PrivacyLedger`, and `Preferences`, what each client asks of a process
+(`preferences`).
 """
 
 from tff_hdp import public_api
@@ -30,5 +31,6 @@ _PUBLIC = {
     'tff_hdp.privacy.accounting': ('compute_epsilon',
                                    'noise_multiplier_for_epsilon'),
     'tff_hdp.privacy.privacy_ledger': ('PrivacyLedger',),
+    'tff_hdp.privacy.preferences': ('Preferences',),
 }
 __all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)

@@ -48,4 +48,4 @@ _PUBLIC = {
     'tff_hdp.robust_hdp.process': ('build_robust_hdp_process',
                                    'build_data_source', 'client_element'),
 }
-__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC, ('rules',))

@@ -37,8 +37,9 @@ class RobustHdpConfig:
   Recorded with the run's results (`dataclasses.asdict`). The defaults are
   paper 003's settings as its authors' code runs them (`presets.PAPER`: cnn5,
   200 rounds, one epoch, eta_l = 0.1, c = 3, delta = 1e-4;
-  docs/robust_hdp.md);
-  `algorithm`, `epsilons` and `batch_sizes` have none.
+  docs/robust_hdp.md), and the rule Robust-HDP; `epsilons` and
+  `batch_sizes` have none (`build_robust_hdp_process` takes them from its
+  preferences).
   `run_scripts/run_robust_hdp.py` fills every field from its flags.
 
   `validate()` checks every field's range and that the fields agree with each
@@ -94,9 +95,9 @@ class RobustHdpConfig:
       noise costs. Its epsilons are the calibrated mechanism's, which it did
       not run: not a bound. Not with a rule whose clients do not clip.
   """
-  algorithm: str
-  epsilons: tuple[Optional[float], ...]
-  batch_sizes: tuple[int, ...]
+  algorithm: str = 'robust_hdp'
+  epsilons: tuple[Optional[float], ...] = ()
+  batch_sizes: tuple[int, ...] = ()
   distribution: str = ''
   model: str = presets.PAPER.model
   rounds: int = presets.PAPER.rounds

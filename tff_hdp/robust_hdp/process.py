@@ -13,7 +13,8 @@
 # limitations under the License.
 """Paper 003's Algorithm 1 as a `tff.learning.templates.LearningProcess`.
 
-    process = build_robust_hdp_process(model, config, num_examples=...)
+    process = build_robust_hdp_process(model, Preferences(epsilons=...,
+                                       batch_sizes=..., num_examples=...))
     output = process.next(state, clients)   # any clients, `client_element`s
     process.epsilon(output.state)           # each client's epsilon so far
 
@@ -53,6 +54,7 @@ from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.data import client_data
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.privacy import preferences as preferences_lib
 from tff_hdp.robust_hdp import aggregation_rules
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import config as config_lib
@@ -359,16 +361,26 @@ class RobustHdpProcess(templates.PrivateLearningProcess):
   def clients(self) -> list[privacy_preferences.ClientPrivacy]:
     return self._clients
 
+  def clients_from(self, datasets) -> list[tf.data.Dataset]:
+    """`next`'s clients from {client index: a tf.data dataset of (x, y)
+    examples or batches, as TFF's tutorials make them}: each client with
+    its own b_i and z_i."""
+    return [client_element(x, y, index=i,
+                           batch_size=self.clients[i].batch_size,
+                           noise_multiplier=self.clients[i].noise_multiplier)
+            for i, (x, y) in client_data.cohort_arrays(
+                datasets, len(self.clients)).items()]
+
 
 def build_robust_hdp_process(
-    model, config: config_lib.RobustHdpConfig, *,
-    num_examples: Sequence[int],
-    rule: Optional[rule_lib.Rule] = None) -> RobustHdpProcess:
+    model, preferences: preferences_lib.Preferences, *,
+    rule: Optional[rule_lib.Rule] = None,
+    config: Optional[config_lib.RobustHdpConfig] = None) -> RobustHdpProcess:
   """Robust-HDP (or another rule) as a `LearningProcess`.
 
   Every hyperparameter is `config`'s, a `tff_hdp.robust_hdp.RobustHdpConfig`
-  (its defaults: paper 003's code's): the rule (`algorithm`), each client's
-  epsilon_i (None: a non-private client) and b_i, the rounds E the epsilons
+  (its defaults: paper 003's code's): the rule (`algorithm`, unless `rule`
+  gives it as an object; by default Robust-HDP), the rounds E the epsilons
   are calibrated for, DP-SGD's K, eta_l and c, Poisson batches, delta and the
   accountant, robust PCA's solver, the public `seed` (theta^0 of the
   package's models) and `mechanism_seed` (None: every round's DP-SGD keys
@@ -382,13 +394,18 @@ def build_robust_hdp_process(
   Args:
     model: A `tff.learning.models.FunctionalModel` or a
       `tff_hdp.models.ModelSpec`; theta^0 is its initial weights.
-    config: The hyperparameters; client i is row i of its epsilons.
-    num_examples: N_i per client (its dataset's size).
+    preferences: A `tff_hdp.privacy.Preferences` with, per client (row i
+      of the process), its `epsilons` epsilon_i (None: a non-private
+      client), its DP-SGD `batch_sizes` b_i and its `num_examples` N_i (its
+      dataset's size). Levels are refused: Robust-HDP's clients choose an
+      epsilon.
     rule: The aggregation rule as an object, with its own settings (e.g.
       `tff_hdp.robust_hdp.rules.pfa.Pfa(rank=3)`, or a `Rule` of yours,
       registered or not), as TFF's builders take `model_aggregator=`; by
       default the registered rule `config.algorithm` names. The process's
       `config.algorithm` is then the rule's name.
+    config: The hyperparameters (default `RobustHdpConfig()`); the process's
+      config holds the preferences' epsilons and batch sizes.
 
   Returns:
     A `RobustHdpProcess` (a `tff_hdp.templates.PrivateLearningProcess`)
@@ -403,16 +420,18 @@ def build_robust_hdp_process(
       `RobustHdpConfig`.
   """
   spec = models.as_model_spec(model)
+  preferences = preferences_lib.as_preferences(preferences).checked(
+      'Robust-HDP', ['epsilons', 'batch_sizes', 'num_examples'])
+  config = config_lib.RobustHdpConfig() if config is None else config
   if not isinstance(config, config_lib.RobustHdpConfig):
     raise TypeError('config must be a tff_hdp.robust_hdp.RobustHdpConfig, '
                     f'got {type(config).__name__}')
   rule = run_rule(config, rule)
-  config = dataclasses.replace(config, algorithm=rule.name)
+  config = dataclasses.replace(config, algorithm=rule.name,
+                               epsilons=preferences.epsilons,
+                               batch_sizes=preferences.batch_sizes)
   config.validate(rule)
-  if len(num_examples) != len(config.epsilons):
-    raise ValueError(f'num_examples must give one N_i per client '
-                     f'({len(config.epsilons)}), got {len(num_examples)}')
-  clients = client_privacy(config, [int(n) for n in num_examples], rule)
+  clients = client_privacy(config, list(preferences.num_examples), rule)
   factory = build_aggregator(
       config, clients, true_variances(config, clients, spec.num_parameters),
       rule)

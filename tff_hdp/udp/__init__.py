@@ -51,4 +51,4 @@ _PUBLIC = {
     'tff_hdp.udp.config': ('UdpConfig',),
     'tff_hdp.udp.process': ('build_udp_process', 'build_data_source'),
 }
-__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC)
+__all__, __getattr__ = public_api.lazy(__name__, _PUBLIC, ('algorithms',))

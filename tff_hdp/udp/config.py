@@ -29,9 +29,14 @@ import numpy as np
 
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.udp import algorithm as algorithm_lib
+from tff_hdp.udp import algorithm_registry
 from tff_hdp.udp import presets
+import tff_hdp.udp.algorithms  # pylint: disable=unused-import  # Registered.
 
-ALGORITHMS = ('udp', 'clip_only', 'noiseless', 'pfedhn')
+# The package's variants (`tff_hdp.udp.algorithms`, in their order); the
+# registry holds these and any of yours.
+ALGORITHMS = algorithm_registry.names()
 BACKENDS = ('direct', 'tff')
 # The defaults: paper 004's settings, with CIFAR-10's q (its grid's middle).
 _PAPER = presets.PRESETS['cifar10']
@@ -123,15 +128,20 @@ class UdpConfig:
   tff_workers: tuple[str, ...] = ()
 
   @property
+  def variant(self) -> algorithm_lib.Algorithm:
+    """The registered variant `algorithm` names (`tff_hdp.udp.algorithm`)."""
+    return algorithm_registry.get(self.algorithm)
+
+  @property
   def private(self) -> bool:
     """Whether the run adds noise and is accounted (UDP-Alg only)."""
-    return self.algorithm == 'udp'
+    return self.variant.private
 
   @property
   def clips(self) -> bool:
     """Whether the users' hypernetwork gradients are clipped and weighted
     through the estimator (UDP-Alg and its clip-only ablation)."""
-    return self.algorithm in ('udp', 'clip_only')
+    return self.variant.clips
 
   @property
   def mechanism_noise_multiplier(self) -> float:
@@ -150,8 +160,9 @@ class UdpConfig:
     """Raises ValueError naming the first bad field and what is allowed."""
     mechanism_key.check_mechanism_seed(self.mechanism_seed)
     checks = (
-        (self.algorithm in ALGORITHMS,
-         f'algorithm must be one of {", ".join(ALGORITHMS)}, got '
+        (self.algorithm in algorithm_registry.names(),
+         f'algorithm must be one of '
+         f'{", ".join(algorithm_registry.names())}, got '
          f'{self.algorithm!r}'),
         (self.rounds >= 1, f'rounds must be >= 1, got {self.rounds}'),
         (0 < self.sampling_rate <= 1,

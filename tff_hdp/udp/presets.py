@@ -131,7 +131,7 @@ def configs(base, algorithms: Sequence[str], num_users: int) -> list:
   out = []
   for algorithm in algorithms:
     config = dataclasses.replace(base, algorithm=algorithm)
-    if algorithm == 'pfedhn':
+    if config.variant.one_user_per_step:
       steps = pfedhn_steps_per_round(config.sampling_rate, num_users)
       config = dataclasses.replace(config, rounds=config.rounds * steps,
                                    eval_every=config.eval_every * steps)

@@ -13,7 +13,7 @@
 # limitations under the License.
 """UDP-Alg (paper 004) as a `tff.learning.templates.LearningProcess`.
 
-    process = build_udp_process(model, num_examples=..., ...)
+    process = build_udp_process(model, Preferences(num_examples=...), ...)
     source = build_data_source(process, data)  # Poisson cohorts, for programs
     state = process.initialize()
     output = process.next(state, clients)      # clients: `client_elements`
@@ -42,7 +42,9 @@ In depth: docs/udp.md (On TFF).
 """
 
 import collections
+import dataclasses
 import math
+import types
 from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -54,6 +56,9 @@ from tff_hdp import templates
 from tff_hdp.data import client_data
 from tff_hdp.data import federated_data
 from tff_hdp.privacy import mechanism_key
+from tff_hdp.privacy import preferences as preferences_lib
+from tff_hdp.udp import algorithm as algorithm_lib
+from tff_hdp.udp import algorithm_registry
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
@@ -467,6 +472,27 @@ class UdpProcess(templates.PoissonProcess):
   def local_steps(self) -> int:
     return self._config.local_steps
 
+  def clients_from(self, datasets) -> list[tf.data.Dataset]:
+    """`next`'s cohort from {user index: a tf.data dataset of (x, y)
+    examples or batches, as TFF's tutorials make them}, each user's K
+    batches drawn as `build_data_source` draws them, from fresh secret
+    randomness. A user must bring the |D_u| it was built with."""
+    arrays = client_data.cohort_arrays(datasets, self.num_users)
+    for u, (_, y) in arrays.items():
+      if len(y) != self.num_examples[u]:
+        raise ValueError(f'user {u} has {len(y)} examples, the process was '
+                         f'built for num_examples {self.num_examples[u]}')
+    if not arrays:
+      return []
+    users = np.array(sorted(arrays), np.int64)
+    cohort = types.SimpleNamespace(
+        train=arrays, input_shape=arrays[int(users[0])][0].shape[1:])
+    x, y, indices, mask = local_batches(cohort, users, self.local_steps,
+                                        self.batch_size,
+                                        mechanism_key.fresh_rng())
+    return client_elements(users, self.user_weights[users], x, y, indices,
+                           mask, self.max_cohort)
+
 
 def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
   """|D_u| of every user, or a one-line ValueError."""
@@ -481,8 +507,9 @@ def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
 
 
 def build_udp_process(
-    model, config: Optional[config_lib.UdpConfig] = None, *,
-    num_examples: Sequence[int],
+    model, preferences: preferences_lib.Preferences, *,
+    algorithm: Optional[algorithm_lib.Algorithm] = None,
+    config: Optional[config_lib.UdpConfig] = None,
     max_cohort: Optional[int] = None) -> UdpProcess:
   """UDP-Alg (paper 004, Algorithm 1) as a `LearningProcess`.
 
@@ -506,10 +533,17 @@ def build_udp_process(
     model: The target network h generates, a
       `tff.learning.models.FunctionalModel` or a `tff_hdp.models.ModelSpec`
       (only its shapes and forward pass are used: theta_u comes from h).
+    preferences: A `tff_hdp.privacy.Preferences` with `num_examples`:
+      |D_u| of every user, in the order of the user indices the process
+      will see (0, 1, ...); gives w_u = min(|D_u| / w_hat, 1), its maximum
+      and W = sum_u w_u. Levels or epsilons per user are refused: every
+      user has one user-level epsilon (`config.noise_multiplier`).
+    algorithm: The variant as an object (`tff_hdp.udp.algorithms.Udp()`,
+      `ClipOnly()`, `Noiseless()`, or an `tff_hdp.udp.algorithm.Algorithm`
+      of yours, registered under its name if it is not); by default the
+      one `config.algorithm` names. pFedHN's one user a step is the
+      driver's, refused here.
     config: The hyperparameters (default `UdpConfig()`).
-    num_examples: |D_u| of every user, in the order of the user indices the
-      process will see (0, 1, ...); gives w_u = min(|D_u| / w_hat, 1), its
-      maximum and W = sum_u w_u.
     max_cohort: Rows of the cohort stack (the most users a round may take);
       None for qN + 6 standard deviations (`default_max_cohort`).
 
@@ -525,8 +559,10 @@ def build_udp_process(
       `UdpConfig`.
   """
   spec = models.as_model_spec(model)
-  config = _checked_config(config)
-  sizes = _checked_sizes(num_examples)
+  preferences = preferences_lib.as_preferences(preferences).checked(
+      'UDP-Alg', ['num_examples'])
+  config = _checked_config(config, algorithm)
+  sizes = _checked_sizes(preferences.num_examples)
   config = config.for_users(sizes)
   num_users = len(sizes)
   rows = _cohort_rows(max_cohort, num_users, config.sampling_rate)
@@ -550,18 +586,33 @@ def build_udp_process(
                              num_examples=sizes, max_cohort=rows)
 
 
-def _checked_config(config: Optional[config_lib.UdpConfig]
+def _checked_config(config: Optional[config_lib.UdpConfig],
+                    algorithm: Optional[algorithm_lib.Algorithm] = None
                     ) -> config_lib.UdpConfig:
-  """`config` (default `UdpConfig()`), validated, or a one-line error."""
+  """`config` (default `UdpConfig()`) running `algorithm` (registered
+  under its name if it is not yet), validated, or a one-line error."""
   config = config_lib.UdpConfig() if config is None else config
   if not isinstance(config, config_lib.UdpConfig):
     raise TypeError('config must be a tff_hdp.udp.UdpConfig, got '
                     f'{type(config).__name__}')
+  if algorithm is not None:
+    if not isinstance(algorithm, algorithm_lib.Algorithm):
+      raise TypeError('algorithm must be a tff_hdp.udp.algorithm.Algorithm, '
+                      f'got {type(algorithm).__name__}')
+    if algorithm.name not in algorithm_registry.names():
+      algorithm_registry.register(algorithm)
+    elif algorithm_registry.get(algorithm.name) != algorithm:
+      raise ValueError(f'algorithm {algorithm!r} is not the registered '
+                       f'{algorithm.name!r}, '
+                       f'{algorithm_registry.get(algorithm.name)!r}')
+    config = dataclasses.replace(config, algorithm=algorithm.name)
   config.validate()
-  if config.algorithm == 'pfedhn':
-    raise ValueError("algorithm must be 'udp', 'clip_only' or 'noiseless' "
+  if config.variant.one_user_per_step:
+    cohorts = [n for n in algorithm_registry.names()
+               if not algorithm_registry.get(n).one_user_per_step]
+    raise ValueError(f'algorithm must be one of {", ".join(cohorts)} '
                      "(pFedHN's one user per step is the driver's), got "
-                     "'pfedhn'")
+                     f'{config.algorithm!r}')
   return config
 
 

@@ -59,7 +59,7 @@ def round_fn(net: hypernetwork.HyperNetwork,
   nobody was sampled (it releases the noised empty estimator)."""
   if config.tff_workers:
     return _distributed_round_fn(net, config, constants)
-  rows = (1 if config.algorithm == 'pfedhn' else
+  rows = (1 if config.variant.one_user_per_step else
           process.default_max_cohort(num_users, config.sampling_rate))
   learning = process.compose_udp_process(
       net, constants, num_users=num_users, max_cohort=rows,

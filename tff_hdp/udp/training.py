@@ -82,7 +82,7 @@ def estimator_constants(config: config_lib.UdpConfig,
                         weights: np.ndarray) -> tuple[float, float]:
   """(max_weight, denominator) of the run: max_u w_u and q W; 1 and 1 for
   pFedHN (unweighted, one user per step)."""
-  if config.algorithm == 'pfedhn':
+  if config.variant.one_user_per_step:
     return 1.0, 1.0
   return process.estimator_constants(weights, config.sampling_rate)
 
@@ -207,7 +207,7 @@ class UdpRounds(round_loop.System):
 
   def _users(self, rng) -> tuple[np.ndarray, np.ndarray]:
     num_users = self._pieces.data.num_clients
-    if self._config.algorithm == 'pfedhn':
+    if self._config.variant.one_user_per_step:
       return (rng.integers(0, num_users, size=1), np.ones(1, np.float32))
     users = sampling.sample_cohort(num_users, 1, rng, poisson=True,
                                    sampling_rate=self._config.sampling_rate)

@@ -38,3 +38,14 @@ from tff_hdp.robust_hdp.rules import min_epsilon
 from tff_hdp.robust_hdp.rules import oracle
 from tff_hdp.robust_hdp.rules import step_aware
 from tff_hdp.robust_hdp.rules import non_private
+# pylint: enable=unused-import
+
+# The rules as objects, e.g. `rule=robust_hdp.rules.Pfa(rank=3)`.
+RobustHdp = robust_hdp.RobustHdp
+WeiAvg = weiavg.WeiAvg
+Pfa = pfa.Pfa
+DpFedAvg = dpfedavg.DpFedAvg
+MinEpsilon = min_epsilon.MinEpsilon
+Oracle = oracle.Oracle
+StepAware = step_aware.StepAware
+NonPrivate = non_private.NonPrivate
