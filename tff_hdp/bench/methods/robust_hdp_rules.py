@@ -40,6 +40,7 @@ import numpy as np
 from tff_hdp.bench import method
 from tff_hdp.bench import registry
 from tff_hdp.robust_hdp import config as config_lib
+from tff_hdp.robust_hdp import presets
 from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
@@ -51,10 +52,11 @@ class RobustHdpRule(method.Method):
 
   threat_model = 'untrusted server'
 
-  def __init__(self, rule: str, *, clip: float = 3.0,
-               rpca_method: str = 'ialm'):
-    """The rule called `rule`; `clip` is DP-SGD's per-example c (the
-    authors' 3.0) and `rpca_method` robust PCA's solver."""
+  def __init__(self, rule: str, *, clip: float = presets.PAPER.clip,
+               rpca_method: str = presets.PAPER.rpca_method):
+    """The rule called `rule`; `clip` is DP-SGD's per-example c and
+    `rpca_method` robust PCA's solver (default: paper 003's setting,
+    `presets.PAPER`)."""
     found = rule_registry.get(rule)
     self.name = rule
     self.rule = rule
