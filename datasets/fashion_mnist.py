@@ -28,7 +28,8 @@ Debian's package `dataset-fashion-mnist` installs them,
 IDX: a big-endian header (two zero bytes, the type code 0x08 for unsigned
 bytes, the number of dimensions, then each dimension as uint32), then the
 data. A missing, truncated or malformed file raises `DataFileError` naming
-the file and the command that fetches it.
+the file and the command that fetches it. Registered as the dataset
+`fashion_mnist` of Robust-HDP, which pools the 70,000 images (`DATASET`).
 """
 
 import gzip
@@ -39,6 +40,8 @@ from typing import Optional
 
 import numpy as np
 
+from tff_hdp.datasets import dataset
+from tff_hdp.datasets import dataset_registry
 from tff_hdp.datasets.errors import DataFileError
 
 SUBDIR = 'fashion-mnist'
@@ -129,3 +132,12 @@ def load_arrays(data_dir: Optional[str] = None):
           f'Fashion-MNIST files of {part} in {data_dir} do not match (images '
           f'{list(x.shape)}, labels {list(y.shape)}); delete them and {how}')
   return arrays['x_train'], arrays['y_train'], arrays['x_test'], arrays['y_test']
+
+
+def _pooled(data_dir: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
+  return dataset.pool(*load_arrays(data_dir))
+
+
+DATASET = dataset_registry.register(dataset.Dataset(
+    name='fashion_mnist', label='Fashion-MNIST (70,000 images, 10 classes)',
+    file='four .gz files (Debian: none)', robust_hdp=_pooled))

