@@ -16,12 +16,15 @@ the checked configs and data they give.
 
 A preset of `tff_hdp.fedhdp.presets` (paper 001's Table 7, or an offline
 one; `presets.DEFAULT`, mnist5k, unless --preset or --dataset names one)
-fills every hyperparameter flag the command line does not set. Importing this
+fills every hyperparameter flag the command line does not set. --dataset
+takes every dataset FedHDP can load (`tff_hdp.datasets.names('fedhdp')`);
+one without a preset of its name takes `presets.DEFAULT`'s. Importing this
 module defines the flags; bad values raise `cli.UsageError`.
 """
 
 from absl import flags
 
+from tff_hdp import datasets
 from tff_hdp.run_scripts import cli
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import config as config_lib
@@ -39,8 +42,8 @@ _PRESET = flags.DEFINE_enum('preset', None, sorted(presets.PRESETS),
                             'preset named like --dataset, else '
                             f'{presets.DEFAULT}.')
 DATASET = flags.DEFINE_string(
-    'dataset', None, 'Dataset: mnist5k, digits, mnist, skewed_mnist, fmnist, '
-    f'femnist. Default: the preset\'s ({presets.DEFAULT} without --preset).')
+    'dataset', None, f'Dataset: {", ".join(datasets.names("fedhdp"))}. '
+    f'Default: the preset\'s ({presets.DEFAULT} without --preset).')
 _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Directory holding mnist.npz (mnist) or '
     'emnist_all.sqlite (fmnist, femnist). Default: the Keras / TFF cache.')
@@ -163,11 +166,15 @@ def _floats(values, flag):
 
 
 def _resolve_preset() -> presets.Preset:
+  """--preset's, else the one named like --dataset, else the default's
+  (a dataset with no preset of its own too)."""
   name = _PRESET.value or DATASET.value or presets.DEFAULT
-  if name not in presets.PRESETS:
-    raise cli.UsageError(f'unknown dataset {name!r} for --dataset; allowed: '
-                         f'{", ".join(sorted(presets.PRESETS))}')
-  return presets.get_preset(name)
+  if name in presets.PRESETS:
+    return presets.get_preset(name)
+  allowed = datasets.names('fedhdp')
+  cli.check(name in allowed, f'unknown dataset {name!r} for --dataset; '
+            f'allowed: {", ".join(allowed)}')
+  return presets.get_preset(presets.DEFAULT)
 
 
 def _noise_multipliers(preset, sampling_rate, rounds, delta, population):
@@ -284,7 +291,6 @@ def examples_per_client():
 def load_data(configs, preset: presets.Preset, num_clients: int):
   """The clients' data of --dataset (else the preset's), and `configs`
   checked against it; a bad file or value is a UsageError."""
-  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   dataset = DATASET.value or preset.dataset
   if _EXAMPLES_PER_CLIENT.value is not None and _DRAW.value != 'independent':
     raise cli.UsageError('--examples_per_client needs --client_draw='

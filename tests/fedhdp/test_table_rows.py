@@ -70,4 +70,4 @@ def test_title_and_run_names():
 def test_the_default_preset_is_the_offline_mnist_images():
   preset = presets.get_preset(presets.DEFAULT)
   assert preset.dataset == presets.DEFAULT == 'mnist5k'
-  assert preset.dataset in datasets.FEDHDP_DATASETS
+  assert preset.dataset in datasets.names('fedhdp')

@@ -22,13 +22,13 @@ from tff_hdp.robust_hdp import presets
 
 
 def test_the_default_is_the_papers_setting_on_the_offline_images():
-  assert presets.DEFAULT.dataset == presets.DATASETS[0] == 'mnist5k'
+  assert presets.DEFAULT.dataset == datasets.names('robust_hdp')[0] == 'mnist5k'
   assert presets.PAPER.dataset == 'mnist'
   differ = {f.name for f in dataclasses.fields(presets.Preset)
             if getattr(presets.PAPER, f.name) != getattr(presets.DEFAULT,
                                                          f.name)}
   assert differ == {'dataset', 'examples_per_client'}
-  assert set(presets.DATASETS) == set(datasets.ROBUST_HDP_DATASETS)
+  assert presets.PAPER.dataset in datasets.names('robust_hdp')
   assert presets.PAPER.shards_per_client == datasets.SHARDS_PER_CLIENT
 
 

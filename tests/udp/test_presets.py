@@ -18,12 +18,18 @@ import dataclasses
 import numpy as np
 import pytest
 
+from tff_hdp import datasets
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import presets
 
 
-@pytest.mark.parametrize('dataset', presets.DATASETS)
-def test_every_dataset_has_a_preset_that_makes_a_valid_config(dataset):
+def test_the_default_preset_is_a_dataset_udp_loads():
+  assert presets.DEFAULT == datasets.names('udp')[0] == 'mnist5k'
+  assert set(presets.PRESETS) <= set(datasets.names('udp'))
+
+
+@pytest.mark.parametrize('dataset', sorted(presets.PRESETS))
+def test_every_preset_makes_a_valid_config(dataset):
   preset = presets.PRESETS[dataset]
   fields = dataclasses.asdict(preset)
   num_users = fields.pop('num_users')

@@ -53,7 +53,8 @@ class Preset:
   """Every setting of a Robust-HDP comparison but its rules and how it runs.
 
   Attributes:
-    dataset: A `tff_hdp.datasets.load_robust_hdp_data` name.
+    dataset: A `tff_hdp.datasets.load_robust_hdp_data` name (one of
+      `tff_hdp.datasets.names('robust_hdp')`).
     num_clients: n.
     examples_per_client: Images per client, 80/20 train/test; None for the
       loader's default (3,000, or as many as the data allows).
@@ -99,6 +100,3 @@ PAPER = Preset(dataset='mnist', examples_per_client=3000)
 # as many per client as they allow (250).
 DEFAULT = dataclasses.replace(PAPER, dataset='mnist5k',
                               examples_per_client=None)
-
-# The datasets of `run_robust_hdp.py --dataset`, its default first.
-DATASETS = ('mnist5k', 'digits', 'mnist', 'fashion_mnist', 'cifar10')

@@ -101,8 +101,10 @@ PRESETS: Mapping[str, Preset] = {
     'celeba': Preset(**_PAPER, num_users=9343, sampling_rate=0.05),
 }
 
-# The datasets of `run_udp.py --dataset`, its default first.
-DATASETS = ('mnist5k', 'digits', 'cifar10', 'femnist', 'celeba')
+# The preset of `run_udp.py` without --dataset, and of a dataset without a
+# preset of its own (`run_udp.py --dataset` takes every dataset UDP-Alg can
+# load, `tff_hdp.datasets.names('udp')`).
+DEFAULT = 'mnist5k'
 
 
 def noise_multiplier_for_stddev(stddev: float, sizes: Sequence[float],
