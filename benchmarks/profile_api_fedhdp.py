@@ -154,8 +154,9 @@ def _training_passes(tf, tff, process, spec, data, batch_size):
 
   def reduce_loop(ditto):
     return lambda weights, dataset: client_update.client_update(
-        spec, weights, weights, dataset, local_epochs=1, rates=rates,
-        train_personal=ditto, seed=tf.constant([0, 0])).delta
+        spec, weights, weights, dataset,
+        steps=client_update.Steps(1, ditto), rates=rates,
+        seed=tf.constant([0, 0])).delta
 
   bodies = {'train: for (before issue 51)': autograph_for,
             'train: reduce': reduce_loop(False),

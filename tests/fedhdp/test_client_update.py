@@ -58,8 +58,8 @@ def setup():
 def _run(spec, theta0, personal, x, y, *, batch, epochs, lam, ditto):
   ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
   return client_update.client_update(
-      spec, theta0, personal, ds, local_epochs=epochs,
-      rates=client_update.Rates(0.3, 0.2, lam), train_personal=ditto,
+      spec, theta0, personal, ds, steps=client_update.Steps(epochs, ditto),
+      rates=client_update.Rates(0.3, 0.2, lam),
       seed=tf.constant([0, 0]))
 
 
@@ -89,8 +89,8 @@ def test_learning_process_elements_train_as_x_y_batches(setup):
   element = process.client_element(x, y, group=2, client_id=9, batch_size=4)
   data, info = process._split(element)
   out = client_update.client_update(
-      spec, theta0, personal, data, local_epochs=2,
-      rates=client_update.Rates(0.3, 0.2, 0.1), train_personal=True,
+      spec, theta0, personal, data, steps=client_update.Steps(2, True),
+      rates=client_update.Rates(0.3, 0.2, 0.1),
       seed=tf.constant([0, 0]))
   plain = _run(spec, theta0, personal, x, y, batch=4, epochs=2, lam=0.1,
                ditto=True)
@@ -142,8 +142,8 @@ def test_large_lambda_pulls_personal_model_to_global(setup):
   # With eta_p * lambda = 1 the prox term alone maps theta_j to theta^t.
   ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(6)
   out = client_update.client_update(
-      spec, theta0, theta0, ds, local_epochs=1,
-      rates=client_update.Rates(0.3, 0.0, 5.0), train_personal=True,
+      spec, theta0, theta0, ds, steps=client_update.Steps(1, True),
+      rates=client_update.Rates(0.3, 0.0, 5.0),
       seed=tf.constant([0, 0]))
   for p, w0 in zip(out.personal_weights, theta0):
     np.testing.assert_allclose(p, w0, atol=1e-7)
@@ -160,8 +160,8 @@ def test_cnn_runs_and_dropout_is_seeded():
   y = rng.integers(0, 62, 4).astype(np.int32)
   ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(2)
   run = lambda seed: client_update.client_update(
-      spec, weights, weights, ds, local_epochs=1,
-      rates=client_update.Rates(0.05, 0.05, 0.1), train_personal=True,
+      spec, weights, weights, ds, steps=client_update.Steps(1, True),
+      rates=client_update.Rates(0.05, 0.05, 0.1),
       seed=tf.constant(seed))
   a, b, c = run([1, 2]), run([1, 2]), run([1, 3])
   for da, db in zip(a.delta, b.delta):

@@ -53,16 +53,32 @@ class Rates(NamedTuple):
   ditto_lambda: tf.Tensor  # lambda_j.
 
 
+class Steps(NamedTuple):
+  """Which of a round's steps a client runs, and over how many epochs.
+
+  Python values: the update is traced once per combination.
+
+  Attributes:
+    local_epochs: E, how many times the client's dataset is iterated.
+    train_personal: Whether to run Ditto's personal step.
+    train_global: Whether to run the global model's steps (False: Delta is
+      zero; Ditto's personal step alone, as TFF's learning process keeps the
+      personal models apart, `process.build_ditto_step`). Either step draws
+      the same batches and dropout masks as when both run.
+  """
+  local_epochs: int  # E.
+  train_personal: bool  # Ditto's personal step.
+  train_global: bool = True  # The global model's step.
+
+
 def client_update(spec: models.ModelSpec,
                   global_weights: Sequence[tf.Tensor],
                   personal_weights: Sequence[tf.Tensor],
                   dataset: tf.data.Dataset,
                   *,
-                  local_epochs: int,
+                  steps: Steps,
                   rates: Rates,
-                  train_personal: bool,
-                  seed: tf.Tensor,
-                  train_global: bool = True) -> ClientOutput:
+                  seed: tf.Tensor) -> ClientOutput:
   """Runs Algorithm 2's ClientUpdate (without clipping) on one client.
 
   Args:
@@ -71,15 +87,10 @@ def client_update(spec: models.ModelSpec,
     personal_weights: theta_j (theta^t for a client with no personal model).
     dataset: The client's batches, (x, y) or mappings with keys 'x' and 'y'
       (the learning process's client elements, `process.client_element`);
-      it is iterated `local_epochs` times.
-    local_epochs: E.
+      it is iterated `steps.local_epochs` times.
+    steps: E and which of the two steps run (`Steps`).
     rates: eta, eta_p and lambda_j (`Rates`).
-    train_personal: Whether to run Ditto's personal step.
     seed: int32 [2] seed for dropout (models without dropout ignore it).
-    train_global: Whether to run the global model's steps (False: Delta is
-      zero; Ditto's personal step alone, as TFF's learning process keeps the
-      personal models apart, `process.build_ditto_step`). Either step
-      draws the same batches and dropout masks as when both run.
 
   Returns:
     A `ClientOutput`.
@@ -87,21 +98,12 @@ def client_update(spec: models.ModelSpec,
   global_weights = [tf.convert_to_tensor(w) for w in global_weights]
   return _client_update(spec, global_weights,
                         [tf.convert_to_tensor(w) for w in personal_weights],
-                        dataset, tuple(rates), seed,
-                        _Steps(local_epochs, train_personal, train_global))
-
-
-class _Steps(NamedTuple):
-  """Which of a round's steps a client runs, and over how many epochs
-  (Python values: `_client_update` is traced once per combination)."""
-  local_epochs: int  # E.
-  train_personal: bool  # Ditto's personal step.
-  train_global: bool  # The global model's step.
+                        dataset, tuple(rates), seed, Steps(*steps))
 
 
 @tf.function(autograph=False)
 def _client_update(spec, global_weights, personal_weights, dataset, rates,
-                   seed, steps: _Steps):
+                   seed, steps: Steps):
   """`client_update`, with rates = (eta, eta_p, lambda_j).
 
   The loop is one `dataset.reduce` whose state holds only what the round

@@ -181,13 +181,13 @@ def _client_update(spec, settings: ClientSettings, weights, personal, dataset,
   lambdas = tf.constant(np.asarray(settings.ditto_lambdas, np.float32))
   return client_update_lib.client_update(
       spec, weights, personal, dataset,
-      local_epochs=settings.local_epochs,
+      steps=client_update_lib.Steps(settings.local_epochs,
+                                    train_personal=train_personal,
+                                    train_global=train_global),
       rates=client_update_lib.Rates(
           learning_rate=schedule['learning_rate'],
           personal_learning_rate=schedule['personal_learning_rate'],
           ditto_lambda=tf.gather(lambdas, info['group'])),
-      train_personal=train_personal,
-      train_global=train_global,
       seed=tf.random.experimental.stateless_fold_in(schedule['key'],
                                                     info['client_id']))
 
