@@ -320,7 +320,7 @@ def test_public_names():
   assert tff_hdp.udp.__all__ == [
       'UdpConfig', 'build_data_source', 'build_udp_process', 'algorithms']
   assert tff_hdp.privacy.__all__ == [
-      'Preferences', 'PrivacyLedger', 'compute_epsilon',
+      'Accountant', 'Preferences', 'PrivacyLedger', 'compute_epsilon',
       'noise_multiplier_for_epsilon']
   for name in tff_hdp.fedhdp.__all__ + tff_hdp.robust_hdp.__all__:
     assert not name.startswith('_')

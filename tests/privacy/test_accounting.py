@@ -243,8 +243,8 @@ class ClassicConversionTest(parameterized.TestCase):
 
   def test_round_trip(self):
     z = accounting.noise_multiplier_for_epsilon(
-        1.0, 0.02, 2000, 1e-4, orders=privacy_preferences.OPACUS_ORDERS,
-        conversion='classic')
+        1.0, 0.02, 2000, 1e-4, accountant=accounting.Accountant(
+            orders=privacy_preferences.OPACUS_ORDERS, conversion='classic'))
     eps = accounting.compute_epsilon(0.02, z, 2000, 1e-4,
                                      orders=privacy_preferences.OPACUS_ORDERS,
                                      conversion='classic')
@@ -253,13 +253,14 @@ class ClassicConversionTest(parameterized.TestCase):
     # More noise than the improved conversion needs for the same epsilon.
     self.assertGreater(
         z, accounting.noise_multiplier_for_epsilon(
-            1.0, 0.02, 2000, 1e-4, orders=privacy_preferences.OPACUS_ORDERS))
+            1.0, 0.02, 2000, 1e-4, accountant=accounting.Accountant(
+                orders=privacy_preferences.OPACUS_ORDERS)))
 
   def test_unreachable_and_unknown(self):
     with self.assertRaisesRegex(ValueError, 'not reachable'):
       accounting.noise_multiplier_for_epsilon(
-          0.1, 0.02, 100, 1e-4, orders=privacy_preferences.OPACUS_ORDERS,
-          conversion='classic')
+          0.1, 0.02, 100, 1e-4, accountant=accounting.Accountant(
+              orders=privacy_preferences.OPACUS_ORDERS, conversion='classic'))
     with self.assertRaisesRegex(ValueError, "unknown conversion 'tight'"):
       accounting.compute_epsilon(0.02, 1.0, 10, 1e-4, conversion='tight')
 
@@ -304,6 +305,22 @@ class NoiseMultiplierForEpsilonTest(parameterized.TestCase):
     self.assertEqual(
         accounting.noise_multiplier_for_epsilon(1.0, 0.0, 10, 1e-4), 0.0)
 
+  @parameterized.parameters(
+      (dict(name='prv'), 'unknown accountant .*rdp, pld'),
+      (dict(conversion='tight'), "unknown conversion 'tight'"),
+      (dict(orders=[0.5]), 'orders must be'))
+  def test_accountant_is_checked_when_made(self, fields, message):
+    with self.assertRaisesRegex(ValueError, message):
+      accounting.Accountant(**fields)
+
+  def test_accountant_by_name(self):
+    self.assertEqual(accounting.as_accountant('pld'),
+                     accounting.Accountant('pld'))
+    self.assertEqual(accounting.Accountant(orders=[2, 3]).orders, (2.0, 3.0))
+    with self.assertRaisesRegex(ValueError, 'unknown accountant'):
+      accounting.noise_multiplier_for_epsilon(1.0, 0.05, 10, 1e-4,
+                                              accountant='prv')
+
   @parameterized.named_parameters(
       ('eps_zero', dict(target_epsilon=0.0), 'target_epsilon must be > 0'),
       ('eps_negative', dict(target_epsilon=-1.0), 'target_epsilon must be > 0'),
@@ -326,6 +343,7 @@ class NoiseMultiplierForEpsilonTest(parameterized.TestCase):
 # dp_accounting series are the longest at q = 0.5, so that the calibration
 # one epsilon at a time that they are compared with stays fast.
 _FAST_ORDERS = (1.5, 2.5, 3.5, 2, 3, 4, 6, 8, 12, 16, 32, 64)
+_FAST = accounting.Accountant(orders=_FAST_ORDERS)
 
 
 class NoiseMultipliersForEpsilonsTest(parameterized.TestCase):
@@ -343,14 +361,14 @@ class NoiseMultipliersForEpsilonsTest(parameterized.TestCase):
     q, rounds, delta = 0.5, 3, 1e-5
     epsilons = [1.0, 3.0, 1.0, 6.0]
     zs = accounting.noise_multipliers_for_epsilons(
-        epsilons, q, rounds, delta, orders=_FAST_ORDERS)
+        epsilons, q, rounds, delta, accountant=_FAST)
     self.assertLen(zs, 4)
     self.assertEqual(zs[0], zs[2])  # One calibration per distinct epsilon.
     tol = accounting.DEFAULT_NOISE_TOLERANCE
     for eps, z in zip(epsilons, zs):
       self._assert_calibrated(eps, z, q, rounds, delta, _FAST_ORDERS)
       one = accounting.noise_multiplier_for_epsilon(eps, q, rounds, delta,
-                                                    orders=_FAST_ORDERS)
+                                                    accountant=_FAST)
       self.assertLessEqual(abs(z - one), tol)
 
   def test_the_benchmarks_setting_on_the_default_orders(self):
@@ -373,7 +391,7 @@ class NoiseMultipliersForEpsilonsTest(parameterized.TestCase):
         accounting.rdp_search, 'epsilon',
         lambda q, z, *args: search(q, z + tol / 5, *args)):
       zs = accounting.noise_multipliers_for_epsilons(
-          [1.0, 4.0], 0.05, 50, 1e-5, tol=tol, orders=_FAST_ORDERS)
+          [1.0, 4.0], 0.05, 50, 1e-5, tol=tol, accountant=_FAST)
     for eps, z in zip([1.0, 4.0], zs):
       self._assert_calibrated(eps, z, 0.05, 50, 1e-5, _FAST_ORDERS, tol)
 
@@ -382,15 +400,16 @@ class NoiseMultipliersForEpsilonsTest(parameterized.TestCase):
     with mock.patch.object(accounting.rdp_search, 'epsilon',
                            lambda *args: 1.001 * search(*args)):
       zs = accounting.noise_multipliers_for_epsilons(
-          [1.0, 4.0], 0.05, 50, 1e-5, orders=_FAST_ORDERS)
+          [1.0, 4.0], 0.05, 50, 1e-5, accountant=_FAST)
     self.assertEqual(zs, [
         accounting.noise_multiplier_for_epsilon(e, 0.05, 50, 1e-5,
-                                                orders=_FAST_ORDERS)
+                                                accountant=_FAST)
         for e in (1.0, 4.0)])
 
   @parameterized.named_parameters(
-      ('classic', dict(conversion='classic', orders=_FAST_ORDERS)),
-      ('fixed_cohort', dict(population=200, orders=_FAST_ORDERS)),
+      ('classic', dict(accountant=accounting.Accountant(
+          orders=_FAST_ORDERS, conversion='classic'))),
+      ('fixed_cohort', dict(population=200, accountant=_FAST)),
       ('no_release', dict(rounds=0)),
   )
   def test_other_accounting_calibrates_one_by_one(self, kwargs):

@@ -18,9 +18,9 @@ sampling rates (and the inverse) with the RDP or PLD accountant (`pld`), and
 `privacy_ledger` keeps each run's record, the ledger a resumed run continues.
 The audit's statistics are `auditing`, `canaries` and `canary_audit`.
 
-Public API (docs/api.md): `compute_epsilon`, `noise_multiplier_for_epsilon`,
-`PrivacyLedger`, and `Preferences`, what each client asks of a process
-(`preferences`).
+Public API (docs/api.md): `compute_epsilon`, `noise_multiplier_for_epsilon`
+and its `Accountant` (how epsilon is accounted), `PrivacyLedger`, and
+`Preferences`, what each client asks of a process (`preferences`).
 """
 
 from tff_hdp import public_api
@@ -28,7 +28,7 @@ from tff_hdp import public_api
 # The public API (the rest may change), imported when first used: importing
 # the package stays TensorFlow-free for the binaries' flag checks.
 _PUBLIC = {
-    'tff_hdp.privacy.accounting': ('compute_epsilon',
+    'tff_hdp.privacy.accounting': ('Accountant', 'compute_epsilon',
                                    'noise_multiplier_for_epsilon'),
     'tff_hdp.privacy.privacy_ledger': ('PrivacyLedger',),
     'tff_hdp.privacy.preferences': ('Preferences',),

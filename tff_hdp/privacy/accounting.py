@@ -43,9 +43,10 @@ Kasiviswanathan 2019, Thm. 27). Take plain numbers (FedHDP: z_eff), not
 TFF's float32 DP events. The details: docs/accounting.md.
 """
 
+import dataclasses
 import functools
 import math
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple, Union
 
 import dp_accounting
 from dp_accounting import rdp
@@ -123,6 +124,36 @@ def _check_conversion(conversion: str) -> str:
     raise ValueError(f'unknown conversion {conversion!r}; allowed: '
                      f'{", ".join(CONVERSIONS)}')
   return conversion
+
+
+@dataclasses.dataclass(frozen=True)
+class Accountant:
+  """How epsilon is accounted: the accountant, and RDP's orders and
+  conversion (module docstring), checked when made.
+
+  Attributes:
+    name: 'rdp' (the papers') or 'pld' (`orders` and `conversion` do not
+      apply; Poisson sampling only).
+    orders: RDP orders (> 1) to minimise over, as a tuple; `dp_accounting`'s
+      default grid when None.
+    conversion: 'improved' (Balle et al. 2020) or 'classic' (Mironov 2017).
+  """
+  name: str = 'rdp'
+  orders: Optional[Sequence[float]] = None
+  conversion: str = 'improved'
+
+  def __post_init__(self):
+    check_accountant(self.name)
+    object.__setattr__(self, 'orders', arguments.check_orders(self.orders))
+    _check_conversion(self.conversion)
+
+
+def as_accountant(accountant: Union[str, Accountant]) -> Accountant:
+  """`accountant`, or the `Accountant` of that name on its defaults (a
+  binary's flag gives the name)."""
+  if isinstance(accountant, Accountant):
+    return accountant
+  return Accountant(accountant)
 
 
 def _classic_epsilon(q: float, z: float, t: int, d: float,
@@ -301,19 +332,18 @@ def _calibrate_rdp(eps: float, q: float, t: int, d: float, *,
           tol=tol))
 
 
-def _calibration_arguments(sampling_rate, rounds, delta, tol, orders,
-                           conversion, accountant, population):
+def _calibration_arguments(sampling_rate, rounds, delta, tol, accountant,
+                           population):
   """A calibration's arguments in z, checked (one clear line each):
-  (q, T, delta, tol, orders, conversion, accountant, population)."""
+  (q, T, delta, tol, accountant (an `Accountant`), population)."""
   q = arguments.check_sampling_rate(sampling_rate)
   population = arguments.check_population(population, q)
-  accountant = check_accountant(accountant)
-  if accountant == 'pld':
+  accountant = as_accountant(accountant)
+  if accountant.name == 'pld':
     check_pld_relation(population)
   return (q, arguments.check_count(rounds, 'rounds'),
-          arguments.check_delta(delta), _check_tolerance(tol),
-          arguments.check_orders(orders), _check_conversion(conversion),
-          accountant, population)
+          arguments.check_delta(delta), _check_tolerance(tol), accountant,
+          population)
 
 
 def noise_multiplier_for_epsilon(target_epsilon: float,
@@ -322,9 +352,7 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
                                  delta: float,
                                  *,
                                  tol: float = DEFAULT_NOISE_TOLERANCE,
-                                 orders: Optional[Sequence[float]] = None,
-                                 conversion: str = 'improved',
-                                 accountant: str = 'rdp',
+                                 accountant: Union[str, Accountant] = 'rdp',
                                  population: Optional[int] = None) -> float:
   """Smallest noise multiplier z whose T rounds stay within (eps, delta).
 
@@ -341,18 +369,19 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     rounds: T >= 0.
     delta: delta in (0, 1).
     tol: Absolute tolerance on z (> 0).
-    orders: RDP orders, as in `compute_epsilon`.
-    conversion: As in `compute_epsilon`.
-    accountant: As in `compute_epsilon`.
+    accountant: How epsilon is accounted: an `Accountant` (its name, RDP
+      orders and conversion, as `compute_epsilon`'s `accountant`, `orders`
+      and `conversion`), or the name alone ('rdp' or 'pld', on the default
+      orders and the improved conversion).
     population: As in `compute_epsilon` (a fixed cohort of q N).
 
   Returns:
     z >= 0. 0 when rounds = 0 or q = 0 (no release: no noise is needed).
   """
   eps = arguments.check_positive(target_epsilon, 'target_epsilon')
-  q, t, d, tol, orders, conversion, accountant, population = (
-      _calibration_arguments(sampling_rate, rounds, delta, tol, orders,
-                             conversion, accountant, population))
+  q, t, d, tol, accountant, population = _calibration_arguments(
+      sampling_rate, rounds, delta, tol, accountant, population)
+  orders, conversion = accountant.orders, accountant.conversion
   if t == 0 or q == 0.0:
     return 0.0
   if conversion == 'classic':
@@ -360,14 +389,15 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
 
   def eps_at(z):
     return compute_epsilon(q, z, t, d, orders=orders, conversion=conversion,
-                           accountant=accountant, population=population)
+                           accountant=accountant.name,
+                           population=population)
 
   bracket = _bracket_root(eps_at, eps, q, t, d)
   if bracket is None:
     return 0.0  # Any noise meets the target.
   if conversion == 'classic':
     return _solve_classic(eps_at, eps, *bracket, tol)
-  if accountant == 'pld':
+  if accountant.name == 'pld':
     return pld.noise_multiplier_for_epsilon(
         lambda z: round_event(q, z), t, eps, d, bracket=bracket, tol=tol)
   return _calibrate_rdp(eps, q, t, d, orders=orders, population=population,
@@ -475,9 +505,7 @@ def noise_multipliers_for_epsilons(target_epsilons: Sequence[float],
                                    delta: float,
                                    *,
                                    tol: float = DEFAULT_NOISE_TOLERANCE,
-                                   orders: Optional[Sequence[float]] = None,
-                                   conversion: str = 'improved',
-                                   accountant: str = 'rdp',
+                                   accountant: Union[str, Accountant] = 'rdp',
                                    population: Optional[int] = None
                                    ) -> list[float]:
   """`noise_multiplier_for_epsilon` of each target epsilon, at one
@@ -499,16 +527,17 @@ def noise_multipliers_for_epsilons(target_epsilons: Sequence[float],
   """
   epsilons = [arguments.check_positive(e, 'target_epsilon')
               for e in target_epsilons]
-  q, t, d, tol, orders, conversion, accountant, population = (
-      _calibration_arguments(sampling_rate, rounds, delta, tol, orders,
-                             conversion, accountant, population))
+  q, t, d, tol, accountant, population = _calibration_arguments(
+      sampling_rate, rounds, delta, tol, accountant, population)
+  orders = accountant.orders
 
   def one(eps):
-    return noise_multiplier_for_epsilon(
-        eps, q, t, d, tol=tol, orders=orders, conversion=conversion,
-        accountant=accountant, population=population)
+    return noise_multiplier_for_epsilon(eps, q, t, d, tol=tol,
+                                        accountant=accountant,
+                                        population=population)
 
-  searched = (accountant == 'rdp' and conversion == 'improved' and
+  searched = (accountant.name == 'rdp' and
+              accountant.conversion == 'improved' and
               population is None and 0.0 < q < 1.0 and t > 0)
   curve = _EpsilonCurve(q, t, d, orders) if searched else None
   solved = {}
@@ -577,10 +606,12 @@ def sampling_rate_for_epsilon(target_epsilon: float,
 
 __all__ = [
     'ACCOUNTANTS',
+    'Accountant',
     'ADD_OR_REMOVE_ONE',
     'CONVERSIONS',
     'REPLACE_ONE',
     'DEFAULT_NOISE_TOLERANCE',
+    'as_accountant',
     'check_accountant',
     'check_pld_relation',
     'compute_epsilon',

@@ -231,8 +231,8 @@ def _calibrate_elsewhere(todo, workers: int) -> list[float]:
 def _calibrate(calibration) -> float:
   epsilon, rate, steps, delta, conversion, accountant = calibration
   return float(accounting.noise_multiplier_for_epsilon(
-      epsilon, rate, steps, delta, orders=_orders(conversion),
-      conversion=conversion, accountant=accountant))
+      epsilon, rate, steps, delta, accountant=accounting.Accountant(
+          accountant, orders=_orders(conversion), conversion=conversion)))
 
 
 def _orders(conversion: str) -> tuple[float, ...]:
