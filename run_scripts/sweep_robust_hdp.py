@@ -312,14 +312,16 @@ def _label(algorithm) -> str:
 
 
 def _style(algorithm) -> dict:
-  """One colour per rule in every figure; the Oracle dashed, as it often
-  lies exactly on Robust-HDP."""
+  """One colour per rule in every figure (by its role: an oracle dashed,
+  as it often lies exactly on Robust-HDP; the proposed rule's points
+  round)."""
+  role = rule_registry.get(algorithm).role
   style = {'color': f'C{rule_registry.names().index(algorithm) % 10}',
            'label': _label(algorithm)}
-  if algorithm == 'oracle':
+  if role == 'oracle':
     style.update(linestyle='--', marker='x')
   else:
-    style.update(marker='o' if algorithm == 'robust_hdp' else '.')
+    style.update(marker='o' if role == 'proposed' else '.')
   return style
 
 

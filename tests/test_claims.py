@@ -94,3 +94,14 @@ def test_udp_fails_on_either_bound():
       'UDP-Alg at epsilon <= 8 with accuracy >= 60%: no (epsilon 8.50')
   assert ': no (epsilon 7.00, 10.02%' in claims.udp({'udp': (10.02, 7.0)})
   assert 'not checked' in claims.udp({'noiseless': (90.0, None)})
+
+
+def test_fedhdp_reads_roles_a_registered_baseline_joins():
+  table = dict(_FEDHDP, **{'Mine+Ditto': (85.0, 4.81)})
+  roles = {'Non-Private+Ditto': 'reference', 'DP-FedAvg+Ditto': 'baseline',
+           'HDP-FedAvg+Ditto': 'baseline', 'FedHDP+Ditto': 'proposed',
+           'Mine+Ditto': 'baseline'}
+  line = claims.fedhdp({n: a for n, (a, _) in table.items()},
+                       {n: e for n, (_, e) in table.items()}, roles=roles)
+  assert line == ('FedHDP above every private baseline at the same '
+                  'epsilon: no (83.33 vs 85.00, Mine+Ditto) at epsilon 4.81')

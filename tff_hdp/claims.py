@@ -42,22 +42,35 @@ def _best(accuracies: Mapping[str, float]) -> tuple[str, float]:
 
 def fedhdp(accuracies: Mapping[str, float],
            epsilons: Mapping[str, Optional[float]],
-           is_bound: bool = True) -> str:
+           is_bound: bool = True,
+           roles: Optional[Mapping[str, str]] = None) -> str:
   """FedHDP's claim from the global accuracies (%) and each run's epsilon.
 
   Args:
     accuracies: Global-model accuracy by table name, e.g. 'FedHDP+Ditto',
-      'DP-FedAvg+Ditto', 'HDP-FedAvg+Ditto' (others are ignored).
+      'DP-FedAvg+Ditto', 'HDP-FedAvg+Ditto'.
     epsilons: The private group's epsilon by the same names (None if none).
     is_bound: False when the epsilons are only the Poisson approximation
       (`PrivacyLedger.is_bound`): the line then says so.
+    roles: Each name's role (`tff_hdp.fedhdp.algorithm.Algorithm.role`):
+      the 'proposed' one against every 'baseline' (others are ignored). By
+      default read from the names: FedHDP proposed, DP-FedAvg and
+      HDP-FedAvg baselines.
   """
-  ours = {n: a for n, a in accuracies.items() if n.startswith('FedHDP')}
+  if roles is None:
+    roles = {n: 'proposed' if n.startswith('FedHDP') else 'baseline'
+             for n in accuracies if n.startswith(('FedHDP', 'DP-FedAvg',
+                                                  'HDP-FedAvg'))}
+  ours = {n: a for n, a in accuracies.items() if roles.get(n) == 'proposed'}
   rivals = {n: a for n, a in accuracies.items()
-            if n.startswith(('DP-FedAvg', 'HDP-FedAvg'))}
+            if roles.get(n) == 'baseline'}
+  paper = all(n.startswith(('DP-FedAvg', 'HDP-FedAvg')) for n in rivals)
+  claim = ('FedHDP above ' + ('DP-FedAvg and HDP-FedAvg' if paper else
+                              'every private baseline') +
+           ' at the same epsilon')
   if len(ours) != 1 or not rivals:
-    return ('FedHDP above DP-FedAvg and HDP-FedAvg at the same epsilon: not '
-            'checked (needs FedHDP and at least one of them in the table)')
+    return (f'{claim}: not checked (needs FedHDP and at least one of them in '
+            'the table)')
   (name, acc), = ours.items()
   rival, rival_acc = _best(rivals)
   same = len({epsilons.get(n) for n in [name, *rivals]}) == 1
@@ -67,8 +80,8 @@ def fedhdp(accuracies: Mapping[str, float],
       '' if same else ' (epsilons differ)')
   if same and eps is not None and not is_bound:
     at = f' at epsilon ~{eps:.2f} (the Poisson approximation, not a bound)'
-  return (f'FedHDP above DP-FedAvg and HDP-FedAvg at the same epsilon: '
-          f'{_YES[holds]} ({acc:.2f} vs {rival_acc:.2f}, {rival}){at}')
+  return (f'{claim}: {_YES[holds]} ({acc:.2f} vs {rival_acc:.2f}, '
+          f'{rival}){at}')
 
 
 def mechanism_caveat(records: Sequence[Mapping]) -> str:

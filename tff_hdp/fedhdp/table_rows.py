@@ -230,8 +230,17 @@ def table(records: Sequence[Mapping[str, Any]]) -> str:
       {row[0]: r['metrics']['acc_g'] for row, r in zip(rows, records)},
       {row[0]: max(r['epsilon'].values()) if r['epsilon'] else None
        for row, r in zip(rows, records)},
-      is_bound=not any(is_approximation(r) for r in records)
+      is_bound=not any(is_approximation(r) for r in records),
+      roles={row[0]: _role(r['config']['algorithm'])
+             for row, r in zip(rows, records)}
   ) + claims.mechanism_caveat(records)
+
+
+def _role(name: str) -> Optional[str]:
+  """The role of the algorithm called `name` (None if not registered)."""
+  if name not in algorithm_registry.names():
+    return None
+  return algorithm_registry.get(name).role
 
 
 def title(dataset: str, num_clients: int, config) -> str:
