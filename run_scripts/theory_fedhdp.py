@@ -148,8 +148,8 @@ def _simulate(dim, num_samples, **kwargs):
 def _server_point(sigma_c2, group_sizes, gamma2s, ratios, trials, seed):
   result = theory.simulate_point_estimation(
       groups=theory.Groups(group_sizes, gamma2s, ratios),
-      alpha2=sigma_c2 / 2, tau2=sigma_c2 / 2, num_samples=_SERVER_SAMPLES,
-      num_trials=trials, seed=seed)
+      data=theory.DataModel(sigma_c2 / 2, sigma_c2 / 2),
+      num_samples=_SERVER_SAMPLES, num_trials=trials, seed=seed)
   return result.server_mse, result.server_mse_se
 
 
@@ -308,7 +308,7 @@ def figure_opt_out(path: str, setup: OptOutSetup, figure: int, trials: int,
       result = _simulate(
           s.dim, s.num_samples,
           groups=theory.Groups(sizes, (0.0, s.gamma2), (1.0, r)),
-          alpha2=s.alpha2, tau2=s.tau2,
+          data=theory.DataModel(s.alpha2, s.tau2),
           lambdas=_LAMBDA_POINTS, num_trials=trials, seed=seed)
       _errorbar(ax, _LAMBDA_POINTS, result.client_mse[group],
                 result.client_mse_se[group], color)
@@ -352,10 +352,11 @@ def figure_opt_out(path: str, setup: OptOutSetup, figure: int, trials: int,
   paper_p = float(theory.optimal_lambda_p(s.alpha2, s.tau2, s.gamma2,
                                           s.num_clients, n_p))
   paper_np = float(theory.optimal_lambda_np(s.alpha2, s.tau2))
-  risk_paper_p = float(theory.local_risk(paper_p, s.alpha2, s.tau2, s.gamma2,
+  data = theory.DataModel(s.alpha2, s.tau2)
+  risk_paper_p = float(theory.local_risk(paper_p, data, s.gamma2,
                                          s.num_clients, n_p, r_star, True))
-  bayes_p = float(theory.bayes_local_risk(s.alpha2, s.tau2, s.gamma2,
-                                          s.num_clients, n_p, True))
+  bayes_p = float(theory.bayes_local_risk(data, s.gamma2, s.num_clients, n_p,
+                                          True))
   lines.append(
       f'{prefix}: Theorem 8 gives lambda*_p={paper_p:.3g}, '
       f'lambda*_np={paper_np:.3g}; with its own noise left in the global model '

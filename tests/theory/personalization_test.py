@@ -46,9 +46,10 @@ def _argmin_lambda(risk):
 
 def _theorem8_lambdas(seed):
   """(setup, r*, private, Theorem 8's lambda*) of both groups of each
-  `_random_setups(seed)` setup (alpha2, tau2, gamma2, n, n_private)."""
-  for setup in _random_setups(seed):
-    alpha2, tau2, gamma2, n, n_p = setup
+  `_random_setups(seed)` setup, as (DataModel(alpha2, tau2), gamma2, n,
+  n_private)."""
+  for alpha2, tau2, gamma2, n, n_p in _random_setups(seed):
+    setup = (theory.DataModel(alpha2, tau2), gamma2, n, n_p)
     r_star = theory.optimal_ratio(alpha2 + tau2, gamma2, n_p)
     yield setup, r_star, False, theory.optimal_lambda_np(alpha2, tau2)
     yield setup, r_star, True, theory.optimal_lambda_p(alpha2, tau2, gamma2,
@@ -136,7 +137,8 @@ class PersonalizationTest(parameterized.TestCase):
     self.assertEqual(theory.optimal_lambda_no_privacy(0.7, 0.0), np.inf)
     # General formula: every client non-private (N_p = 0), tau^2 = 0.
     self.assertEqual(
-        theory.optimal_lambda(0.7, 0.0, 0.3, 50, 0, 1.0, private=False),
+        theory.optimal_lambda(theory.DataModel(0.7, 0.0), 0.3, 50, 0, 1.0,
+                              private=False),
         np.inf)
 
   def test_table4_no_privacy_heterogeneous_data_is_ditto(self):
@@ -144,8 +146,8 @@ class PersonalizationTest(parameterized.TestCase):
       table = alpha2 / tau2  # Table 4: lambda*_np = alpha^2 / tau^2.
       self.assertAlmostEqual(theory.optimal_lambda_no_privacy(alpha2, tau2),
                              table, delta=1e-12 * table)
-      general = theory.optimal_lambda(alpha2, tau2, 0.0, n, 0, 1.0,
-                                      private=False)
+      general = theory.optimal_lambda(theory.DataModel(alpha2, tau2), 0.0,
+                                      n, 0, 1.0, private=False)
       self.assertAlmostEqual(general, table, delta=1e-6 * table)
 
   def test_table4_homogeneous_privacy_heterogeneous_data(self):
@@ -157,8 +159,9 @@ class PersonalizationTest(parameterized.TestCase):
       self.assertAlmostEqual(
           theory.optimal_lambda_homogeneous_privacy(alpha2, tau2, gamma2),
           table, delta=1e-10 * table)
-      numeric = theory.optimal_lambda(alpha2, tau2, gamma2, n, n, 1.0,
-                                      private=True, own_noise_in_global=False)
+      numeric = theory.optimal_lambda(theory.DataModel(alpha2, tau2), gamma2,
+                                      n, n, 1.0, private=True,
+                                      own_noise_in_global=False)
       self.assertAlmostEqual(numeric, table, delta=1e-6 * table)
 
   def test_table4_homogeneous_privacy_homogeneous_data(self):
@@ -179,18 +182,19 @@ class PersonalizationTest(parameterized.TestCase):
     # Algorithm 1 keeps the client's own noise in theta: the risk grows by
     # (u w_p)^2 N_p gamma^2 with u = lambda / (1 + lambda).
     alpha2, tau2, gamma2, n, n_p, r = 0.6, 0.2, 0.05, 30, 25, 0.4
+    data = theory.DataModel(alpha2, tau2)
     lam = np.array([0.0, 0.3, 2.0, 50.0])
     u = lam / (1 + lam)
     w_p = r / (n - n_p + r * n_p)
-    with_noise = theory.local_risk(lam, alpha2, tau2, gamma2, n, n_p, r, True)
-    without = theory.local_risk(lam, alpha2, tau2, gamma2, n, n_p, r, True,
+    with_noise = theory.local_risk(lam, data, gamma2, n, n_p, r, True)
+    without = theory.local_risk(lam, data, gamma2, n, n_p, r, True,
                                 own_noise_in_global=False)
     np.testing.assert_allclose(with_noise - without,
                                (u * w_p)**2 * n_p * gamma2, rtol=1e-10)
     # A non-private client has no noise of its own.
     np.testing.assert_allclose(
-        theory.local_risk(lam, alpha2, tau2, gamma2, n, n_p, r, False),
-        theory.local_risk(lam, alpha2, tau2, gamma2, n, n_p, r, False,
+        theory.local_risk(lam, data, gamma2, n, n_p, r, False),
+        theory.local_risk(lam, data, gamma2, n, n_p, r, False,
                           own_noise_in_global=False), rtol=1e-12)
 
   def test_local_risk_limits(self):
@@ -198,14 +202,15 @@ class PersonalizationTest(parameterized.TestCase):
     # model, whose risk is the server variance plus tau^2 minus the client's
     # own share.
     alpha2, tau2, gamma2, n, n_p, r = 0.6, 0.2, 0.05, 30, 25, 0.4
+    data = theory.DataModel(alpha2, tau2)
     self.assertAlmostEqual(
-        theory.local_risk(0.0, alpha2, tau2, gamma2, n, n_p, r, True), alpha2)
+        theory.local_risk(0.0, data, gamma2, n, n_p, r, True), alpha2)
     w_p = r / (n - n_p + r * n_p)
     server = theory.server_variance(alpha2 + tau2, gamma2, n, (n - n_p) / n, r)
     # E(theta - phi_j)^2 = E(theta - phi)^2 + tau^2 - 2 Cov(theta, p_j).
     expected = server + tau2 - 2 * w_p * tau2
     self.assertAlmostEqual(
-        theory.local_risk(np.inf, alpha2, tau2, gamma2, n, n_p, r, True),
+        theory.local_risk(np.inf, data, gamma2, n, n_p, r, True),
         expected, delta=1e-12)
 
   def test_bad_arguments(self):
@@ -214,9 +219,13 @@ class PersonalizationTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, '^alpha2 must be > 0'):
       theory.optimal_lambda_np(0.0, 0.1)
     with self.assertRaisesRegex(ValueError, '^private must be a bool'):
-      theory.local_risk(1.0, 1.0, 0.1, 0.1, 10, 5, 0.5, 'yes')
+      theory.local_risk(1.0, theory.DataModel(1.0, 0.1), 0.1, 10, 5, 0.5,
+                        'yes')
     with self.assertRaisesRegex(ValueError, 'at least one client'):
-      theory.local_risk(1.0, 1.0, 0.1, 0.1, 10, 10, 0.5, private=False)
+      theory.local_risk(1.0, theory.DataModel(1.0, 0.1), 0.1, 10, 10, 0.5,
+                        private=False)
+    with self.assertRaisesRegex(TypeError, '^data must be a '):
+      theory.local_risk(1.0, (1.0, 0.1), 0.1, 10, 5, 0.5, private=True)
 
 
 if __name__ == '__main__':

@@ -45,8 +45,8 @@ class SimulationExactTest(absltest.TestCase):
         np.broadcast_to(12 * np.eye(5), (7, 5, 5)), atol=1e-10)
 
   def test_common_random_numbers(self):
-    kwargs = dict(alpha2=0.4, tau2=0.2, lambdas=[0.0, 1.0], num_trials=50,
-                  seed=7)
+    kwargs = dict(data=theory.DataModel(0.4, 0.2), lambdas=[0.0, 1.0],
+                  num_trials=50, seed=7)
     a = theory.simulate_point_estimation(
         groups=theory.Groups((3, 9), (0.0, 0.1), (1, 1)), num_samples=5,
         **kwargs)
@@ -64,7 +64,8 @@ class SimulationExactTest(absltest.TestCase):
   def test_no_noise_at_all_gives_fedavg(self):
     # One group, no privacy noise: the global model is the plain average,
     # identical for every ratio.
-    kwargs = dict(alpha2=0.3, tau2=0.0, num_samples=4, num_trials=20, seed=1)
+    kwargs = dict(data=theory.DataModel(0.3, 0.0), num_samples=4,
+                  num_trials=20, seed=1)
     a = theory.simulate_point_estimation(
         groups=theory.Groups((10,), (0.0,), (1.0,)), **kwargs)
     b = theory.simulate_point_estimation(
@@ -73,14 +74,16 @@ class SimulationExactTest(absltest.TestCase):
 
   def test_empty_group_reports_nan(self):
     result = theory.simulate_point_estimation(
-        groups=theory.Groups((0, 5), (0.0, 0.1), (1.0, 0.5)), alpha2=1.0,
-        tau2=0.1, num_samples=3, lambdas=[1.0], num_trials=10, seed=0)
+        groups=theory.Groups((0, 5), (0.0, 0.1), (1.0, 0.5)),
+        data=theory.DataModel(1.0, 0.1), num_samples=3, lambdas=[1.0],
+        num_trials=10, seed=0)
     self.assertTrue(np.isnan(result.client_mse[0, 0]))
     self.assertFalse(np.isnan(result.client_mse[1, 0]))
 
   def test_bad_arguments(self):
     groups = theory.Groups((2, 3), (0.0, 0.1), (1.0, 0.5))
-    kwargs = dict(groups=groups, alpha2=1.0, tau2=0.1, num_trials=10)
+    kwargs = dict(groups=groups, data=theory.DataModel(1.0, 0.1),
+                  num_trials=10)
     with self.assertRaisesRegex(ValueError, '^dim must be'):
       theory.simulate_linear_regression(dim=5, num_samples=4, **kwargs)
     with self.assertRaisesRegex(ValueError, '^num_trials must be'):
@@ -97,6 +100,12 @@ class SimulationExactTest(absltest.TestCase):
     with self.assertRaisesRegex(TypeError, '^groups must be a '):
       theory.simulate_point_estimation(
           num_samples=4, **dict(kwargs, groups=((2, 3), (0.0, 0.1))))
+    with self.assertRaisesRegex(TypeError, '^data must be a '):
+      theory.simulate_point_estimation(
+          num_samples=4, **dict(kwargs, data=dict(alpha2=1.0, tau2=0.1)))
+    with self.assertRaisesRegex(ValueError, '^alpha2 must be > 0'):
+      theory.simulate_point_estimation(
+          num_samples=4, **dict(kwargs, data=theory.DataModel(0.0, 0.1)))
 
 
 class SimulationStatisticalTest(parameterized.TestCase):
@@ -118,7 +127,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
         result = _simulate(kind,
                            groups=theory.Groups((n_np, n_p), (0.0, gamma2),
                                                 (1.0, r)),
-                           alpha2=alpha2, tau2=tau2,
+                           data=theory.DataModel(alpha2, tau2),
                            lambdas=lambdas, num_trials=3000, seed=seed,
                            own_noise_in_global=own)
         self.assertWithinSE(
@@ -126,8 +135,10 @@ class SimulationStatisticalTest(parameterized.TestCase):
             theory.server_variance(alpha2 + tau2, gamma2, n, n_np / n, r),
             f'server, r={r}')
         for group, private in enumerate((False, True)):
-          expected = theory.local_risk(lambdas, alpha2, tau2, gamma2, n, n_p,
-                                       r, private, own_noise_in_global=own)
+          expected = theory.local_risk(lambdas,
+                                       theory.DataModel(alpha2, tau2), gamma2,
+                                       n, n_p, r, private,
+                                       own_noise_in_global=own)
           for k in range(lambdas.size):
             self.assertWithinSE(result.client_mse[group, k],
                                 result.client_mse_se[group, k], expected[k],
@@ -139,8 +150,8 @@ class SimulationStatisticalTest(parameterized.TestCase):
     result = _simulate(kind,
                        groups=theory.Groups((n,), ((1 - rho_np) * gamma2,),
                                             (1.0,)),
-                       alpha2=0.4, tau2=sigma_c2 - 0.4, num_trials=3000,
-                       seed=11)
+                       data=theory.DataModel(0.4, sigma_c2 - 0.4),
+                       num_trials=3000, seed=11)
     self.assertWithinSE(
         result.server_mse, result.server_mse_se,
         theory.dp_fedavg_server_variance(sigma_c2, gamma2, n, rho_np),
@@ -158,7 +169,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
     lambdas = np.array(lambdas)
     for seed, ratios in enumerate([r_star, (1.0, 1.0, 1.0)]):
       result = _simulate(kind, groups=theory.Groups(sizes, gamma2s, ratios),
-                         alpha2=alpha2, tau2=tau2,
+                         data=theory.DataModel(alpha2, tau2),
                          lambdas=lambdas, num_trials=3000, seed=20 + seed)
       self.assertWithinSE(
           result.server_mse, result.server_mse_se,
@@ -178,8 +189,9 @@ class SimulationStatisticalTest(parameterized.TestCase):
     # mis-scaled noise shows (5% more noise is about 6 SE here).
     alpha2, tau2, gamma2 = 0.2, 0.1, 1.0
     result = theory.simulate_linear_regression(
-        groups=theory.Groups((5,), (gamma2,), (1.0,)), alpha2=alpha2,
-        tau2=tau2, dim=8, num_samples=10, num_trials=4000, seed=12)
+        groups=theory.Groups((5,), (gamma2,), (1.0,)),
+        data=theory.DataModel(alpha2, tau2), dim=8, num_samples=10,
+        num_trials=4000, seed=12)
     self.assertWithinSE(result.server_mse, result.server_mse_se,
                         (alpha2 + tau2) / 5 + gamma2, 'server')
 
@@ -188,16 +200,17 @@ class SimulationStatisticalTest(parameterized.TestCase):
     # of its global model: both variants must match their closed forms, which
     # differ by many standard errors.
     alpha2, tau2, gamma2, n_np, n_p = 0.2, 0.1, 1.0, 2, 4
+    data = theory.DataModel(alpha2, tau2)
     lambdas = np.array([1.0, 5.0, np.inf])
     for own in (True, False):
       result = theory.simulate_linear_regression(
           groups=theory.Groups((n_np, n_p), (0.0, gamma2), (1.0, 1.0)),
-          alpha2=alpha2, tau2=tau2, dim=8, num_samples=10, lambdas=lambdas,
+          data=data, dim=8, num_samples=10, lambdas=lambdas,
           num_trials=3000, seed=13, own_noise_in_global=own)
-      expected = theory.local_risk(lambdas, alpha2, tau2, gamma2, n_np + n_p,
-                                   n_p, 1.0, True, own_noise_in_global=own)
-      other = theory.local_risk(lambdas, alpha2, tau2, gamma2, n_np + n_p, n_p,
-                                1.0, True, own_noise_in_global=not own)
+      expected = theory.local_risk(lambdas, data, gamma2, n_np + n_p, n_p,
+                                   1.0, True, own_noise_in_global=own)
+      other = theory.local_risk(lambdas, data, gamma2, n_np + n_p, n_p, 1.0,
+                                True, own_noise_in_global=not own)
       for k in range(lambdas.size):
         self.assertWithinSE(result.client_mse[1, k], result.client_mse_se[1, k],
                             expected[k], f'own={own}, lambda={lambdas[k]}')
@@ -210,7 +223,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
     grid = r_star * 3.0**np.arange(-3, 4)
     mses = [theory.simulate_point_estimation(
         groups=theory.Groups((n_np, n_p), (0.0, gamma2), (1.0, r)),
-        alpha2=0.5, tau2=0.5, num_samples=5, num_trials=4000,
+        data=theory.DataModel(0.5, 0.5), num_samples=5, num_trials=4000,
         seed=3).server_mse for r in grid]
     self.assertEqual(int(np.argmin(mses)), 3)
 
@@ -226,7 +239,7 @@ class SimulationStatisticalTest(parameterized.TestCase):
          theory.optimal_lambda_p(alpha2, tau2, gamma2, n, n_p))):
       result = theory.simulate_linear_regression(
           groups=theory.Groups((n_np, n_p), (0.0, gamma2), (1.0, r_star)),
-          alpha2=alpha2, tau2=tau2, dim=8, num_samples=10,
+          data=theory.DataModel(alpha2, tau2), dim=8, num_samples=10,
           lambdas=lam * factors, num_trials=3000, seed=5,
           own_noise_in_global=False)
       self.assertEqual(int(np.argmin(result.client_mse[group])), 3)
@@ -241,8 +254,9 @@ class SimulationStatisticalTest(parameterized.TestCase):
       lam = theory.multi_level_optimal_lambda(alpha2, tau2, gamma2s, sizes,
                                               ratios, group)
       result = theory.simulate_linear_regression(
-          groups=theory.Groups(sizes, gamma2s, ratios), alpha2=alpha2,
-          tau2=tau2, dim=8, num_samples=10, lambdas=lam * factors,
+          groups=theory.Groups(sizes, gamma2s, ratios),
+          data=theory.DataModel(alpha2, tau2), dim=8, num_samples=10,
+          lambdas=lam * factors,
           num_trials=3000, seed=6)
       self.assertEqual(int(np.argmin(result.client_mse[group])), 3,
                        f'group {group}: {result.client_mse[group]}')

@@ -18,6 +18,9 @@ differential privacy, where FedHDP is Bayes optimal. Pure numpy (and scipy for
 one numerical minimisation); importing this package does not import
 TensorFlow.
 
+  data_model          alpha^2 and tau^2 of eqs. (6)-(7) (`DataModel`), what
+                      the personal risks and the simulators take about the
+                      clients' data.
   server_aggregation  r*, the server's variance for FedHDP at any r, at r*,
                       HDP-FedAvg and DP-FedAvg, and the gaps (79)-(81).
   personalization     lambda*_np, lambda*_p (Theorem 8), Lemma 3, Table 4, and
@@ -30,6 +33,7 @@ TensorFlow.
 Spec: section 8 of FEDHDP.md. Figures: run_scripts/theory_fedhdp.py.
 """
 
+from tff_hdp.theory.data_model import DataModel
 from tff_hdp.theory.multi_level import group_variances
 from tff_hdp.theory.multi_level import group_weights
 from tff_hdp.theory.multi_level import multi_level_bayes_local_risk

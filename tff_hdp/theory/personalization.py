@@ -37,6 +37,7 @@ E||theta_j - phi_j||^2 / d.
 import numpy as np
 
 from tff_hdp.theory import _checks
+from tff_hdp.theory import data_model
 from tff_hdp.theory import multi_level
 
 
@@ -171,8 +172,8 @@ def _two_level(n, n_private, gamma2, r, private):
   return gamma2s, group_sizes, ratios, int(bool(private))
 
 
-def local_risk(lam, alpha2, tau2, gamma2, n, n_private, r, private,
-               own_noise_in_global=True):
+def local_risk(lam, data: data_model.DataModel, gamma2, n, n_private, r,
+               private, own_noise_in_global=True):
   """Per-coordinate risk of a client's personal model theta_j(lambda).
 
   FedHDP with ratio r (r = 1: HDP-FedAvg + Ditto); the closed form is in
@@ -182,8 +183,7 @@ def local_risk(lam, alpha2, tau2, gamma2, n, n_private, r, private,
 
   Args:
     lam: lambda >= 0 (scalar or array).
-    alpha2: alpha^2 > 0.
-    tau2: tau^2 >= 0.
+    data: alpha^2 > 0 and tau^2 >= 0 (`DataModel`).
     gamma2: gamma^2 >= 0.
     n: Number of clients N.
     n_private: Number of private clients N_p.
@@ -194,6 +194,7 @@ def local_risk(lam, alpha2, tau2, gamma2, n, n_private, r, private,
   Returns:
     The risk, with the shape of `lam`.
   """
+  alpha2, tau2 = data_model.check_data_model(data)
   gamma2s, group_sizes, ratios, group = _two_level(n, n_private, gamma2, r,
                                                    private)
   return multi_level.multi_level_local_risk(
@@ -201,25 +202,30 @@ def local_risk(lam, alpha2, tau2, gamma2, n, n_private, r, private,
       own_noise_in_global=own_noise_in_global)
 
 
-def bayes_local_risk(alpha2, tau2, gamma2, n, n_private, private):
+def bayes_local_risk(data: data_model.DataModel, gamma2, n, n_private,
+                     private):
   """Bayes risk of (Local Bayes obj.) for a private or non-private client.
 
   Eq. (41) with gamma_1 = 0; see `multi_level.multi_level_bayes_local_risk`.
+  Arguments as in `local_risk`.
   """
+  alpha2, tau2 = data_model.check_data_model(data)
   gamma2s, group_sizes, _, group = _two_level(n, n_private, gamma2, 1.0,
                                               private)
   return multi_level.multi_level_bayes_local_risk(alpha2, tau2, gamma2s,
                                                   group_sizes, group)
 
 
-def optimal_lambda(alpha2, tau2, gamma2, n, n_private, r, private,
-                   own_noise_in_global=True):
+def optimal_lambda(data: data_model.DataModel, gamma2, n, n_private, r,
+                   private, own_noise_in_global=True):
   """lambda* minimising `local_risk` at any server ratio r (numerically).
 
   At r = r* with `own_noise_in_global=False` this is eq. (82) or (83); at
   r = 1 it is the best lambda for HDP-FedAvg + Ditto, which the paper does
-  not give. See `multi_level.multi_level_optimal_lambda`.
+  not give. See `multi_level.multi_level_optimal_lambda`. Arguments as in
+  `local_risk`.
   """
+  alpha2, tau2 = data_model.check_data_model(data)
   gamma2s, group_sizes, ratios, group = _two_level(n, n_private, gamma2, r,
                                                    private)
   return multi_level.multi_level_optimal_lambda(

@@ -47,6 +47,7 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from tff_hdp.theory import _checks
+from tff_hdp.theory import data_model
 from tff_hdp.theory import multi_level
 
 # Elements of the largest per-batch array; bounds memory to tens of MB.
@@ -167,8 +168,9 @@ def _simulate(designs: np.ndarray, groups: Groups, alpha2, tau2, lambdas,
       num_trials=num_trials)
 
 
-def _check_common(groups, alpha2, tau2, num_samples, lambdas, num_trials):
-  """The checked arguments, `groups` as arrays, or a one-line ValueError."""
+def _check_common(groups, data, num_samples, lambdas, num_trials):
+  """The checked arguments, `groups` as arrays, `data` as (alpha2, tau2),
+  or a one-line ValueError."""
   if not isinstance(groups, Groups):
     raise TypeError('groups must be a tff_hdp.theory.Groups(sizes, gamma2s, '
                     f'ratios), got {type(groups).__name__}')
@@ -180,6 +182,7 @@ def _check_common(groups, alpha2, tau2, num_samples, lambdas, num_trials):
       gamma2s, ratios)
   if np.any(np.isinf(gamma2s)):
     raise ValueError(f'groups.gamma2s must be finite, got {gamma2s!r}')
+  alpha2, tau2 = data_model.check_data_model(data)
   alpha2 = float(_checks.check_positive('alpha2', alpha2))
   tau2 = float(_checks.check_nonnegative('tau2', tau2))
   if not isinstance(num_samples, (int, np.integer)) or num_samples < 1:
@@ -193,8 +196,9 @@ def _check_common(groups, alpha2, tau2, num_samples, lambdas, num_trials):
   return Groups(group_sizes, gamma2s, ratios), alpha2, tau2, lambdas
 
 
-def simulate_linear_regression(*, groups: Groups, alpha2: float,
-                               tau2: float, dim: int, num_samples: int,
+def simulate_linear_regression(*, groups: Groups,
+                               data: data_model.DataModel, dim: int,
+                               num_samples: int,
                                lambdas: Sequence[float] = (),
                                num_trials: int,
                                seed: Optional[int] = None,
@@ -204,9 +208,8 @@ def simulate_linear_regression(*, groups: Groups, alpha2: float,
 
   Args:
     groups: N_i, gamma_i^2 and r_i of every privacy group (`Groups`).
-    alpha2: alpha^2 = beta^2 / n_s; observations have noise variance
-      beta^2 = alpha2 * num_samples.
-    tau2: tau^2, the variance of phi_j around phi.
+    data: alpha^2 and tau^2 (`DataModel`): observations have noise variance
+      beta^2 = alpha2 * num_samples, phi_j has variance tau^2 around phi.
     dim: d, the number of regression coefficients.
     num_samples: n_s >= d, samples per client.
     lambdas: Ditto's lambda values to evaluate (the same for all clients).
@@ -220,7 +223,7 @@ def simulate_linear_regression(*, groups: Groups, alpha2: float,
     A `SimulationResult`.
   """
   groups, alpha2, tau2, lambdas = _check_common(
-      groups, alpha2, tau2, num_samples, lambdas, num_trials)
+      groups, data, num_samples, lambdas, num_trials)
   if not isinstance(dim, (int, np.integer)) or not 1 <= dim <= num_samples:
     raise ValueError(f'dim must be an integer in [1, num_samples], got {dim!r}')
   rng = np.random.default_rng(seed)
@@ -229,8 +232,8 @@ def simulate_linear_regression(*, groups: Groups, alpha2: float,
                    own_noise_in_global)
 
 
-def simulate_point_estimation(*, groups: Groups, alpha2: float,
-                              tau2: float, num_samples: int,
+def simulate_point_estimation(*, groups: Groups,
+                              data: data_model.DataModel, num_samples: int,
                               lambdas: Sequence[float] = (),
                               num_trials: int,
                               seed: Optional[int] = None,
@@ -243,7 +246,7 @@ def simulate_point_estimation(*, groups: Groups, alpha2: float,
   F_j = [1, ..., 1]^T.
   """
   groups, alpha2, tau2, lambdas = _check_common(
-      groups, alpha2, tau2, num_samples, lambdas, num_trials)
+      groups, data, num_samples, lambdas, num_trials)
   rng = np.random.default_rng(seed)
   designs = np.ones((int(groups.sizes.sum()), num_samples, 1))
   return _simulate(designs, groups, alpha2, tau2, lambdas, num_trials, rng,
