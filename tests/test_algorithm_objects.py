@@ -21,12 +21,16 @@ by client index, and runs the same round as with its own elements.
 """
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import tff_hdp
+from tff_hdp import bench
+from tff_hdp.bench import benchmark
+from tff_hdp.bench import registry as bench_registry
 from tff_hdp.fedhdp import algorithm as fedhdp_algorithm
 from tff_hdp.fedhdp import algorithm_registry as fedhdp_registry
 from tff_hdp.fedhdp import training as fedhdp_training
@@ -69,6 +73,7 @@ def registered():
   fedhdp_registry.register(InverseVariance())
   yield
   fedhdp_registry.unregister(InverseVariance.name)
+  bench_registry.unregister(InverseVariance.name)
   udp_registry.unregister(ClippedUnnoised.name)
 
 
@@ -108,6 +113,25 @@ def test_a_registered_fedhdp_algorithm_runs_in_the_driver(registered):
   assert record['config']['algorithm'] == InverseVariance.name
   assert record['history'][-1]['accuracy'] > 0
   assert set(record['epsilon']) == {'private_1', 'private_2'}
+
+
+def test_a_registered_fedhdp_algorithm_is_a_method_of_the_bench(registered):
+  del registered
+  (method,) = bench.get([InverseVariance.name])
+  assert method.guarantee == bench.CLIENT_LEVEL
+  data = tff_hdp.datasets.load_fedhdp_data('digits', num_clients=20)
+  setting = bench.Setting(data=data, rounds=2, model='fc',
+                          sampling_rate=0.5)
+  preferences = bench.Preferences(
+      'levels', (1.0, 4.0, bench.OPT_OUT, 2.0) * 5)
+  (result,) = benchmark.run(setting, [preferences], [method], seeds=[0],
+                            mechanism_seed=0)
+  assert result.method == InverseVariance.name
+  assert 0 <= result.accuracy <= 100
+  # Each private client spends at most what it asked (its level's
+  # strictest epsilon), the opt-outs nothing.
+  assert all(s <= a * (1 + 1e-9) for s, a in zip(result.spent, result.asked)
+             if math.isfinite(a))
 
 
 def test_a_udp_variant_of_this_file_runs_as_an_object(tff_runtime, registered):

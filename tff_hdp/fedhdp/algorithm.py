@@ -66,11 +66,15 @@ class Algorithm(abc.ABC):
       'reference'; one of yours is a 'baseline' unless it says otherwise.
     noised: False when no group adds noise (Non-Private: nothing is
       accounted).
+    one_group: True when every client is in one group (DP-FedAvg,
+      Non-Private): HDP-Bench then puts every private client at the
+      strictest epsilon.
   """
   name = ''
   label = ''
   role = 'baseline'
   noised = True
+  one_group = False
 
   def configured(self, config) -> 'Algorithm':
     """This algorithm with the settings of `config` (a `FedHdpConfig`, or

@@ -52,12 +52,11 @@ import numpy as np
 from tff_hdp.bench import method
 from tff_hdp.bench import registry
 from tff_hdp.bench.methods import global_model_runs
+from tff_hdp.fedhdp import algorithm_registry
+import tff_hdp.fedhdp.algorithms  # pylint: disable=unused-import  # Registered.
 
-NAMES = {'fedhdp': 'FedHDP', 'hdp_fedavg': 'HDP-FedAvg',
-         'dp_fedavg': 'DP-FedAvg at the minimum epsilon',
-         'non_private': 'FedAvg without privacy (a reference)'}
-# The benchmark's name of each algorithm (paper 003's rules hold
-# 'non_private').
+# The benchmark's name of an algorithm, where it is not its own (paper
+# 003's rules hold 'non_private').
 _METHOD_NAMES = {'dp_fedavg': 'dp_fedavg_min',
                  'non_private': 'non_private_fedavg'}
 NO_GUARANTEE = dataclasses.replace(method.CLIENT_LEVEL, kind='none')
@@ -92,21 +91,24 @@ class FedHdpLevels(method.Method):
   def __init__(self, algorithm: str, *, levels: int = 2,
                sampling_rate: Optional[float] = None, clip: float = 1.0,
                ratio: float = 0.01):
-    """`algorithm`: one of `NAMES` ('non_private': FedAvg on the same
-    cohorts without clipping or noise, a reference); `levels`: the private
-    levels; `sampling_rate`: q, each client's probability to take part in a
-    round (None: the setting's); `clip`: S; `ratio`: FedHDP's r of the
+    """`algorithm`: a registered algorithm's name (`algorithm_registry`;
+    one without noise, as 'non_private', runs FedAvg on the same cohorts as
+    a reference); `levels`: the private levels (one for an algorithm of
+    one group); `sampling_rate`: q, each client's probability to take part
+    in a round (None: the setting's); `clip`: S; `ratio`: FedHDP's r of the
     private levels against the opt-outs (used when some client opts out)."""
-    if algorithm not in NAMES:
-      raise ValueError(f'algorithm must be one of {", ".join(NAMES)}, got '
-                       f'{algorithm!r}')
+    found = algorithm_registry.get(algorithm)
     self.algorithm = algorithm
     self.name = _METHOD_NAMES.get(algorithm, algorithm)
-    self.levels = 1 if algorithm == 'dp_fedavg' else levels
+    self.levels = 1 if found.one_group else levels
     self.sampling_rate = sampling_rate
     self.clip = clip
     self.ratio = ratio
-    if algorithm == 'non_private':
+    self.noised = found.noised
+    self.takes_ratio = 'ratio' in found.config_fields()
+    # Where the algorithm is written: what a worker process must import.
+    self.source_module = type(found).__module__
+    if not found.noised:
       self.guarantee = NO_GUARANTEE
       self.server_knows = 'nothing'
 
@@ -118,7 +120,7 @@ class FedHdpLevels(method.Method):
     """The run's `FedHdpConfig`: levels, their noise and weights."""
     from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
     rate = self.rate(setting)
-    if self.algorithm == 'non_private':  # Nobody private, no noise.
+    if not self.noised:  # Nobody private, no noise.
       of_client, targets = (None,) * setting.num_clients, ()
     else:
       of_client, targets = privacy_levels(preferences.epsilons, self.levels)
@@ -126,7 +128,7 @@ class FedHdpLevels(method.Method):
         targets, rate, setting.rounds, setting.delta,
         accountant=setting.accountant) or (0.0,)
     opt_outs = not all(preferences.private)
-    if self.algorithm == 'fedhdp':
+    if self.takes_ratio:  # FedHDP's r, inverse-variance across levels.
       ratios = tuple(min(z_effs) ** 2 / z ** 2 * (self.ratio if opt_outs
                                                   else 1.0)
                      for z in z_effs)
@@ -148,16 +150,15 @@ class FedHdpLevels(method.Method):
   def calibrate(self, setting, preferences):
     from tff_hdp.fedhdp import config as config_lib  # pylint: disable=g-import-not-at-top
     config = self.config(setting, preferences)
-    config.validate(setting.num_clients)
-    levels = config.privacy_levels
+    setup = config_lib.resolve(config)  # Validates it.
+    # Each private client's mechanism is its group's z_eff, what runs.
+    z_effs = [setup.groups[g].effective_noise_multiplier
+              for g in setup.client_groups]
     return method.Calibration(
         clients=tuple(
-            None if level is None else method.ClientMechanism(
-                self.rate(setting),
-                config.noise_multipliers[0 if self.algorithm == 'dp_fedavg'
-                                         else level],
-                setting.rounds)
-            for level in levels),
+            None if level is None or z is None else method.ClientMechanism(
+                self.rate(setting), z, setting.rounds)
+            for level, z in zip(config.privacy_levels, z_effs)),
         config=config)
 
   def run(self, setting, calibration, *, seed,
@@ -172,5 +173,7 @@ class FedHdpLevels(method.Method):
          for g in experiment.setup.client_groups])
 
 
-for _algorithm in NAMES:
-  registry.register(FedHdpLevels(_algorithm))
+# Every algorithm of paper 001, and any registered later (this file watches
+# the registry), is a method.
+algorithm_registry.watch(
+    lambda algorithm: registry.register(FedHdpLevels(algorithm.name)))

@@ -28,6 +28,7 @@ class DpFedAvg(algorithm.Algorithm):
   """One group: the noisiest level's z for everyone."""
   name = 'dp_fedavg'
   label = 'DP-FedAvg'
+  one_group = True
 
   def combine(self, private, non_private):
     del non_private

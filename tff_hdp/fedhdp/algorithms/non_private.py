@@ -28,6 +28,7 @@ class NonPrivate(algorithm.Algorithm):
   label = 'Non-Private'
   role = 'reference'
   noised = False
+  one_group = True
 
   def combine(self, private, non_private):
     del private
