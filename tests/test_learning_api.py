@@ -37,6 +37,7 @@ from tff_hdp.privacy import accounting
 from tff_hdp.robust_hdp import privacy_preferences
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
+import tff_hdp.udp
 from tff_hdp.privacy.preferences import Preferences
 from tests import process_contract
 from tests import user_code
