@@ -57,6 +57,9 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import output_dirs
+from tff_hdp.run_scripts import resume
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.run_scripts import fedhdp_flags
 from tff_hdp.privacy import canary_audit
 
@@ -69,16 +72,16 @@ _PLANTED_SCALE = flags.DEFINE_float(
 _PLANTED_GROUP = flags.DEFINE_list(
     'planted_noise_group', [], 'Groups whose noise --planted_noise_scale '
     'scales (default: every private group).')
-_OBSERVE, _STATISTIC = cli.define_audit_flags(
+_OBSERVE, _STATISTIC = run_flags.define_audit_flags(
     release='each private group\'s own noised release every round, minus '
     'the trained clients\' known records',
     global_view='the global model after each round')
-flags.DEFINE_bool(  # Read by cli.begin_audit.
+flags.DEFINE_bool(  # Read by run_flags.begin_audit.
     'quick', False, 'The offline digits preset, --noditto and 1,000 canaries '
     'per group, unless set on the command line.')
 # --help lists the system's flags and the shared ones too.
 flags.adopt_module_key_flags(fedhdp_flags)
-flags.adopt_module_key_flags(cli)
+flags.adopt_module_key_flags(run_flags)
 
 # What --quick sets when the flag is not on the command line.
 _QUICK_FLAGS = {'preset': 'digits', 'ditto': False,
@@ -86,10 +89,10 @@ _QUICK_FLAGS = {'preset': 'digits', 'ditto': False,
 
 
 def main(argv):
-  cli.begin_audit(argv, _QUICK_FLAGS)
-  cli.check_canaries('canaries_per_group', _CANARIES.value,
+  run_flags.begin_audit(argv, _QUICK_FLAGS)
+  run_flags.check_canaries('canaries_per_group', _CANARIES.value,
                      _PLANTED_SCALE.value)
-  cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
+  run_flags.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
   cli.check(flags.FLAGS.backend == 'direct',
             '--backend must be direct for an audit (canaries join the '
             'direct round), got ' + flags.FLAGS.backend)
@@ -125,7 +128,7 @@ def main(argv):
 
   # Everything was checked: only now is anything written.
   output_dir = flags.FLAGS.output_dir
-  cli.claim_output_dir(output_dir)
+  output_dirs.claim_output_dir(output_dir)
   with runtime.local_cpp_context():
     record = audit_lib.train_audited(config, data, audit, _STATISTIC.value,
                                      progress=flags.FLAGS.progress)
@@ -136,7 +139,7 @@ def main(argv):
            f'planted_noise_scale={_PLANTED_SCALE.value:g} '
            f'observe={_OBSERVE.value} statistic={_STATISTIC.value}')
   record['argv'] = sys.argv
-  cli.write_audit(output_dir, title, lines, record)
+  resume.write_audit(output_dir, title, lines, record)
 
 
 if __name__ == '__main__':

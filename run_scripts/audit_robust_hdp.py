@@ -46,6 +46,9 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import output_dirs
+from tff_hdp.run_scripts import resume
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.run_scripts import robust_hdp_flags
 from tff_hdp.privacy import canary_audit
 from tff_hdp.robust_hdp import rule_registry
@@ -60,23 +63,23 @@ _CLIENTS = flags.DEFINE_list(
 _PLANTED_SCALE = flags.DEFINE_float(
     'planted_noise_scale', 1.0, 'Audit self-check: multiply the audited '
     'clients\' z_i by this (> 0) in the mechanism only.')
-_, _STATISTIC = cli.define_audit_flags(
+_, _STATISTIC = run_flags.define_audit_flags(
     release='each DP-SGD step\'s noised sum, minus the batch\'s own clipped '
     'gradients')
-flags.DEFINE_bool(  # Read by cli.begin_audit.
+flags.DEFINE_bool(  # Read by run_flags.begin_audit.
     'quick', False, '10 rounds and 1,000 canaries per client, unless set on '
     'the command line.')
 # --help lists the system's flags and the shared ones too.
 flags.adopt_module_key_flags(robust_hdp_flags)
-flags.adopt_module_key_flags(cli)
+flags.adopt_module_key_flags(run_flags)
 
 _QUICK_FLAGS = {'rounds': 10, 'canaries': 1000}
 
 
 def main(argv):
-  cli.begin_audit(argv, _QUICK_FLAGS)
+  run_flags.begin_audit(argv, _QUICK_FLAGS)
   output_dir = flags.FLAGS.output_dir
-  cli.check_canaries('canaries', _CANARIES.value, _PLANTED_SCALE.value)
+  run_flags.check_canaries('canaries', _CANARIES.value, _PLANTED_SCALE.value)
   cli.check(flags.FLAGS.poisson_sampling, '--nopoisson_sampling is not '
             'audited: the accounting (and the audit) assumes Poisson batches')
   cli.check(not flags.FLAGS.tff_workers,
@@ -123,7 +126,7 @@ def main(argv):
       planted_noise_scale=_PLANTED_SCALE.value)
 
   # Everything was checked: only now is anything written.
-  cli.claim_output_dir(output_dir)
+  output_dirs.claim_output_dir(output_dir)
   audit.run(progress=flags.FLAGS.progress)
   rows = audit.report(config.delta, _STATISTIC.value)
   lines = [canary_audit.format_line(row, key='client') for row in rows]
@@ -133,7 +136,7 @@ def main(argv):
            f'canaries={_CANARIES.value} '
            f'planted_noise_scale={_PLANTED_SCALE.value:g} observe=release '
            f'statistic={_STATISTIC.value}')
-  cli.write_audit(output_dir, title, lines,
+  resume.write_audit(output_dir, title, lines,
                   {'argv': sys.argv, 'config': config.__dict__, 'audit': rows},
                   default=str)
 

@@ -37,6 +37,8 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import subprocess_jobs
+from tff_hdp.run_scripts import output_dirs
 
 _OUTPUT_DIR = flags.DEFINE_string('output_dir', 'results/audit_table',
                                   'Where each run and the table go.')
@@ -119,13 +121,13 @@ def table(records) -> str:
 
 def main(argv):
   cli.check_no_arguments(argv)
-  cli.check_output_dir(_OUTPUT_DIR.value)
+  output_dirs.check_output_dir(_OUTPUT_DIR.value)
   main_runs, comparison_runs = runs(CONFIGS), runs(COMPARISON)
   jobs = [(f'{name}{" [planted]" if planted else ""}',
-           lambda c=command, o=directory: cli.run_logged(c, o))
+           lambda c=command, o=directory: subprocess_jobs.run_logged(c, o))
           for name, planted, directory, command in main_runs + comparison_runs
           if not os.path.exists(os.path.join(directory, 'results.json'))]
-  failed = cli.run_jobs(jobs, parallel=1)
+  failed = subprocess_jobs.run_jobs(jobs, parallel=1)
   cli.check(not failed, f'{len(failed)} runs failed; see their log.txt')
   texts = []
   for selected in (main_runs, comparison_runs):

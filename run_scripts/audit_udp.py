@@ -39,6 +39,9 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import output_dirs
+from tff_hdp.run_scripts import resume
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.run_scripts import udp_flags
 from tff_hdp.privacy import canary_audit
 
@@ -47,28 +50,28 @@ _CANARIES = flags.DEFINE_integer(
 _PLANTED_SCALE = flags.DEFINE_float(
     'planted_noise_scale', 1.0, 'Audit self-check: multiply the mechanism\'s '
     'noise multiplier by this (> 0); the accountant keeps the configured one.')
-_OBSERVE, _STATISTIC = cli.define_audit_flags(
+_OBSERVE, _STATISTIC = run_flags.define_audit_flags(
     release='the noised estimator of grad phi every round, minus the real '
     'users\' known records',
     global_view='phi\'s round steps')
-flags.DEFINE_bool(  # Read by cli.begin_audit.
+flags.DEFINE_bool(  # Read by run_flags.begin_audit.
     'quick', False, 'The offline digits (50 users, 100 rounds), unless '
     '--dataset is on the command line: about 30 s on 2 cores.')
 # --help lists the system's flags and the shared ones too.
 flags.adopt_module_key_flags(udp_flags)
-flags.adopt_module_key_flags(cli)
+flags.adopt_module_key_flags(run_flags)
 
 
 def main(argv):
-  cli.begin_audit(argv, {'dataset': 'digits'})
+  run_flags.begin_audit(argv, {'dataset': 'digits'})
   cli.check(flags.FLAGS.algorithm == 'udp',
             f'--algorithm must be udp for an audit of phi, got '
             f'{flags.FLAGS.algorithm}')
   cli.check(flags.FLAGS.backend == 'direct',
             f'--backend must be direct for an audit, got '
             f'{flags.FLAGS.backend}')
-  cli.check_canaries('canaries', _CANARIES.value, _PLANTED_SCALE.value)
-  cli.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
+  run_flags.check_canaries('canaries', _CANARIES.value, _PLANTED_SCALE.value)
+  run_flags.check_audit_flags(_OBSERVE.value, _STATISTIC.value)
   data, (config,) = udp_flags.load_and_configure()
 
   # Everything was checked: only now is anything written.
@@ -88,7 +91,7 @@ def main(argv):
                              noise_multiplier=config.noise_multiplier,
                              observe=_OBSERVE.value)
   output_dir = flags.FLAGS.output_dir
-  cli.claim_output_dir(output_dir)
+  output_dirs.claim_output_dir(output_dir)
   record = audit_lib.train_audited(config, data, audit, _STATISTIC.value,
                                    progress=flags.FLAGS.progress)
   line = canary_audit.format_line(record['audit'][0])
@@ -99,7 +102,7 @@ def main(argv):
            f'planted_noise_scale={_PLANTED_SCALE.value:g} '
            f'observe={_OBSERVE.value} statistic={_STATISTIC.value}')
   record['argv'] = sys.argv
-  cli.write_audit(output_dir, title, [line], record)
+  resume.write_audit(output_dir, title, [line], record)
 
 
 if __name__ == '__main__':

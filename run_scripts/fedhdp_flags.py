@@ -26,6 +26,7 @@ from absl import flags
 
 from tff_hdp import datasets
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import algorithm_registry
@@ -103,7 +104,7 @@ _NOISE = flags.DEFINE_list(
 _TARGET_EPSILON = flags.DEFINE_list(
     'target_epsilon', None, 'Instead of --noise_multiplier: target epsilon '
     '> 0 of each private level; z_eff is solved with --accountant.')
-_ACCOUNTANT = cli.define_accountant_flag(
+_ACCOUNTANT = run_flags.define_accountant_flag(
     'the reported epsilon and of --target_epsilon')
 _LEVEL_FRACTIONS = flags.DEFINE_list(
     'level_fractions', [], 'With several private levels: fraction of the '
@@ -130,7 +131,7 @@ _DENOMINATORS = flags.DEFINE_enum(
     'epsilon is only the Poisson approximation, and is labelled so).')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate the global model every k rounds.')
-RUN = cli.define_run_flags(
+RUN = run_flags.define_run_flags(
     output_dir='results/run', backends=config_lib.BACKENDS, backend='tff',
     backend_help="TFF's runtime, or the same round in plain TensorFlow "
     '(direct: the whole cohort as stacked tensors in one tf.function; same '
@@ -214,7 +215,7 @@ def usage_error(error: ValueError) -> cli.UsageError:
 def build_configs():
   """The FedHdpConfig of each requested run, checked; and the preset."""
   preset = _resolve_preset()
-  cli.apply_preset(preset, _FROM_PRESET)
+  run_flags.apply_preset(preset, _FROM_PRESET)
   known = algorithm_registry.names()  # Yours too, registered since import.
   if _ALGORITHM.value == 'all':
     algorithms = known

@@ -56,6 +56,8 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import output_dirs
+from tff_hdp.run_scripts import run_flags
 
 POPULATIONS = ('cross_silo', 'cross_device')
 
@@ -109,8 +111,8 @@ _QUICK = flags.DEFINE_bool(
     'cross_device on the 200 clients of the 5,000 images.')
 _OUTPUT = flags.DEFINE_string('output_dir', 'results/hdp_bench',
                               'Where the leaderboard is written.')
-_MECHANISM_SEED = cli.define_mechanism_seed_flag()
-_ACCOUNTANT = cli.define_accountant_flag('every calibration and ledger')
+_MECHANISM_SEED = run_flags.define_mechanism_seed_flag()
+_ACCOUNTANT = run_flags.define_accountant_flag('every calibration and ledger')
 _PROGRESS = flags.DEFINE_bool('progress', True, 'Print each run as it ends.')
 _JOBS = flags.DEFINE_integer(
     'jobs', None, 'Runs at once, each in a worker process with its share of '
@@ -351,7 +353,7 @@ def _write_leaderboards(loaded, methods, seeds, results, output_dir):
 
 def main(argv):
   cli.check_no_arguments(argv)
-  cli.check_output_dir(_OUTPUT.value)
+  output_dirs.check_output_dir(_OUTPUT.value)
   cli.check(_ROUNDS.value is None or _ROUNDS.value >= 1,
             f'--rounds must be >= 1, got {_ROUNDS.value}')
   cli.check(0 < _DELTA.value < 1,
@@ -371,8 +373,8 @@ def main(argv):
 
   # Everything was checked: only now is anything written.
   output_dir = _OUTPUT.value
-  cli.claim_output_dir(output_dir)
-  cli.mechanism_notice(_MECHANISM_SEED.value)
+  output_dirs.claim_output_dir(output_dir)
+  run_flags.mechanism_notice(_MECHANISM_SEED.value)
   for p, _, prefs in loaded:
     _write_preferences(output_dir, p, prefs)
   results = _run_all(loaded, methods, seeds, output_dir)

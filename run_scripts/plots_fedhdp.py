@@ -44,6 +44,7 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import output_dirs
 from tff_hdp.fedhdp import paper_tables
 from tff_hdp.fedhdp import table_rows
 
@@ -153,10 +154,10 @@ def plot_r_sweep(plt, runs: Sequence[paper_tables.Run], reference,
 def main(argv):
   cli.check_no_arguments(argv)
   results_dir = _RESULTS_DIR.value
-  cli.check_results_dir(results_dir)
+  output_dirs.check_results_dir(results_dir)
   cli.check(bool(_OUTPUT_DIR.value), '--output_dir is required: where the '
             'PNG files go')
-  runs = cli.load_runs(results_dir, paper_tables.load_runs)
+  runs = output_dirs.load_runs(results_dir, paper_tables.load_runs)
   reference = (paper_tables.load_reference()
                if os.path.isfile(paper_tables.REFERENCE_CSV) else ())
 

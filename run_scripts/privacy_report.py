@@ -59,6 +59,7 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import presets
 from tff_hdp.fedhdp import privacy_groups
@@ -91,7 +92,7 @@ _TARGET_EPSILON = flags.DEFINE_list(
     'Solve for the noise multiplier reaching these epsilons > 0 instead, '
     'comma-separated: one per private group.')
 
-_ACCOUNTANT = cli.define_accountant_flag('the printed epsilons')
+_ACCOUNTANT = run_flags.define_accountant_flag('the printed epsilons')
 _MECHANISM = flags.DEFINE_enum(
     'mechanism', 'fedhdp', ['fedhdp', 'dp_sgd'],
     'fedhdp: a private group of paper 001 (user-level, per round); dp_sgd: '
@@ -102,7 +103,7 @@ _BATCH_SIZE = flags.DEFINE_list(
     'batch_size', None, 'dp_sgd: b, the batch size (one or per client).')
 _LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', 1,
                                      'dp_sgd: K, local epochs per round.')
-flags.adopt_module_key_flags(cli)  # --help lists --accountant too.
+flags.adopt_module_key_flags(run_flags)  # --help lists --accountant too.
 _DP_SGD_ONLY = ('dataset_size', 'batch_size', 'local_epochs')
 
 _DEFAULT_DELTA = 1e-4

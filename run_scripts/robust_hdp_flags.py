@@ -23,6 +23,7 @@ from absl import flags
 
 from tff_hdp import datasets
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import presets
 from tff_hdp.robust_hdp import privacy_preferences
@@ -80,7 +81,7 @@ _LEARNING_RATE = flags.DEFINE_float('learning_rate', _DEFAULT.learning_rate,
 _CLIP = flags.DEFINE_float('clip', _DEFAULT.clip,
                            'Per-example clip norm c > 0.')
 _DELTA = flags.DEFINE_float('delta', _DEFAULT.delta, 'delta in (0, 1).')
-_ACCOUNTANT = cli.define_accountant_flag(
+_ACCOUNTANT = run_flags.define_accountant_flag(
     'each client\'s z_i (calibrated to its epsilon_i) and its reported '
     'epsilon')
 _POISSON = flags.DEFINE_bool(
@@ -113,7 +114,7 @@ _CLIP_ONLY = flags.DEFINE_bool(
     'from what the noise costs.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', _DEFAULT.eval_every,
                                    'Evaluate every k rounds.')
-RUN = cli.define_run_flags(
+RUN = run_flags.define_run_flags(
     output_dir='results/robust_hdp', backends=config_lib.BACKENDS,
     backend='tff',
     backend_help="TFF's runtime, or the same round in plain TensorFlow "

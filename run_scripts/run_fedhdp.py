@@ -54,12 +54,14 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import resume
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.run_scripts import fedhdp_flags
 from tff_hdp.fedhdp import table_rows
 
 # --help lists the system's flags and the shared ones too.
 flags.adopt_module_key_flags(fedhdp_flags)
-flags.adopt_module_key_flags(cli)
+flags.adopt_module_key_flags(run_flags)
 
 
 def _store_dir(config, data, output_dir, name):
@@ -73,14 +75,14 @@ def _store_dir(config, data, output_dir, name):
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   return personal_store.directory_for(
       data.num_clients, spec.num_parameters,
-      os.path.join(output_dir, cli.CHECKPOINTS, name))
+      os.path.join(output_dir, resume.CHECKPOINTS, name))
 
 
 def main(argv):
   run = fedhdp_flags.RUN
-  cli.begin_main(argv, run)
+  run_flags.begin_main(argv, run)
   configs, preset, num_clients = fedhdp_flags.build_configs()
-  cli.check_tff_workers(run.tff_workers.value)
+  run_flags.check_tff_workers(run.tff_workers.value)
   data = fedhdp_flags.load_data(configs, preset, num_clients)
   # A run on other draws of the clients' images is another run: its name
   # says so, so neither reuses nor resumes the other's results.
@@ -88,11 +90,11 @@ def main(argv):
   if fedhdp_flags.examples_per_client() is not None:
     draws += f'_{fedhdp_flags.examples_per_client()}_each'
   named_configs = [(table_rows.run_name(c) + draws, c) for c in configs]
-  cli.check_finished(run, named_configs)
+  resume.check_finished(run, named_configs)
 
   # Everything was checked: only now is anything written.
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-  cli.train_and_write(
+  resume.train_and_write(
       run, named_configs, training.train, data, table_rows,
       table_rows.title(data.name, data.num_clients, configs[0]),
       lambda config, name: dict(

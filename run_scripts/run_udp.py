@@ -50,25 +50,27 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import resume
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.run_scripts import udp_flags
 from tff_hdp.udp import table_rows
 
 # --help lists the system's flags and the shared ones too.
 flags.adopt_module_key_flags(udp_flags)
-flags.adopt_module_key_flags(cli)
+flags.adopt_module_key_flags(run_flags)
 
 
 def main(argv):
   run = udp_flags.RUN
-  cli.begin_main(argv, run)
+  run_flags.begin_main(argv, run)
   data, configs = udp_flags.load_and_configure()
-  cli.check_tff_workers(run.tff_workers.value)
+  run_flags.check_tff_workers(run.tff_workers.value)
   named_configs = [(c.algorithm, c) for c in configs]
-  cli.check_finished(run, named_configs)
+  resume.check_finished(run, named_configs)
 
   # Everything was checked: only now is anything written.
   from tff_hdp.udp import training  # pylint: disable=g-import-not-at-top
-  cli.train_and_write(
+  resume.train_and_write(
       run, named_configs, training.train, data,
       table_rows, table_rows.title(data.name, data.num_clients, configs[0]))
 

@@ -43,6 +43,7 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import subprocess_jobs
 from tff_hdp.fedhdp import paper_tables
 
 RUN_EXPERIMENT = os.path.join(cli.REPO_ROOT, 'run_scripts',
@@ -129,8 +130,8 @@ def run_row(row: paper_tables.PaperRow, output_dir: str, extra: Sequence[str]) -
   """Runs one row to completion (resuming if interrupted); returns rc."""
   command = [sys.executable, RUN_EXPERIMENT,
              *row_arguments(row, output_dir, extra, _DATA_DIR.value)]
-  return cli.run_logged(command, output_dir,
-                        cli.threads_per_job(_PARALLEL.value))
+  return subprocess_jobs.run_logged(command, output_dir,
+                        subprocess_jobs.threads_per_job(_PARALLEL.value))
 
 
 def main(argv):
@@ -165,10 +166,10 @@ def main(argv):
       print(f'skip {row_name(rows[i])}: results exist', flush=True)
     else:
       todo.append((rows[i], output_dir))
-  failed = cli.run_jobs(
+  failed = subprocess_jobs.run_jobs(
       [(row_name(row), functools.partial(run_row, row, out, extra))
        for row, out in todo], _PARALLEL.value)
-  cli.exit_if_failed(failed, 'rows')
+  subprocess_jobs.exit_if_failed(failed, 'rows')
 
 
 if __name__ == '__main__':

@@ -72,6 +72,7 @@ from absl import flags
 import numpy as np
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import subprocess_jobs
 from tff_hdp import claims
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import rule_registry
@@ -160,8 +161,8 @@ def run_one(run: Run, output_dir: str, extra: Sequence[str],
              '--noprogress']
   if _DATA_DIR.value:
     command.append(f'--data_dir={_DATA_DIR.value}')
-  return cli.run_logged(command + list(extra), output_dir,
-                        cli.threads_per_job(_PARALLEL.value))
+  return subprocess_jobs.run_logged(command + list(extra), output_dir,
+                        subprocess_jobs.threads_per_job(_PARALLEL.value))
 
 
 def load_runs(sweep_dir: str) -> dict[Run, dict[str, dict]]:
@@ -492,7 +493,7 @@ def main(argv):
         else:
           todo.append((name, functools.partial(run_one, run, output_dir,
                                                extra, rules)))
-    failed = cli.run_jobs(todo, _PARALLEL.value)
+    failed = subprocess_jobs.run_jobs(todo, _PARALLEL.value)
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
@@ -511,7 +512,7 @@ def main(argv):
     with open(os.path.join(sweep_dir, 'figure2.md'), 'w') as f:
       f.write(table + '\n')
     print(table)
-  cli.exit_if_failed(failed, 'runs')
+  subprocess_jobs.exit_if_failed(failed, 'runs')
 
 
 if __name__ == '__main__':

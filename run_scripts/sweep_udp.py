@@ -50,6 +50,7 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import subprocess_jobs
 from tff_hdp.udp import paper_tables
 
 # Per dataset, the (S, sigma) curves: the paper's quoted pairs and their
@@ -143,8 +144,8 @@ def main(argv: Sequence[str]):
                    else []), *run_args(pair), '--noprogress',
                  f'--output_dir={out}', *extra]
       jobs.append((paper_tables.run_name(pair),
-                   lambda c=command, o=out: cli.run_logged(c, o)))
-    failed = cli.run_jobs(jobs, _PARALLEL.value)
+                   lambda c=command, o=out: subprocess_jobs.run_logged(c, o)))
+    failed = subprocess_jobs.run_jobs(jobs, _PARALLEL.value)
     cli.check(not failed, f'{len(failed)} runs failed; see their log.txt')
   runs = load_runs(sweep_dir)
   cli.check(bool(runs), f'no finished run under {sweep_dir}')

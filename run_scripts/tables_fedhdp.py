@@ -51,6 +51,7 @@ from absl import app
 from absl import flags
 
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import output_dirs
 from tff_hdp.fedhdp import paper_tables
 from tff_hdp import tables
 from tff_hdp.fedhdp import table_rows
@@ -258,12 +259,12 @@ def build(runs: Sequence[paper_tables.Run], reference,
 def main(argv):
   cli.check_no_arguments(argv)
   results_dir = _RESULTS_DIR.value
-  cli.check_results_dir(results_dir)
+  output_dirs.check_results_dir(results_dir)
   table = _TABLE.value
   cli.check(table is None or table in paper_tables.TABLES,
             f'--table must be one of '
             f'{", ".join(map(str, paper_tables.TABLES))}, got {table}')
-  runs = cli.load_runs(results_dir, paper_tables.load_runs)
+  runs = output_dirs.load_runs(results_dir, paper_tables.load_runs)
   if not os.path.isfile(paper_tables.REFERENCE_CSV):
     raise cli.UsageError(f'reference file {paper_tables.REFERENCE_CSV} is '
                          'missing')

@@ -29,6 +29,7 @@ import numpy as np
 
 from tff_hdp import datasets
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import run_flags
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import presets
 
@@ -71,9 +72,9 @@ _ROUNDS = flags.DEFINE_integer('rounds', None, 'Rounds T.')
 _EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
                                    'Evaluate every k rounds.')
 _DELTA = flags.DEFINE_float('delta', presets.DELTA, 'delta in (0, 1).')
-_ACCOUNTANT = cli.define_accountant_flag(
+_ACCOUNTANT = run_flags.define_accountant_flag(
     'the reported epsilon and of --target_epsilon')
-RUN = cli.define_run_flags(
+RUN = run_flags.define_run_flags(
     output_dir='results/udp', backends=config_lib.BACKENDS,
     backend='direct',
     backend_help='one tf.function (direct), or the LearningProcess on '

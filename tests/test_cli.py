@@ -23,6 +23,8 @@ import pytest
 
 from tests import binaries
 from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import subprocess_jobs
+from tff_hdp.run_scripts import output_dirs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,11 +42,11 @@ def test_output_dir_that_is_a_file(tmp_path):
   path = tmp_path / 'results'
   path.write_text('keep me')
   with pytest.raises(cli.UsageError, match='is a file, not a directory'):
-    cli.check_output_dir(str(path))
+    output_dirs.check_output_dir(str(path))
   with pytest.raises(cli.UsageError, match='cannot be written'):
-    cli.check_output_dir(str(path / 'below'))  # Its parent is the file.
+    output_dirs.check_output_dir(str(path / 'below'))  # Its parent is the file.
   assert path.read_text() == 'keep me'
-  cli.check_output_dir(str(tmp_path / 'new' / 'deeper'))  # Created later.
+  output_dirs.check_output_dir(str(tmp_path / 'new' / 'deeper'))  # Created later.
 
 
 def _run(script, args):
@@ -88,7 +90,7 @@ def test_a_directory_in_use_is_refused_then_free_once_its_holder_ends(
   assert result.returncode == 0, result.stderr
   assert (out / 'results.json').exists()
   # A finished run's lock is free for the next one (resuming works).
-  cli.claim_output_dir(str(out))
+  output_dirs.claim_output_dir(str(out))
 
 
 def test_a_lost_worker_ends_the_binary_in_one_line(capsys):
@@ -140,12 +142,12 @@ def test_runs_at_a_time_share_the_cores(tmp_path, monkeypatch):
   # (one run keeps TensorFlow's default), through its environment.
   monkeypatch.setattr(os, 'sched_getaffinity', lambda _: {0, 1, 2, 3},
                       raising=False)
-  assert cli.threads_per_job(1) is None
-  assert [cli.threads_per_job(k) for k in (2, 3, 4, 8)] == [2, 1, 1, 1]
+  assert subprocess_jobs.threads_per_job(1) is None
+  assert [subprocess_jobs.threads_per_job(k) for k in (2, 3, 4, 8)] == [2, 1, 1, 1]
   show = [sys.executable, '-c', 'import os; print(os.environ.get('
           '"TF_NUM_INTRAOP_THREADS"), os.environ.get("TF_NUM_INTEROP_THREADS"))']
-  assert cli.run_logged(show, str(tmp_path / 'a'), threads=2) == 0
-  assert cli.run_logged(show, str(tmp_path / 'b')) == 0
+  assert subprocess_jobs.run_logged(show, str(tmp_path / 'a'), threads=2) == 0
+  assert subprocess_jobs.run_logged(show, str(tmp_path / 'b')) == 0
   assert (tmp_path / 'a' / 'log.txt').read_text() == '2 2\n'
   unset = (f'{os.environ.get("TF_NUM_INTRAOP_THREADS")} '
            f'{os.environ.get("TF_NUM_INTEROP_THREADS")}\n')

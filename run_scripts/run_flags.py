@@ -1,0 +1,223 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The flags every run and audit binary shares, defined and checked once.
+
+`define_run_flags` (output and checkpoint directories, backend, progress,
+seeds, the accountant) and the audits' flags; `begin_main` and
+`begin_audit`, what a binary's `main` does first.
+"""
+
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
+
+from absl import flags
+
+from tff_hdp.run_scripts import cli
+from tff_hdp.run_scripts import output_dirs
+
+
+def begin_main(argv: Sequence[str], run: 'RunFlags') -> None:
+  """What a `run_<system>.py`'s `main` does first: warnings only, refuses
+  positional arguments and checks the shared flags `run`
+  (`check_run_flags`)."""
+  cli._log_warnings_only()
+  cli.check_no_arguments(argv)
+  check_run_flags(run)
+
+
+def begin_audit(argv: Sequence[str], quick: Mapping[str, Any]) -> None:
+  """What an `audit_<system>.py`'s `main` does first: warnings only,
+  refuses positional arguments, checks --output_dir and, with --quick,
+  gives each flag of `quick` its value unless the command line set it."""
+  cli._log_warnings_only()
+  cli.check_no_arguments(argv)
+  output_dirs.check_output_dir(flags.FLAGS.output_dir)
+  if flags.FLAGS.quick:
+    for name, value in quick.items():
+      if not flags.FLAGS[name].present:
+        flags.FLAGS[name].value = value
+
+
+def check_canaries(flag: str, canaries: int,
+                   planted_noise_scale: float) -> None:
+  """An audit's canary count (--`flag`, >= 2) and --planted_noise_scale
+  (> 0)."""
+  cli.check(canaries >= 2, f'--{flag} must be >= 2, got {canaries}')
+  cli.check(planted_noise_scale > 0,
+        f'--planted_noise_scale must be > 0, got {planted_noise_scale}')
+
+
+def apply_preset(preset, flag_for_field: Mapping[str, str]) -> None:
+  """Fills flags the user did not set from `preset`.
+
+  Args:
+    preset: A `tff_hdp.fedhdp.presets.Preset`.
+    flag_for_field: Maps a preset attribute to the name of the flag it fills.
+      An attribute may be a property (e.g. `clients_per_round`).
+  """
+  for field, flag_name in flag_for_field.items():
+    if not flags.FLAGS[flag_name].present:
+      flags.FLAGS[flag_name].value = getattr(preset, field)
+
+
+def define_accountant_flag(drives: str):
+  """--accountant=rdp|pld; `drives`: what it computes in this binary."""
+  from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
+  return flags.DEFINE_enum(
+      'accountant', 'rdp', list(accounting.ACCOUNTANTS),
+      f'The accountant of {drives}: RDP (the papers\') or dp_accounting\'s '
+      'PLD accountant (the tightest: a smaller epsilon for the same noise).')
+
+
+class RunFlags(NamedTuple):
+  """The flags every `run_<system>.py` shares (absl flag holders)."""
+  seed: flags.FlagHolder
+  mechanism_seed: flags.FlagHolder
+  backend: flags.FlagHolder
+  output_dir: flags.FlagHolder
+  progress: flags.FlagHolder
+  checkpoint_every: flags.FlagHolder
+  keep_checkpoints: flags.FlagHolder
+  tff_workers: flags.FlagHolder
+
+
+def define_run_flags(*, output_dir: str, backends: Sequence[str],
+                     backend: str, backend_help: str,
+                     merged: str) -> RunFlags:
+  """--seed, --mechanism_seed, --backend (one of `backends`, default
+  `backend`), --output_dir (default `output_dir`), --progress,
+  --checkpoint_every, --keep_checkpoints and --tff_workers (see
+  `define_tff_workers_flag` for `merged`)."""
+  return RunFlags(
+      seed=define_seed_flag(),
+      mechanism_seed=define_mechanism_seed_flag(),
+      backend=flags.DEFINE_enum('backend', backend, list(backends),
+                                f'How rounds run: {backend_help}'),
+      output_dir=flags.DEFINE_string('output_dir', output_dir,
+                                     'Where results are written.'),
+      progress=flags.DEFINE_bool('progress', True, 'Show a progress bar.'),
+      checkpoint_every=flags.DEFINE_integer(
+          'checkpoint_every', 10, 'Save progress every k rounds under '
+          '<output_dir>/checkpoints/ (secret: they hold the run\'s key; '
+          'files 0600 in 0700 folders); the same command run again after a '
+          'kill resumes exactly.'),
+      keep_checkpoints=flags.DEFINE_bool(
+          'keep_checkpoints', False, 'Keep <output_dir>/checkpoints/ once '
+          'results.json is written. By default it is deleted then, so that '
+          'a finished output directory holds no secret (docs/secrets.md).'),
+      tff_workers=define_tff_workers_flag(merged))
+
+
+def define_seed_flag():
+  """--seed: the public randomness, published with the results."""
+  return flags.DEFINE_integer(
+      'seed', 0, 'The public seed, written to results.json: the data split, '
+      'opt-outs and privacy levels, the initial model, dropout. No privacy '
+      'guarantee rests on it (see --mechanism_seed).')
+
+
+def define_mechanism_seed_flag():
+  """--mechanism_seed: None (a secret key), or a reproducible run."""
+  return flags.DEFINE_integer(
+      'mechanism_seed', None, 'Unset (the default): every noise draw, cohort '
+      'and DP-SGD batch comes from a secret 128-bit key drawn from the '
+      'operating system at the start of the run and written nowhere but '
+      'its checkpoints, if any, which are deleted when the command '
+      'finishes (docs/secrets.md). Set: they are reproducible from this '
+      'integer, which results.json publishes, so anyone can regenerate the '
+      'noise; the table, the claim line and results.json then say epsilon '
+      'is the mechanism\'s, not a guarantee for the run\'s outputs '
+      '(research reproduction only).', lower_bound=0)
+
+
+def mechanism_notice(mechanism_seed) -> None:
+  """Says, at the start of a reproducible run, what it costs (as Opacus
+  warns whenever its secure mode is off)."""
+  if mechanism_seed is not None:
+    from tff_hdp.privacy import mechanism_key  # pylint: disable=g-import-not-at-top
+    print(f'note: --mechanism_seed={mechanism_seed}: '
+          f'{mechanism_key.not_a_guarantee(mechanism_seed)}', flush=True)
+
+
+def check_run_flags(run: RunFlags) -> None:
+  """The shared flags' checks that need no work: the output directory, k,
+  and the workers' addresses (`check_tff_workers` then reaches them)."""
+  output_dirs.check_output_dir(run.output_dir.value)
+  cli.check(run.checkpoint_every.value >= 1,
+        f'--checkpoint_every must be >= 1, got {run.checkpoint_every.value}')
+  if run.tff_workers.value:
+    from tff_hdp import worker_addresses  # pylint: disable=g-import-not-at-top
+    try:
+      worker_addresses.parse_workers(','.join(run.tff_workers.value))
+    except ValueError as e:
+      raise cli.UsageError(f'--{e}') from None
+
+
+def define_tff_workers_flag(merged: str):
+  """--tff_workers=host:port,...; `merged`: what the workers' partial results
+  are and what happens once, after the merge, in this binary."""
+  return flags.DEFINE_list(
+      'tff_workers', [], 'host:port of running TFF worker_binary processes '
+      f'(--backend=tff): each round\'s clients are spread over them; {merged}. '
+      'Start each with <site-packages>/tensorflow_federated/data/'
+      'worker_binary --port=PORT (docs/distributed.md).')
+
+
+def check_tff_workers(values: Sequence[str]) -> tuple[str, ...]:
+  """The --tff_workers addresses, each answering, or one line and exit 2.
+
+  It loads no TensorFlow: call it before the binary does."""
+  if not values:
+    return ()
+  from tff_hdp import worker_addresses  # pylint: disable=g-import-not-at-top
+  try:
+    addresses = worker_addresses.parse_workers(','.join(values))
+    worker_addresses.check_workers(addresses)
+  except ValueError as e:
+    raise cli.UsageError(f'--{e}') from None
+  except ConnectionError as e:
+    raise cli.UsageError(str(e)) from None
+  return tuple(addresses)
+
+
+def define_audit_flags(release: str, global_view: Optional[str] = None):
+  """An audit binary's --statistic and, if it offers the global observer
+  (`global_view` says what that observer sees), --observe.
+
+  Returns:
+    (the --observe flag or None, the --statistic flag).
+  """
+  from tff_hdp.privacy import canary_audit  # pylint: disable=g-import-not-at-top
+  observe = None
+  if global_view is not None:
+    observe = flags.DEFINE_enum(
+        'observe', 'release', list(canary_audit.OBSERVERS),
+        f'What the auditor sees: {release} (release), or {global_view} '
+        '(global).')
+  statistic = flags.DEFINE_enum(
+      'statistic', 'lr', list(canary_audit.STATISTICS),
+      'Per canary: the likelihood ratio of its projections on the releases '
+      f'({"lr" if global_view is not None else release + "; lr"}), or the '
+      'max or sum / sqrt(T) of its projections' +
+      (' (cosines of the global observer\'s, which has no lr).'
+       if global_view is not None else '.'))
+  return observe, statistic
+
+
+def check_audit_flags(observe: str, statistic: str) -> None:
+  """One line and exit 2 for a statistic the observer cannot use."""
+  from tff_hdp.privacy import canary_audit  # pylint: disable=g-import-not-at-top
+  try:
+    canary_audit.check_observer(observe, statistic)
+  except ValueError as e:
+    raise cli.UsageError(f'--statistic={statistic}: {e}') from None
