@@ -29,6 +29,7 @@ import tensorflow as tf
 
 import tff_hdp
 from tff_hdp import bench
+from tff_hdp import datasets
 from tff_hdp.bench import benchmark
 from tff_hdp.bench import registry as bench_registry
 from tff_hdp.fedhdp import algorithm as fedhdp_algorithm
@@ -37,6 +38,7 @@ from tff_hdp.fedhdp import training as fedhdp_training
 from tff_hdp.privacy.preferences import Preferences
 from tff_hdp.udp import algorithm as udp_algorithm
 from tff_hdp.udp import algorithm_registry as udp_registry
+from tff_hdp.udp import training as udp_training
 from tests import user_code
 
 PACKAGE = user_code.PACKAGE
@@ -119,7 +121,7 @@ def test_a_registered_fedhdp_algorithm_is_a_method_of_the_bench(registered):
   del registered
   (method,) = bench.get([InverseVariance.name])
   assert method.guarantee == bench.CLIENT_LEVEL
-  data = tff_hdp.datasets.load_fedhdp_data('digits', num_clients=20)
+  data = datasets.load_fedhdp_data('digits', num_clients=20)
   setting = bench.Setting(data=data, rounds=2, model='fc',
                           sampling_rate=0.5)
   preferences = bench.Preferences(
@@ -148,6 +150,19 @@ def test_a_udp_variant_of_this_file_runs_as_an_object(tff_runtime, registered):
       process, user_code.client_data(SIZES, 'c'), mechanism_seed=1)
   output = process.next(process.initialize(), source.iterator().select())
   assert process.epsilon(output.state) == {'users': float('inf')}
+
+
+def test_a_registered_udp_variant_runs_in_the_driver(registered):
+  del registered
+  udp_registry.register(ClippedUnnoised())
+  run = tff_hdp.udp.UdpConfig(
+      algorithm=ClippedUnnoised.name, target='fc', rounds=2,
+      sampling_rate=0.5, clip=0.1, noise_multiplier=1.0, local_steps=2,
+      batch_size=8, eval_every=2, mechanism_seed=1)
+  record = udp_training.train(
+      run, datasets.load_udp_data('digits', num_users=8, seed=0))
+  assert record['config']['algorithm'] == ClippedUnnoised.name
+  assert 0 <= record['metrics']['accuracy_mean'] <= 100
 
 
 def _batched(sizes, batch=5, seed=0):
