@@ -20,9 +20,11 @@ Reads every `results.json` under --results_dir (recursively) and prints, as
 Markdown, each Table 2 row's Acc_g and mean clip norm per seed, their mean
 and spread, the paper's cell and the distance from it, then FedHDP's gain
 over DP-FedAvg in each block over the seeds both ran
-(`tff_hdp.fedhdp.seed_stats`). docs/results/paper001.md holds this output
-for docs/runs/paper_scale; tests/fedhdp/test_seed_stats.py checks that the
-page and the command agree.
+(`tff_hdp.fedhdp.seed_stats`), and, with --noise_off_dirs, what clipping
+and the noise each cost a row that also ran with the noise off.
+docs/results/paper001.md holds this output for docs/runs/paper_scale and
+its noise-off runs; tests/fedhdp/test_seed_stats.py checks that the page
+and the command agree.
 """
 
 import os
@@ -40,17 +42,27 @@ from tff_hdp.fedhdp import seed_stats
 _RESULTS_DIR = flags.DEFINE_string(
     'results_dir', 'docs/runs/paper_scale',
     'Directory searched recursively for results.json.')
+_NOISE_OFF_DIRS = flags.DEFINE_list(
+    'noise_off_dirs', [],
+    'Directories of the same rows run with the noise off (z_eff = 0), e.g. '
+    'docs/runs/paper_scale_noise_off: then what clipping and the noise '
+    'each cost a row is printed too.')
 
 
 def main(argv):
   cli.check_no_arguments(argv)
   cli.check(os.path.isdir(_RESULTS_DIR.value),
             f'--results_dir={_RESULTS_DIR.value} is not a directory')
+  for directory in _NOISE_OFF_DIRS.value:
+    cli.check(os.path.isdir(directory),
+              f'--noise_off_dirs: {directory} is not a directory')
   try:
     runs = paper_tables.load_runs(_RESULTS_DIR.value)
+    noise_off = [run for directory in _NOISE_OFF_DIRS.value
+                 for run in paper_tables.load_runs(directory)]
   except ValueError as e:
     raise cli.UsageError(str(e)) from None
-  print(seed_stats.markdown(runs))
+  print(seed_stats.markdown(runs, noise_off))
 
 
 if __name__ == '__main__':

@@ -26,6 +26,8 @@ from tff_hdp.fedhdp import seed_stats
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 RUNS = os.path.join(REPO, 'docs', 'runs', 'paper_scale')
+NOISE_OFF = [os.path.join(REPO, 'docs', 'runs', name) for name in
+             ('paper_scale_noise_off', 'paper_scale_noise_off_fedhdp')]
 PAGE = os.path.join(REPO, 'docs', 'results', 'paper001.md')
 
 
@@ -59,13 +61,31 @@ def test_means_spreads_and_gains_over_the_same_seeds():
     seed_stats.rows(runs + [_record('mnist', 'dp_fedavg', 0, 1.0, [1.0])])
 
 
+def test_clipping_and_noise_costs_from_noise_off_runs():
+  runs = [_record('mnist', 'non_private', 0, 95.0, []),
+          _record('mnist', 'non_private', 1, 94.0, []),
+          _record('mnist', 'dp_fedavg', 0, 87.0, [1.0]),
+          _record('mnist', 'dp_fedavg', 1, 88.0, [1.0])]
+  off = [_record('mnist', 'dp_fedavg', s, a, [1.0]) for s, a in
+         ((0, 93.0), (1, 93.5), (2, 92.5))]
+  for run in off:
+    run.record['config']['noise_multiplier'] = 0.0
+  (cost,) = seed_stats.costs(seed_stats.rows(runs), off)
+  # Non-Private 94.5, noise off 93.0 (three seeds), as run 87.5.
+  assert (cost.clipping, cost.noise) == (1.5, 5.5)
+  assert seed_stats.costs(seed_stats.rows(runs), off[:0]) == []
+
+
 def test_the_page_holds_the_commands_output():
   with open(PAGE, encoding='utf-8') as f:
     page = f.read()
   block = re.search(r'<!-- stats_fedhdp.py: begin -->\n(.*?)\n'
                     r'<!-- stats_fedhdp.py: end -->', page, re.S).group(1)
-  assert block == seed_stats.markdown(paper_tables.load_runs(RUNS))
-  result = binaries.run('stats_fedhdp.py', [f'--results_dir={RUNS}'],
+  noise_off = [run for d in NOISE_OFF for run in paper_tables.load_runs(d)]
+  assert block == seed_stats.markdown(paper_tables.load_runs(RUNS),
+                                      noise_off)
+  result = binaries.run('stats_fedhdp.py', [
+      f'--results_dir={RUNS}', f'--noise_off_dirs={",".join(NOISE_OFF)}'],
                         timeout=120)
   assert result.returncode == 0, result.stderr
   assert result.stdout.strip() == block

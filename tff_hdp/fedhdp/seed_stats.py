@@ -124,6 +124,58 @@ def gains(table: Sequence[Row]) -> list[Gain]:
   return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Costs:
+  """What clipping and the noise cost a block's private row, Acc_g % over
+  seeds: the Non-Private row (unclipped, no noise), the row with the noise
+  off (clipped as Algorithm 2 clips, the adaptive clip as run) and the row
+  as run."""
+  dataset: str
+  algorithm: str
+  r: Optional[float]
+  unclipped: float  # Non-Private's mean.
+  clip_only: dict[int, float]  # Per seed, the noise-off run's Acc_g.
+  noised: float  # The row's mean.
+
+  @property
+  def clip_only_mean(self) -> float:
+    return statistics.fmean(self.clip_only.values())
+
+  @property
+  def clipping(self) -> float:
+    return self.unclipped - self.clip_only_mean
+
+  @property
+  def noise(self) -> float:
+    return self.clip_only_mean - self.noised
+
+
+def costs(table: Sequence[Row], noise_off: Sequence[paper_tables.Run]
+          ) -> list[Costs]:
+  """`Costs` of every private row of `table` that has noise-off runs
+  (`noise_off`: runs whose z_eff is 0, otherwise the row's setting)."""
+  found = collections.defaultdict(dict)
+  for run in noise_off:
+    config = run.record['config']
+    if config.get('noise_multiplier') not in (0, 0.0, [0.0], [0]):
+      continue
+    dataset = ('skewed_mnist' if config.get('skewed_optout') else
+               run.record.get('dataset'))
+    r = (paper_tables.single_ratio(config.get('ratio'))
+         if config['algorithm'] == 'fedhdp' else None)
+    found[(dataset, config['algorithm'], r)][int(config['seed'])] = float(
+        run.record['metrics']['acc_g'])
+  out = []
+  for row in table:
+    clip_only = found.get((row.dataset, row.algorithm, row.r))
+    unclipped = [u for u in table if u.dataset == row.dataset and
+                 u.algorithm == 'non_private']
+    if clip_only and unclipped:
+      out.append(Costs(row.dataset, row.algorithm, row.r, unclipped[0].mean,
+                       dict(sorted(clip_only.items())), row.mean))
+  return out
+
+
 def _signed(x: float) -> str:
   return f'{x:+.2f}'.replace('-', '−')
 
@@ -135,8 +187,10 @@ def _name(row_or_gain) -> str:
                               r is not None else '')
 
 
-def markdown(runs: Sequence[paper_tables.Run]) -> str:
-  """Both tables, as Markdown."""
+def markdown(runs: Sequence[paper_tables.Run],
+             noise_off: Sequence[paper_tables.Run] = ()) -> str:
+  """The tables, as Markdown: the rows over seeds, the gains, and (given
+  noise-off runs) what clipping and the noise cost."""
   table = rows(runs)
   lines = [
       '| block | row | Acc_g % per seed | mean | spread | paper | mean − '
@@ -159,4 +213,15 @@ def markdown(runs: Sequence[paper_tables.Run]) -> str:
     lines.append(f'| {BLOCKS[gain.dataset]} | {_name(gain)}, seeds '
                  f'{", ".join(map(str, gain.per_seed))} | {per_seed} | '
                  f'{_signed(gain.mean)} | {paper} |')
+  measured = costs(table, noise_off)
+  if measured:
+    lines += ['', '| block | row | Non-Private (mean) | noise off, per seed '
+              '| noise off (mean) | as run (mean) | clipping costs | the '
+              'noise costs |', '|---|---|---|---|---|---|---|---|']
+  for cost in measured:
+    per_seed = ', '.join(f'{a:.2f} ({s})' for s, a in cost.clip_only.items())
+    lines.append(f'| {BLOCKS[cost.dataset]} | {_name(cost)} | '
+                 f'{cost.unclipped:.2f} | {per_seed} | '
+                 f'{cost.clip_only_mean:.2f} | {cost.noised:.2f} | '
+                 f'{cost.clipping:.2f} | {cost.noise:.2f} |')
   return '\n'.join(lines)
