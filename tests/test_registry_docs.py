@@ -71,3 +71,30 @@ def test_api_systems_md_names_every_algorithm():
   for name in udp_algorithms.names():
     if not udp_algorithms.get(name).one_user_per_step:  # The driver's.
       assert f"`'{name}'`" in udp_row.group(0), name
+
+
+def _adding_sections():
+  """(page, heading, its prose lines) of every 'Adding ...' section."""
+  for page in sorted(os.listdir(DOCS)):
+    if not page.endswith('.md'):
+      continue
+    with open(os.path.join(DOCS, page), encoding='utf-8') as f:
+      lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+      if re.match(r'#+ Adding ', line):
+        prose, in_code = [], False
+        for body in lines[i + 1:]:
+          if body.startswith('#') and not in_code:
+            break
+          if body.startswith('```'):
+            in_code = not in_code
+          elif body.strip() and not in_code:
+            prose.append(body)
+        yield page, line, prose
+
+
+def test_how_to_add_a_thing_takes_at_most_15_lines():
+  sections = list(_adding_sections())
+  assert len(sections) >= 3  # A rule, an algorithm, a bench method.
+  for page, heading, prose in sections:
+    assert len(prose) <= 15, (page, heading, len(prose))
