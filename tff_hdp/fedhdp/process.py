@@ -40,7 +40,7 @@ Both in depth: docs/fedhdp.md (The learning process).
 
 import collections
 import dataclasses
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -92,7 +92,14 @@ def client_element(x: np.ndarray, y: np.ndarray, *, group: int,
       group=constant(group), client_id=constant(client_id)))
 
 
-def _split(client: tf.data.Dataset):
+class _Client(NamedTuple):
+  """One client as `_client_update` takes it (`_split` of a
+  `client_element`)."""
+  batches: tf.data.Dataset  # Elements with x and y (and the info).
+  info: collections.OrderedDict  # Its group and client id (int32).
+
+
+def _split(client: tf.data.Dataset) -> _Client:
   """(batches, info) of a `client_element`: the batches as they are (their
   elements carry x and y beside the info, which `client_update` and
   `models.metric_sums` read) and the group and id of the first (0 and 0
@@ -106,8 +113,8 @@ def _split(client: tf.data.Dataset):
       client.element_spec)
   first = client.take(1).concatenate(
       tf.data.Dataset.from_tensors(empty)).take(1).get_single_element()
-  return client, collections.OrderedDict(group=first['group'],
-                                         client_id=first['client_id'])
+  return _Client(client, collections.OrderedDict(
+      group=first['group'], client_id=first['client_id']))
 
 
 RoundParts = collections.namedtuple(
@@ -174,10 +181,11 @@ def _schedule(settings: ClientSettings, round_num: tf.Tensor):
       key=tf.stack([tf.constant(settings.seed, tf.int32), round_num]))
 
 
-def _client_update(spec, settings: ClientSettings, weights, personal, dataset,
-                   info, schedule, *, train_global: bool,
+def _client_update(spec, settings: ClientSettings, weights, personal,
+                   client: _Client, schedule, *, train_global: bool,
                    train_personal: bool):
   """`client_update` of one client, seeded by (round key, client id)."""
+  dataset, info = client
   lambdas = tf.constant(np.asarray(settings.ditto_lambdas, np.float32))
   return client_update_lib.client_update(
       spec, weights, personal, dataset,
@@ -216,7 +224,7 @@ def build_round_parts(spec: models.ModelSpec, aggregator_state_type,
                               server_message.type_signature.result)
   def client_fn(dataset, personal, info, message):
     out = _client_update(spec, settings, message['weights'], personal,
-                         dataset, info, message, train_global=True,
+                         _Client(dataset, info), message, train_global=True,
                          train_personal=settings.ditto)
     return collections.OrderedDict(delta=out.delta,
                                    personal=out.personal_weights)
@@ -252,15 +260,15 @@ def build_client_work(spec: models.ModelSpec, settings: ClientSettings
   @tff.tensorflow.computation(model_type, data_type,
                               schedule.type_signature.result)
   def work(weights, client, message):
-    data, info = _split(client)
+    client = _split(client)
     # theta^t's steps only: Ditto's personal models are the clients' state,
     # stepped by `build_ditto_step` beside the round, so a personal step
     # here would be thrown away (it cost every client a second pass).
     out = _client_update(spec, settings, weights.trainable, weights.trainable,
-                         data, info, message, train_global=True,
+                         client, message, train_global=True,
                          train_personal=False)
-    return tff.learning.templates.ClientResult(update=out.delta,
-                                               update_weight=info['group'])
+    return tff.learning.templates.ClientResult(
+        update=out.delta, update_weight=client.info['group'])
 
   @tff.tensorflow.computation(model_type, data_type)
   def report(weights, client):
@@ -327,9 +335,9 @@ def build_ditto_step(spec: models.ModelSpec,
   @tff.tensorflow.computation(data_type, weights_type,
                               message.type_signature.result)
   def personal_step(client, personal, message):
-    data, info = _split(client)
     return _client_update(spec, settings, message['weights'].trainable,
-                          personal, data, info, message, train_global=False,
+                          personal, _split(client), message,
+                          train_global=False,
                           train_personal=settings.ditto).personal_weights
 
   @tff.federated_computation(tff.FederatedType(state_type, tff.SERVER),
@@ -482,22 +490,21 @@ def build_fedhdp_process(
 
   Every hyperparameter is `config`'s, a `tff_hdp.fedhdp.FedHdpConfig` (its
   defaults: paper 001's Table 7, non-IID MNIST): the algorithm (unless
-  `algorithm` gives it as an object), the levels'
-  noise multipliers z_eff (`noise_multiplier`, one per level), the ratios r,
-  the sampling rate q, Ditto's lambdas, the client update (E, B, eta, eta_p,
-  their decay), adaptive clipping (S^0, eta_b, kappa, z_b), delta and the
-  accountant, the public `seed` (theta^0 of the package's models, dropout)
-  and `mechanism_seed` (None: fresh secret noise every round; an integer:
-  reproducible, and epsilon then not a guarantee), and `rounds`, the
-  horizon: each private group's budget is its epsilon after that many rounds
-  (`process.privacy.budgets`, `process.privacy.calibrated_rounds`), and
-  `next` refuses a round past it. The fields that describe only a driver's
-  run (the model's name, the data's, the backend, evaluation, opt-out draws)
-  are not used. Rounds must draw each client
-  independently with probability q (Poisson; what `build_data_source` does):
-  each private group's mean divides by its expected count q N_i, so
-  `process.epsilon(state)` is the client-level epsilon of each private
-  group, a bound.
+  `algorithm` gives it as an object), the levels' noise multipliers z_eff
+  (`noise_multiplier`, one per level), the ratios r, the sampling rate q,
+  Ditto's lambdas, the client update (E, B, eta, eta_p, their decay), adaptive
+  clipping (S^0, eta_b, kappa, z_b), delta and the accountant, the public
+  `seed` (theta^0 of the package's models, dropout) and `mechanism_seed`
+  (None: fresh secret noise every round; an integer: reproducible, and epsilon
+  then not a guarantee), and `rounds`, the horizon: each private group's
+  budget is its epsilon after that many rounds (`process.privacy.budgets`,
+  `process.privacy.calibrated_rounds`), and `next` refuses a round past it.
+  The fields of only a driver's run (the model's name, the data's, the
+  backend, evaluation, opt-out draws) are not used. Rounds must draw each
+  client independently with probability q (Poisson; what `build_data_source`
+  does): each private group's mean divides by its expected count q N_i, so
+  `process.epsilon(state)` is each private group's client-level epsilon, a
+  bound.
 
   Args:
     model: A `tff.learning.models.FunctionalModel` or a
@@ -538,21 +545,28 @@ def build_fedhdp_process(
   config = _checked_config(config, preferences, algorithm)
   setup = config_lib.resolve(config, algorithm=algorithm)
   settings = client_settings(config, setup.groups)
-  if model_aggregator is None:
-    factory, groups = aggregator_factory(config, setup), setup.groups
-  else:
-    factory = model_aggregator
-    groups = accounted_groups(factory, setup, config.mechanism_seed)
-    setup = dataclasses.replace(setup, groups=groups)  # What runs.
+  factory, setup = _mechanism(config, setup, model_aggregator)
   process = compose_fedhdp_process(
       spec, spec.init(config.seed), factory, settings,
-      fedhdp_privacy(groups, config.sampling_rate, delta=config.delta,
+      fedhdp_privacy(setup.groups, config.sampling_rate, delta=config.delta,
                      accountant=config.accountant,
                      mechanism_seed=config.mechanism_seed
                      ).budgeted_for(config.rounds))
   return FedHdpProcess.wrapping(
       process, config=config, setup=setup,
       ditto_step=build_ditto_step(spec, process, settings))
+
+
+def _mechanism(config: config_lib.FedHdpConfig, setup: config_lib.Setup,
+               model_aggregator: Optional[hdp_factory.HeterogeneousDPFactory]
+               ) -> tuple[hdp_factory.HeterogeneousDPFactory, config_lib.Setup]:
+  """The aggregator that runs (`model_aggregator`, or by default the one
+  `config` describes) and `setup` with the groups it is accounted by
+  (`accounted_groups` of a caller's)."""
+  if model_aggregator is None:
+    return aggregator_factory(config, setup), setup
+  groups = accounted_groups(model_aggregator, setup, config.mechanism_seed)
+  return model_aggregator, dataclasses.replace(setup, groups=groups)
 
 
 def accounted_groups(factory, setup: config_lib.Setup,
