@@ -244,7 +244,7 @@ class TestFixedDenominators:
     counts = tf.constant([private_count, 4.0])
     delta, new_clip, _, _, _ = ga.server_aggregate(
         self._GROUPS, est, 2.0, tf.constant(self._S),
-        tf.constant(key, tf.int64), sums, counts, tf.constant(0.0),
+        tf.constant(key, tf.int64), ga.Totals(sums, counts, tf.constant(0.0)),
         expected_counts=expected_counts)
     return delta[0].numpy(), float(new_clip)
 
@@ -283,7 +283,7 @@ class TestFixedDenominators:
     sums = [[tf.constant([0.0])], [tf.constant([6.0])]]
     delta, _, _, _, _ = ga.server_aggregate(
         groups, est, 0.0, tf.constant(1.0), tf.constant([1, 2], tf.int64),
-        sums, tf.constant([2.0, 3.0]), tf.constant(0.0),
+        ga.Totals(sums, tf.constant([2.0, 3.0]), tf.constant(0.0)),
         expected_counts=(1.0, 1.0))
     # w = (1/2, 1/2) from the expected counts; the opt-outs' mean is 6 / 3.
     np.testing.assert_allclose(delta[0].numpy(), [0.5 * 6.0 / 3.0])

@@ -361,7 +361,8 @@ def _aggregation_fn(spec: models.ModelSpec,
             for group_records in records]
     out = group_aggregation.server_aggregate(
         groups, estimator, factory.clipped_count_stddev, clip_norm, noise_key,
-        sums, tf.reduce_sum(counts, 0), tf.reduce_sum(below, 0),
+        group_aggregation.Totals(sums, tf.reduce_sum(counts, 0),
+                                 tf.reduce_sum(below, 0)),
         expected_counts=factory.expected_counts)
     new_global = [w + d for w, d in zip(global_weights, out.delta)]
     return (new_global, round_num + 1, out.clip_norm, out.noise_key,

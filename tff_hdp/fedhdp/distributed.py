@@ -173,8 +173,9 @@ def server_step_fn(factory: hdp_factory.HeterogeneousDPFactory):
   def server_step(weights, clip_norm, noise_key, totals):
     out = group_aggregation.server_aggregate(
         factory.groups, estimator, factory.clipped_count_stddev, clip_norm,
-        noise_key, [tf.nest.flatten(s) for s in totals['sums']],
-        totals['counts'], totals['below'],
+        noise_key, group_aggregation.Totals(
+            [tf.nest.flatten(s) for s in totals['sums']], totals['counts'],
+            totals['below']),
         expected_counts=factory.expected_counts)
     return ([w + d for w, d in zip(weights, out.delta)], out.clip_norm,
             out.noise_key, out.measurements)

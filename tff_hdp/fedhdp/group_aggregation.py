@@ -256,11 +256,17 @@ class ServerUpdate(NamedTuple):
   releases: list
 
 
+class Totals(NamedTuple):
+  """The cohort's `client_record`s, summed: what `server_aggregate` takes."""
+  sums: list  # Per group, the summed clipped updates (lists of tensors).
+  counts: tf.Tensor  # [l] clients per group, N_i^t.
+  below_sum: tf.Tensor  # Summed centred clip-count records.
+
+
 def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
                      estimator: tfp.QuantileEstimatorQuery,
                      clipped_count_stddev: float, clip_norm: tf.Tensor,
-                     noise_key: tf.Tensor, sums, counts: tf.Tensor,
-                     below_sum: tf.Tensor, *,
+                     noise_key: tf.Tensor, totals: Totals, *,
                      expected_counts=None) -> 'ServerUpdate':
   """Algorithm 2's server step on the summed client records.
 
@@ -273,15 +279,15 @@ def server_aggregate(groups: Sequence[privacy_groups.PrivacyGroup],
     clipped_count_stddev: z_b.
     clip_norm: S^t.
     noise_key: This round's int64 [2] key.
-    sums: Per group, the summed clipped updates (lists of tensors).
-    counts: [l] clients per group, N_i^t.
-    below_sum: Summed centred clip-count records.
+    totals: The summed clipped updates per group, the clients per group
+      N_i^t and the summed centred clip-count records (`Totals`).
     expected_counts: [l] expected clients per group per round (q N_i): the
       fixed denominators of the module docstring. None: the realised counts.
 
   Returns:
     A `ServerUpdate`.
   """
+  sums, counts, below_sum = totals
   num_groups = len(groups)
   ratios = tf.constant([g.ratio for g in groups], tf.float32)
   keys = tf.random.experimental.stateless_split(noise_key, num=num_groups + 2)

@@ -269,8 +269,10 @@ class HeterogeneousDPFactory(tff.aggregators.WeightedAggregationFactory):
                    mechanism_key.key_tensor(None))  # Fresh every round.
       out = group_aggregation.server_aggregate(
           groups, estimator, count_stddev, state['clip_norm'], noise_key,
-          [tf.nest.flatten(s) for s in totals['sums']], totals['counts'],
-          totals['below'], expected_counts=self._expected_counts)
+          group_aggregation.Totals(
+              [tf.nest.flatten(s) for s in totals['sums']], totals['counts'],
+              totals['below']),
+          expected_counts=self._expected_counts)
       new_state = collections.OrderedDict(clip_norm=out.clip_norm)
       if key_in_state:
         new_state['noise_key'] = out.noise_key
