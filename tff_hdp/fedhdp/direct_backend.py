@@ -131,15 +131,22 @@ def _cohort_signature(spec: models.ModelSpec, batch: int) -> Cohort:
       lambdas=tf.TensorSpec((None,), tf.float32), client_ids=vector)
 
 
+class _Traced(NamedTuple):
+  """What one traced `client_work` is built for (Python values,
+  `_client_work_fn`'s arguments)."""
+  model: batched_models.BatchedModel
+  batch: int  # B.
+  ditto: bool  # Whether Ditto's personal step runs.
+  num_parts: int  # Independent parts of the cohort that step side by side.
+
+
 class _LocalSteps:
   """Algorithm 2's ClientUpdate for a sorted cohort, as graph-building
   methods called inside `client_work`'s `tf.function` (one per trace)."""
 
-  def __init__(self, model: batched_models.BatchedModel, batch: int,
-               ditto: bool, num_parts: int, cohort: Cohort,
-               global_weights, round_num, rates, ints):
-    self.model, self.batch, self.ditto = model, batch, ditto
-    self.num_parts = num_parts
+  def __init__(self, traced: _Traced, cohort: Cohort, global_weights,
+               round_num, rates, ints):
+    self.model, self.batch, self.ditto, self.num_parts = traced
     self.cohort = cohort
     self.global_weights = tuple(global_weights)
     # `process`'s server message: decayed rates and the dropout key.
@@ -147,7 +154,7 @@ class _LocalSteps:
     self.learning_rate = rates[0] * decay
     self.personal_learning_rate = rates[1] * decay
     self.num_clients = tf.shape(cohort.x)[1]
-    if model.uses_seeds:
+    if self.model.uses_seeds:
       key = tf.stack([ints[1], round_num])
       self.client_seeds = batched_models.fold_in_rows(key, cohort.client_ids)
     else:
@@ -296,10 +303,12 @@ def _client_work_fn(model: batched_models.BatchedModel, batch: int,
       tf.TensorSpec((2,), tf.int32),  # decay period (rounds), dropout seed
   ]
 
+  traced = _Traced(model, batch, ditto, num_parts)
+
   @tf.function(input_signature=signature, autograph=False)
   def client_work(global_weights, personal, cohort, round_num, rates, ints):
-    steps = _LocalSteps(model, batch, ditto, num_parts, cohort,
-                        global_weights, round_num, rates, ints)
+    steps = _LocalSteps(traced, cohort, global_weights, round_num, rates,
+                        ints)
     weights, personal = steps.run(personal)
     delta = [w - w0 for w, w0 in zip(weights, global_weights)]
     return delta, list(personal)
