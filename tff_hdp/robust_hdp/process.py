@@ -182,31 +182,22 @@ def checked_size(x: tf.Tensor, index: tf.Tensor,
 
 def compose_robust_hdp_process(
     spec: models.ModelSpec, initial_weights,
+    client_work: tff.learning.templates.ClientWorkProcess,
     aggregator: aggregator_lib.NoiseAwareAggregationFactory, *,
-    settings: dp_sgd.DpSgdSettings, private: bool = True,
-    mechanism_seed: Optional[int] = None,
-    key_in_state: Optional[bool] = None,
-    privacy: Optional[round_privacy.RoundPrivacy] = None,
-    num_examples: Optional[Sequence[int]] = None,
-    report_clients: Sequence[int] = ()
+    privacy: Optional[round_privacy.RoundPrivacy] = None
 ) -> templates.PrivateLearningProcess:
-  """The learning process of one rule (what the driver's TFF backend and
-  `build_robust_hdp_process` both run; `mechanism_seed`, `key_in_state`,
-  `num_examples` and `report_clients` as `build_client_work`'s). Each client
-  is charged for the rounds it takes part in (the aggregator's
-  `participation` counts)."""
+  """The learning process of one rule, from its clients' DP-SGD
+  (`build_client_work`) and the rule's aggregation, as TFF's
+  `compose_learning_process` takes the client work: what the driver's TFF
+  backend and `build_robust_hdp_process` both run. Each client is charged
+  for the rounds it takes part in (the aggregator's `participation`
+  counts)."""
   if not isinstance(aggregator, aggregator_lib.NoiseAwareAggregationFactory):
     raise TypeError('aggregator must be a tff_hdp.robust_hdp.aggregator.'
                     'NoiseAwareAggregationFactory, got '
                     f'{type(aggregator).__name__}')
   return templates.compose_private_process(
-      spec, initial_weights,
-      build_client_work(spec, settings=settings, private=private,
-                        mechanism_seed=mechanism_seed,
-                        key_in_state=key_in_state,
-                        num_examples=num_examples,
-                        report_clients=report_clients),
-      aggregator,
+      spec, initial_weights, client_work, aggregator,
       privacy or round_privacy.RoundPrivacy('example-level', {}, delta=1e-5),
       participation=participation, cohort_units=cohort_units,
       assertion_markers=(SIZE_ERROR, aggregator_lib.COHORT_ERROR),
@@ -436,19 +427,20 @@ def build_robust_hdp_process(
       config, clients, true_variances(config, clients, spec.num_parameters),
       rule)
   process = compose_robust_hdp_process(
-      spec, spec.init(config.seed), factory,
-      settings=dp_sgd_settings(config),
-      private=rule.private,
-      mechanism_seed=config.mechanism_seed,
+      spec, spec.init(config.seed),
+      build_client_work(spec, settings=dp_sgd_settings(config),
+                        private=rule.private,
+                        mechanism_seed=config.mechanism_seed,
+                        num_examples=[c.num_examples for c in clients],
+                        report_clients=[i for i, c in enumerate(clients)
+                                        if c.noise_multiplier is None]),
+      factory,
       privacy=robust_hdp_privacy(clients, local_epochs=config.local_epochs,
                                  delta=config.delta,
                                  accountant=config.accountant,
                                  poisson=config.poisson,
                                  mechanism_seed=config.mechanism_seed,
-                                 rounds=config.rounds),
-      num_examples=[c.num_examples for c in clients],
-      report_clients=[i for i, c in enumerate(clients)
-                      if c.noise_multiplier is None])
+                                 rounds=config.rounds))
   return RobustHdpProcess.wrapping(process, config=config, clients=clients)
 
 

@@ -30,6 +30,7 @@ import tensorflow_federated as tff
 from tff_hdp import models
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import dp_sgd
+from tff_hdp.robust_hdp.process import build_client_work
 from tff_hdp.robust_hdp.process import client_element
 from tff_hdp.robust_hdp.process import compose_robust_hdp_process
 
@@ -42,8 +43,10 @@ class TffRunner:
   def __init__(self, spec: models.ModelSpec, initial_weights, aggregator, *,
                settings: dp_sgd.DpSgdSettings, private: bool = True):
     self.process = compose_robust_hdp_process(
-        spec, initial_weights, aggregator, settings=settings,
-        private=private, key_in_state=True)
+        spec, initial_weights,
+        build_client_work(spec, settings=settings, private=private,
+                          key_in_state=True),
+        aggregator)
 
   def initialize(self, key):
     """The process's initial state, its clients' key the run's `key`."""
