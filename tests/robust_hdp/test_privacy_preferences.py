@@ -123,7 +123,7 @@ def test_calibrate_runs_from_a_script_without_a_main_guard(tmp_path):
   lines = result.stdout.splitlines()
   assert lines.count('top level ran') == 1
   # The same z's as one calibration after another in this process.
-  serial = [prefs._calibrate((eps, b / 250, 5 * -(-250 // b), 1e-4,
-                              'improved', 'rdp'))
+  serial = [prefs._calibrate((eps, b / 250, 5 * -(-250 // b), 1e-4, 'rdp',
+                              prefs.ORDERS, 'improved'))
             for eps, b in ((1.0, 16), (2.0, 32), (3.0, 64))]
   assert ast.literal_eval(lines[-1]) == serial

@@ -57,7 +57,7 @@ class Setting:
     delta: The target delta.
     num_parameters: p, the model's parameters.
     conversion: RDP to (epsilon, delta), as in
-      `privacy_preferences.calibrate`.
+      `privacy_preferences.calibration_accountant`.
   """
   num_examples: int
   rounds: int
@@ -77,7 +77,9 @@ def client_variances(epsilons: Sequence[Optional[float]],
   clients = privacy_preferences.calibrate(
       epsilons, batch_sizes, [setting.num_examples] * len(epsilons),
       rounds=setting.rounds, local_epochs=setting.local_epochs,
-      delta=setting.delta, conversion=setting.conversion)
+      delta=setting.delta,
+      accountant=privacy_preferences.calibration_accountant(
+          conversion=setting.conversion))
   return np.array([
       aggregation_rules.dp_sgd_noise_variance(
           c.noise_multiplier, c.batch_size, c.num_examples,

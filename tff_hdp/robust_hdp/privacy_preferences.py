@@ -36,7 +36,7 @@ import math
 import os
 import subprocess
 import sys
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from tff_hdp.privacy import accounting
 
@@ -112,6 +112,24 @@ def load_distribution(name: str, num_clients: int,
   return [r[1] for r in rows], [r[2] for r in rows]
 
 
+def calibration_accountant(name: str = 'rdp',
+                           conversion: str = 'improved'
+                           ) -> accounting.Accountant:
+  """How a calibration accounts epsilon: the accountant `name` with RDP's
+  `conversion` on that conversion's orders.
+
+  Args:
+    name: 'rdp' or 'pld' (`dp_accounting`'s PLD accountant, the tightest:
+      less noise for the same epsilon; the conversion does not apply).
+    conversion: 'improved' (ours: `dp_accounting`'s conversion on `ORDERS`)
+      or 'classic' (the authors' Opacus accounting: the classic RDP
+      conversion on Opacus's default orders, which reproduces paper 003's
+      Table 2; more noise for the same epsilon).
+  """
+  return accounting.Accountant(name, orders=_orders(conversion),
+                               conversion=conversion)
+
+
 def calibrate(epsilons: Sequence[Optional[float]],
               batch_sizes: Sequence[int],
               num_examples: Sequence[int],
@@ -120,8 +138,8 @@ def calibrate(epsilons: Sequence[Optional[float]],
               local_epochs: int,
               delta: float,
               epsilon_floor: Optional[float] = None,
-              conversion: str = 'improved',
-              accountant: str = 'rdp') -> list[ClientPrivacy]:
+              accountant: Union[str, accounting.Accountant] = 'rdp'
+              ) -> list[ClientPrivacy]:
   """Every client's z_i for its target epsilon_i (see module doc).
 
   Args:
@@ -133,14 +151,14 @@ def calibrate(epsilons: Sequence[Optional[float]],
     delta: delta of every client.
     epsilon_floor: If given, every client runs at min(epsilon_i, floor)
       (the "minimum epsilon" baseline passes min_i epsilon_i).
-    conversion: 'improved' (ours: `dp_accounting`'s conversion on `ORDERS`)
-      or 'classic' (the authors' Opacus accounting: the classic RDP
-      conversion on Opacus's default orders, which reproduces paper 003's
-      Table 2; more noise for the same epsilon).
-    accountant: 'rdp' (the above) or 'pld' (`dp_accounting`'s PLD
-      accountant, the tightest: less noise for the same epsilon; the
-      conversion does not apply).
+    accountant: How epsilon is accounted, an `accounting.Accountant`
+      (`calibration_accountant('rdp', 'classic')`: the authors' Opacus
+      accounting), or a name, 'rdp' or 'pld', for
+      `calibration_accountant(name)` (the improved conversion on `ORDERS`).
   """
+  if isinstance(accountant, str):
+    accountant = calibration_accountant(accountant)
+  accountant_terms = (accountant.name, accountant.orders, accountant.conversion)
   if not len(epsilons) == len(batch_sizes) == len(num_examples):
     raise ValueError('epsilons, batch_sizes and num_examples differ in length')
   clients = []
@@ -153,8 +171,7 @@ def calibrate(epsilons: Sequence[Optional[float]],
     target = (None if eps is None else
               min(eps, epsilon_floor) if epsilon_floor is not None else eps)
     clients.append((target, b, int(n), steps))
-  zs = iter(noise_multipliers([(t, b / n, steps, delta, conversion,
-                                accountant)
+  zs = iter(noise_multipliers([(t, b / n, steps, delta, *accountant_terms)
                                for t, b, n, steps in clients if t is not None]))
   return [
       ClientPrivacy(None if t is None else float(t), b, n, steps,
@@ -163,15 +180,15 @@ def calibrate(epsilons: Sequence[Optional[float]],
   ]
 
 
-# (epsilon, rate, steps, delta, conversion, accountant) -> z, for every
-# calibration of
-# this process: every rule of a comparison calibrates the same clients.
+# (epsilon, rate, steps, delta, accountant, orders, conversion) -> z, for
+# every calibration of this process: every rule of a comparison calibrates
+# the same clients.
 _NOISE_MULTIPLIERS = {}
 
 
 def noise_multipliers(calibrations) -> list[float]:
-  """z for each (epsilon, rate, steps, delta, conversion, accountant), by
-  `accounting.noise_multiplier_for_epsilon` on this module's orders.
+  """z for each (epsilon, rate, steps, delta, accountant name, RDP orders,
+  conversion), by `accounting.noise_multiplier_for_epsilon`.
 
   A calibration takes about a second (`dp_accounting`'s RDP, in Python, at
   each of ~80 orders, ~12 times), so the ones not yet known run in parallel,
@@ -229,10 +246,10 @@ def _calibrate_elsewhere(todo, workers: int) -> list[float]:
 
 
 def _calibrate(calibration) -> float:
-  epsilon, rate, steps, delta, conversion, accountant = calibration
+  epsilon, rate, steps, delta, accountant, orders, conversion = calibration
   return float(accounting.noise_multiplier_for_epsilon(
       epsilon, rate, steps, delta, accountant=accounting.Accountant(
-          accountant, orders=_orders(conversion), conversion=conversion)))
+          accountant, orders=orders, conversion=conversion)))
 
 
 def _orders(conversion: str) -> tuple[float, ...]:
