@@ -211,6 +211,21 @@ def round_constants(config: config_lib.UdpConfig, max_weight: float,
       clip_and_noise=config.clips)
 
 
+class Sizes(NamedTuple):
+  """What a process's types are sized for (`compose_udp_process`).
+
+  Attributes:
+    num_users: N, the users (the embeddings' rows).
+    max_cohort: Rows of the cohort stack (the most users a round may take).
+    local_steps: K, each user's batches in a round.
+    batch_size: The examples of a batch.
+  """
+  num_users: int
+  max_cohort: int
+  local_steps: int
+  batch_size: int
+
+
 class _Types(NamedTuple):
   """The TFF types of a process's values."""
   state: tff.Type       # The server state.
@@ -220,11 +235,11 @@ class _Types(NamedTuple):
   stack: tff.Type       # [max_cohort, ...] per target tensor.
 
 
-def _process_types(net: hypernetwork.HyperNetwork, num_users: int,
-                   rows: int, local_steps: int, batch_size: int,
+def _process_types(net: hypernetwork.HyperNetwork, sizes: Sizes,
                    key_in_state: bool) -> _Types:
-  """The types of a process of `num_users` users and a cohort stack of
-  `rows` rows (its state with `noise_key` if `key_in_state`)."""
+  """The types of a process of `sizes.num_users` users and a cohort stack of
+  `sizes.max_cohort` rows (its state with `noise_key` if `key_in_state`)."""
+  num_users, rows, local_steps, batch_size = sizes
   phi_type = [(np.float32, s) for s in net.shapes]
   state = collections.OrderedDict(
       round_num=np.int32, phi=phi_type,
@@ -391,18 +406,17 @@ def _model_weights_fns(types: _Types):
 
 def compose_udp_process(net: hypernetwork.HyperNetwork,
                         constants: hypernetfl.RoundConstants, *,
-                        num_users: int,
-                        max_cohort: int,
-                        local_steps: int, batch_size: int,
+                        sizes: Sizes,
                         privacy: round_privacy.RoundPrivacy, seed: int,
                         mechanism_seed: Optional[int] = None,
                         key_in_state: Optional[bool] = None
                         ) -> templates.PrivateLearningProcess:
-  """The learning process of one run, its constants given (what the driver
-  and `build_udp_process` both run; `build_udp_process` derives them).
+  """The learning process of one run, its constants and sizes given (what
+  the driver and `build_udp_process` both run; `build_udp_process` derives
+  them).
 
   phi^0 and the embeddings are `net.init(seed)` and
-  `net.init_embeddings(num_users, seed)`. With `key_in_state` (default:
+  `net.init_embeddings(sizes.num_users, seed)`. With `key_in_state` (default:
   with a `mechanism_seed`) the state's `noise_key` starts at
   `mechanism_key.key_tensor(mechanism_seed)` and is split every round;
   without, every round's noise is fresh and the state holds no key.
@@ -410,11 +424,11 @@ def compose_udp_process(net: hypernetwork.HyperNetwork,
   """
   if key_in_state is None:
     key_in_state = mechanism_seed is not None
-  types = _process_types(net, num_users, max_cohort, local_steps, batch_size,
-                         key_in_state)
+  types = _process_types(net, sizes, key_in_state)
   return templates.PrivateLearningProcess(
-      _initialize_fn(net, num_users, seed, mechanism_seed, key_in_state),
-      _next_fn(net, types, constants, max_cohort, key_in_state),
+      _initialize_fn(net, sizes.num_users, seed, mechanism_seed,
+                     key_in_state),
+      _next_fn(net, types, constants, sizes.max_cohort, key_in_state),
       *_model_weights_fns(types),
       accounting=templates.Accounting(privacy, state_round_num),
       client_hint='a user\'s K batches with its index and weight')
@@ -574,8 +588,8 @@ def build_udp_process(
   process = compose_udp_process(
       net, round_constants(
           config, *estimator_constants(weights, config.sampling_rate)),
-      num_users=num_users, max_cohort=rows, local_steps=config.local_steps,
-      batch_size=config.batch_size,
+      sizes=Sizes(num_users, max_cohort=rows, local_steps=config.local_steps,
+                  batch_size=config.batch_size),
       privacy=udp_privacy(config.sampling_rate, config.noise_multiplier,
                           clip_and_noise=config.private, delta=config.delta,
                           accountant=config.accountant,

@@ -62,8 +62,10 @@ def round_fn(net: hypernetwork.HyperNetwork,
   rows = (1 if config.variant.one_user_per_step else
           process.default_max_cohort(num_users, config.sampling_rate))
   learning = process.compose_udp_process(
-      net, constants, num_users=num_users, max_cohort=rows,
-      local_steps=config.local_steps, batch_size=config.batch_size,
+      net, constants,
+      sizes=process.Sizes(num_users, max_cohort=rows,
+                          local_steps=config.local_steps,
+                          batch_size=config.batch_size),
       privacy=process.udp_privacy(
           config.sampling_rate, config.noise_multiplier,
           clip_and_noise=config.private, delta=config.delta,
