@@ -37,7 +37,7 @@ import sys
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import functools
-from typing import Optional, Sequence
+from typing import Sequence
 
 from absl import app
 from absl import flags
@@ -45,6 +45,7 @@ from absl import flags
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import subprocess_jobs
 from tff_hdp.fedhdp import paper_tables
+from tff_hdp.fedhdp import sweep_rows
 
 RUN_EXPERIMENT = os.path.join(cli.REPO_ROOT, 'run_scripts',
                               'run_fedhdp.py')
@@ -63,47 +64,6 @@ _SHARD = flags.DEFINE_string('shard', '0/1', 'i/n: run rows i, i+n, i+2n, ...')
 _LIST = flags.DEFINE_bool('list', False, 'Print the rows and exit.')
 
 
-def _g(value: Optional[float]) -> str:
-  return '' if value is None else f'{value:g}'
-
-
-def row_name(row: paper_tables.PaperRow) -> str:
-  """Directory name of the row's run, unique within a table."""
-  lp = _g(row.lambda_p if row.lambda_p is not None else row.lambda_np)
-  lnp = _g(row.lambda_np if row.lambda_np is not None else row.lambda_p)
-  parts = [row.dataset, row.algorithm]
-  if row.r is not None:
-    parts.append(f'r{_g(row.r)}')
-  return '_'.join(parts + [f'lp{lp}', f'lnp{lnp}'])
-
-
-def row_flags(row: paper_tables.PaperRow) -> list[str]:
-  """run_fedhdp.py flags that reproduce the row."""
-  # A baseline row of Tables 2/3 prints one lambda, that of the only group the
-  # baseline has: use it for both.
-  lp = row.lambda_p if row.lambda_p is not None else row.lambda_np
-  lnp = row.lambda_np if row.lambda_np is not None else row.lambda_p
-  # Paper 001's Algorithm 2 as printed: a fixed cohort and realised counts.
-  # Its epsilon is then the replace-one bound (docs/privacy.md), not the
-  # Poisson figure of the paper's captions; flags after `--` may override.
-  out = [f'--preset={row.dataset}', f'--algorithm={row.algorithm}',
-         f'--lambda_p={_g(lp)}', f'--lambda_np={_g(lnp)}',
-         '--nopoisson_sampling', '--denominators=realised']
-  if row.r is not None:
-    out.append(f'--r={_g(row.r)}')
-  return out
-
-
-def read_rows(table: int) -> list[paper_tables.PaperRow]:
-  """The table's rows, in published order, one per distinct run."""
-  rows, seen = [], set()
-  for row in paper_tables.load_reference():
-    if row.table == table and row_name(row) not in seen:
-      seen.add(row_name(row))
-      rows.append(row)
-  return rows
-
-
 def parse_shard(text: str) -> tuple[int, int]:
   try:
     i, n = (int(v) for v in text.split('/'))
@@ -115,21 +75,11 @@ def parse_shard(text: str) -> tuple[int, int]:
   return i, n
 
 
-def row_arguments(row: paper_tables.PaperRow, output_dir: str,
-                  extra: Sequence[str],
-                  data_dir: Optional[str] = None) -> list[str]:
-  """run_fedhdp.py's arguments for one row's run into `output_dir`, as the
-  sweep passes them (tools/cell_commands.py prints them for the docs)."""
-  command = [*row_flags(row), f'--output_dir={output_dir}', '--noprogress']
-  if data_dir:
-    command.append(f'--data_dir={data_dir}')
-  return command + list(extra)
-
-
 def run_row(row: paper_tables.PaperRow, output_dir: str, extra: Sequence[str]) -> int:
   """Runs one row to completion (resuming if interrupted); returns rc."""
   command = [sys.executable, RUN_EXPERIMENT,
-             *row_arguments(row, output_dir, extra, _DATA_DIR.value)]
+             *sweep_rows.row_arguments(row, output_dir, extra,
+                                       _DATA_DIR.value)]
   return subprocess_jobs.run_logged(command, output_dir,
                         subprocess_jobs.threads_per_job(_PARALLEL.value))
 
@@ -142,7 +92,7 @@ def main(argv):
   cli.check(_PARALLEL.value >= 1,
             f'--parallel must be >= 1, got {_PARALLEL.value}')
   shard_index, shard_count = parse_shard(_SHARD.value)
-  rows = read_rows(_TABLE.value)
+  rows = sweep_rows.read_rows(_TABLE.value)
   indices = list(range(len(rows)))
   if _ROWS.value:
     try:
@@ -156,18 +106,19 @@ def main(argv):
   indices = indices[shard_index::shard_count]
   if _LIST.value:
     for i in indices:
-      print(f'{i}\t{row_name(rows[i])}\t{" ".join(row_flags(rows[i]))}')
+      flags_of_row = ' '.join(sweep_rows.row_flags(rows[i]))
+      print(f'{i}\t{sweep_rows.row_name(rows[i])}\t{flags_of_row}')
     return
   table_dir = os.path.join(_RESULTS_DIR.value, f'table{_TABLE.value}')
   todo = []
   for i in indices:
-    output_dir = os.path.join(table_dir, row_name(rows[i]))
+    output_dir = os.path.join(table_dir, sweep_rows.row_name(rows[i]))
     if os.path.isfile(os.path.join(output_dir, 'results.json')):
-      print(f'skip {row_name(rows[i])}: results exist', flush=True)
+      print(f'skip {sweep_rows.row_name(rows[i])}: results exist', flush=True)
     else:
       todo.append((rows[i], output_dir))
   failed = subprocess_jobs.run_jobs(
-      [(row_name(row), functools.partial(run_row, row, out, extra))
+      [(sweep_rows.row_name(row), functools.partial(run_row, row, out, extra))
        for row, out in todo], _PARALLEL.value)
   subprocess_jobs.exit_if_failed(failed, 'rows')
 

@@ -114,7 +114,7 @@ def _flag(arguments: list[str], name: str):
 def table_runs(text: str) -> list[Run]:
   """The Table 2 runs of `make table2-mnist` and `make table2-mnist-seeds`,
   from the sweep's own list of rows."""
-  from tff_hdp.run_scripts import sweep_fedhdp  # pylint: disable=g-import-not-at-top
+  from tff_hdp.fedhdp import sweep_rows  # pylint: disable=g-import-not-at-top
   names = variables(text)
   runs = []
   for target in TABLE_TARGETS:
@@ -125,14 +125,14 @@ def table_runs(text: str) -> list[Run]:
       split = words.index('--') if '--' in words else len(words)
       own, extra = words[:split], words[split + 1:]
       table = int(_flag(own, 'table'))
-      rows = sweep_fedhdp.read_rows(table)
+      rows = sweep_rows.read_rows(table)
       indices = (sorted(int(i) for i in _flag(own, 'rows').split(','))
                  if _flag(own, 'rows') else range(len(rows)))
       table_dir = os.path.join(_flag(own, 'results_dir'), f'table{table}')
       for i in indices:
-        folder = os.path.join(table_dir, sweep_fedhdp.row_name(rows[i]))
+        folder = os.path.join(table_dir, sweep_rows.row_name(rows[i]))
         runs.append(Run(target, folder,
-                        sweep_fedhdp.row_arguments(rows[i], folder, extra)))
+                        sweep_rows.row_arguments(rows[i], folder, extra)))
   return runs
 
 
