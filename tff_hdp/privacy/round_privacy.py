@@ -64,10 +64,11 @@ class RoundPrivacy:
   not_bound_because: Optional[str] = None
   budgets: Optional[Mapping[str, float]] = None
   calibrated_rounds: Optional[int] = None
-  # Per `_budget_key`: the most rounds whose epsilon is known to be within
-  # the unit's budget (`check_budgets`); not part of what is accounted.
-  _within: dict = dataclasses.field(default_factory=dict, compare=False,
-                                    repr=False)
+  # Per unit: the most rounds whose epsilon is known to be within its
+  # budget (`check_budgets`); a cache of this object's own, not part of
+  # what is accounted.
+  _within: dict = dataclasses.field(default_factory=dict, init=False,
+                                    compare=False, repr=False)
 
   def unit_rounds(self, rounds: Rounds) -> dict[str, int]:
     """Rounds per unit: `rounds` for every unit, or each unit's own count
@@ -101,9 +102,8 @@ class RoundPrivacy:
     rounds (for a process calibrated by its noise, not by a target)."""
     budgets = self.epsilons(rounds)
     budgeted = dataclasses.replace(self, budgets=budgets,
-                                   calibrated_rounds=rounds, _within={})
-    for name in budgets:
-      budgeted._within[budgeted._budget_key(name)] = rounds
+                                   calibrated_rounds=rounds)
+    budgeted._within.update(dict.fromkeys(budgets, rounds))
     return budgeted
 
   def check_budgets(self, rounds: Rounds,
@@ -132,12 +132,7 @@ class RoundPrivacy:
             f'round {round_num} refused: {name} would spend epsilon '
             f'{epsilon:.4g} over its budget {budget:.4g} '
             f'({count} rounds at delta {self.delta:g}){calibrated}')
-      self._within[self._budget_key(name)] = count
-
-  def _budget_key(self, name: str) -> tuple:
-    """What decides whether a count of `name`'s rounds is within budget."""
-    return (name, self.budgets[name], tuple(self.mechanisms[name]),
-            self.delta, self.accountant, self.orders)
+      self._within[name] = count
 
   def _rounds_within(self, name: str, count: int) -> int:
     """The most rounds of `name` known to stay within its budget, after
@@ -146,13 +141,12 @@ class RoundPrivacy:
     decrease with its rounds: every count up to a known one is within too,
     and a round's check is then no accountant call (the accountant takes
     about a second a unit on a run's orders)."""
-    key = self._budget_key(name)
-    known = self._within.get(key, 0)
+    known = self._within.get(name, 0)
     horizon = self.calibrated_rounds
     if count > known and horizon is not None and known < horizon >= count:
       epsilon = self.epsilons({name: horizon})[name]
       if epsilon <= self.budgets[name] * (1 + BUDGET_TOLERANCE):
-        known = self._within[key] = horizon
+        known = self._within[name] = horizon
     return known
 
 
