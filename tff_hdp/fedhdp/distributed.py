@@ -222,7 +222,6 @@ class DistributedTffBackend:
     self._settings = settings
     self._workers = list(workers)
     self._context = distributed.context_for(workers, context, timeout)
-    weights_type = templates.weights_type(spec.shapes)
     self._factory = factory
     self._initial_weights = [np.asarray(w, np.float32) for w in initial_weights]
     self._form = build_round_form(spec, factory, settings)
