@@ -50,7 +50,9 @@ import timing
 
 _REPEATS = flags.DEFINE_integer('repeats', 8, 'Repetitions (4 rounds each).')
 CLIENTS, EXAMPLES, BATCH, EPOCHS, RATE = 20, 60, 16, 1, 0.5
-NOISE_MULTIPLIER, LEARNING_RATE = 1.0, 0.05
+# TFF's DP-FedAvg's (`benchmark_fedhdp.stock_dp_fedavg`), for ours too.
+NOISE_MULTIPLIER = benchmark_fedhdp.NOISE_MULTIPLIER
+LEARNING_RATE = benchmark_fedhdp.LEARNING_RATE
 
 
 class Ours:
@@ -83,19 +85,9 @@ class Tffs:
   """TFF's DP-FedAvg as its tutorials build and feed it."""
 
   def __init__(self, tf, tff, client_data, keras_fn, input_spec):
-    def model_fn():
-      return tff.learning.models.from_keras_model(
-          keras_fn(), input_spec=input_spec,
-          loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    self.process = tff.learning.algorithms.build_unweighted_fed_avg(
-        model_fn,
-        client_optimizer_fn=tff.learning.optimizers.build_sgdm(LEARNING_RATE),
-        server_optimizer_fn=tff.learning.optimizers.build_sgdm(1.0),
-        model_aggregator=(
-            tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive(
-                noise_multiplier=NOISE_MULTIPLIER,
-                clients_per_round=int(RATE * CLIENTS),
-                clipped_count_stddev=1.0)))
+    del tf, tff  # benchmark_fedhdp.stock_dp_fedavg imports them.
+    self.process = benchmark_fedhdp.stock_dp_fedavg(
+        keras_fn, input_spec, int(RATE * CLIENTS), clipped_count_stddev=1.0)
     self._data = client_data
     self._rng = np.random.default_rng()
     self._state = self.process.initialize()

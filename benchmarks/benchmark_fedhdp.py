@@ -214,24 +214,10 @@ class StockTff:
   def __init__(self, spec, client_data, epochs, *, keras_fn=None,
                batch_size=BATCH_SIZE):
     import tensorflow as tf
-    import tensorflow_federated as tff
     input_spec = (tf.TensorSpec((None,) + spec.input_shape, tf.float32),
                   tf.TensorSpec((None,), tf.int32))
     keras_fn = keras_fn or (lambda: _keras_model(tf, spec))
-
-    def model_fn():
-      return tff.learning.models.from_keras_model(
-          keras_fn(), input_spec=input_spec,
-          loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-
-    self._process = tff.learning.algorithms.build_unweighted_fed_avg(
-        model_fn,
-        client_optimizer_fn=tff.learning.optimizers.build_sgdm(LEARNING_RATE),
-        server_optimizer_fn=tff.learning.optimizers.build_sgdm(1.0),
-        model_aggregator=(
-            tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive(
-                noise_multiplier=NOISE_MULTIPLIER,
-                clients_per_round=len(client_data))))
+    self._process = stock_dp_fedavg(keras_fn, input_spec, len(client_data))
     self._datasets = [
         tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size).repeat(
             epochs) for x, y in client_data]
@@ -240,6 +226,29 @@ class StockTff:
 
   def round(self):
     self._state = self._process.next(self._state, self._datasets).state
+
+
+def stock_dp_fedavg(keras_fn, input_spec, clients_per_round: float,
+                    **aggregator_kwargs):
+  """TFF's own DP-FedAvg as its tutorials build it: unweighted FedAvg of
+  `keras_fn()`'s model with `gaussian_adaptive` (z = NOISE_MULTIPLIER;
+  `aggregator_kwargs`, e.g. clipped_count_stddev, go to it)."""
+  import tensorflow as tf
+  import tensorflow_federated as tff
+
+  def model_fn():
+    return tff.learning.models.from_keras_model(
+        keras_fn(), input_spec=input_spec,
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+  return tff.learning.algorithms.build_unweighted_fed_avg(
+      model_fn,
+      client_optimizer_fn=tff.learning.optimizers.build_sgdm(LEARNING_RATE),
+      server_optimizer_fn=tff.learning.optimizers.build_sgdm(1.0),
+      model_aggregator=(
+          tff.aggregators.DifferentiallyPrivateFactory.gaussian_adaptive(
+              noise_multiplier=NOISE_MULTIPLIER,
+              clients_per_round=clients_per_round, **aggregator_kwargs)))
 
 
 class ApiProcess:
