@@ -211,6 +211,27 @@ class ComputeEpsilonTest(parameterized.TestCase):
     self.assertIn(message, str(cm.exception))
     self.assertNotIn('\n', str(cm.exception))
 
+  def test_takes_an_accountant_as_its_inverse_does(self):
+    # The same settings as an `Accountant` or as the three arguments give the
+    # same epsilon; both at once are refused in one line.
+    for name, orders, conversion in (('rdp', None, 'classic'),
+                                     ('rdp', _INTEGER_ORDERS, 'improved'),
+                                     ('pld', None, 'improved')):
+      with self.subTest(name=name, orders=orders, conversion=conversion):
+        self.assertEqual(
+            accounting.compute_epsilon(
+                0.05, 1.5, 200, 1e-4,
+                accountant=accounting.Accountant(name, orders, conversion)),
+            accounting.compute_epsilon(0.05, 1.5, 200, 1e-4, orders=orders,
+                                       conversion=conversion,
+                                       accountant=name))
+    with self.assertRaises(ValueError) as cm:
+      accounting.compute_epsilon(
+          0.05, 1.5, 200, 1e-4, conversion='classic',
+          accountant=accounting.Accountant(conversion='classic'))
+    self.assertIn('given by the Accountant', str(cm.exception))
+    self.assertNotIn('\n', str(cm.exception))
+
 
 class ClassicConversionTest(parameterized.TestCase):
   """conversion='classic': eps = min_alpha rdp - log(delta)/(alpha - 1)."""

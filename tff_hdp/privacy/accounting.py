@@ -190,8 +190,8 @@ def compute_epsilon(sampling_rate: float,
                     delta: float,
                     *,
                     orders: Optional[Sequence[float]] = None,
-                    conversion: str = 'improved',
-                    accountant: str = 'rdp',
+                    conversion: Optional[str] = None,
+                    accountant: Union[str, Accountant] = 'rdp',
                     population: Optional[int] = None) -> float:
   """epsilon of T rounds of the subsampled Gaussian mechanism.
 
@@ -211,9 +211,12 @@ def compute_epsilon(sampling_rate: float,
     delta: delta in (0, 1).
     orders: RDP orders (> 1) to minimise over; `dp_accounting`'s default grid
       (1.1 ... 10.9, 11 ... 63, 128, 256, 512, 1024) when None.
-    conversion: 'improved' (the formula above) or 'classic' (module doc).
+    conversion: 'improved' (the formula above; the default) or 'classic'
+      (module doc).
     accountant: 'rdp' (the above) or 'pld' (module doc; `orders` and
-      `conversion` do not apply; Poisson sampling only).
+      `conversion` do not apply; Poisson sampling only), or an `Accountant`
+      (its name, orders and conversion, as `noise_multiplier_for_epsilon`
+      takes it; then `orders` and `conversion` are not given beside it).
     population: N of a fixed cohort of q N clients drawn without
       replacement; None for Poisson sampling.
 
@@ -225,8 +228,15 @@ def compute_epsilon(sampling_rate: float,
   z = arguments.check_noise(noise_multiplier)
   t = arguments.check_count(rounds, 'rounds')
   d = arguments.check_delta(delta)
+  if isinstance(accountant, Accountant):
+    if orders is not None or conversion is not None:
+      raise ValueError('orders and conversion are given by the Accountant; '
+                       'pass them in it, not beside it')
+    orders, conversion = accountant.orders, accountant.conversion
+    accountant = accountant.name
   orders = arguments.check_orders(orders)
-  conversion = _check_conversion(conversion)
+  conversion = _check_conversion(
+      'improved' if conversion is None else conversion)
   accountant = check_accountant(accountant)
   if t == 0 or q == 0.0:
     return 0.0
@@ -388,8 +398,7 @@ def noise_multiplier_for_epsilon(target_epsilon: float,
     _check_classic_floor(eps, q, t, d, orders)
 
   def eps_at(z):
-    return compute_epsilon(q, z, t, d, orders=orders, conversion=conversion,
-                           accountant=accountant.name,
+    return compute_epsilon(q, z, t, d, accountant=accountant,
                            population=population)
 
   bracket = _bracket_root(eps_at, eps, q, t, d)
