@@ -326,6 +326,12 @@ def _style(algorithm) -> dict:
   return style
 
 
+def _proposed() -> str:
+  """The rule whose noise estimates Figure 4 shows: the proposed one (the
+  registry's rule of role 'proposed', Robust-HDP)."""
+  return rule_registry.with_role('proposed')[0].name
+
+
 def _save(fig, path):
   fig.tight_layout()
   fig.savefig(path, format='png', dpi=100, metadata=PNG_METADATA)
@@ -367,8 +373,8 @@ def draw(plt, runs, figure_dir, dataset, distributions, seeds, client_counts,
     written.append(os.path.join(figure_dir, 'figure3_convergence.png'))
     _save(fig, written[-1])
   run = Run('dist8', 20, seeds[0])
-  if 4 in figures and run in runs and 'robust_hdp' in runs[run]:
-    eps, true, estimate = figure4_data(runs[run]['robust_hdp'])
+  if 4 in figures and run in runs and _proposed() in runs[run]:
+    eps, true, estimate = figure4_data(runs[run][_proposed()])
     fig, ax = plt.subplots(figsize=(8, 4.5))
     x = np.arange(len(eps))
     ax.semilogy(x, true, 'o-', label=r'$\sigma_i^2$ (eqs. 7, 3)')
@@ -503,8 +509,8 @@ def main(argv):
                    _DISTRIBUTIONS.value, seeds, counts, figures):
     print(f'wrote {path}')
   figure4_run = Run('dist8', 20, seeds[0])
-  if 4 in figures and 'robust_hdp' in finished.get(figure4_run, {}):
-    print(figure4_summary(finished[figure4_run]['robust_hdp']))
+  if 4 in figures and _proposed() in finished.get(figure4_run, {}):
+    print(figure4_summary(finished[figure4_run][_proposed()]))
   if 2 in figures and finished:
     table = figure2_table(finished, _DISTRIBUTIONS.value, seeds)
     late = late_evaluations(finished, _DISTRIBUTIONS.value, seeds)
