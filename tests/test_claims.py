@@ -80,20 +80,38 @@ def test_robust_hdp_fails_and_ignores_non_private():
   assert 'not checked' in claims.robust_hdp({'WeiAvg': 50.0}, _ROLES)
 
 
+def _variants():
+  import tff_hdp.udp.algorithms  # pylint: disable=g-import-not-at-top,unused-import
+  from tff_hdp.udp import algorithm_registry  # pylint: disable=g-import-not-at-top
+  return {n: algorithm_registry.get(n) for n in algorithm_registry.names()}
+
+
 def test_udp_holds_and_splits_the_cost():
   runs = {'udp': (72.27, 7.89), 'clip_only': (80.47, None),
-          'noiseless': (91.33, None)}
-  assert claims.udp(runs) == (
+          'noiseless': (91.33, None), 'pfedhn': (95.0, None)}
+  assert claims.udp(runs, _variants()) == (
       'UDP-Alg at epsilon <= 8 with accuracy >= 60%: yes (epsilon 7.89, '
       "72.27%, 79% of Noiseless's 91.33); clipping costs 10.86 points (clip "
       'only 80.47), the noise 8.20 more')
 
 
 def test_udp_fails_on_either_bound():
-  assert claims.udp({'udp': (72.0, 8.5)}).startswith(
+  variants = _variants()
+  assert claims.udp({'udp': (72.0, 8.5)}, variants).startswith(
       'UDP-Alg at epsilon <= 8 with accuracy >= 60%: no (epsilon 8.50')
-  assert ': no (epsilon 7.00, 10.02%' in claims.udp({'udp': (10.02, 7.0)})
-  assert 'not checked' in claims.udp({'noiseless': (90.0, None)})
+  assert ': no (epsilon 7.00, 10.02%' in claims.udp({'udp': (10.02, 7.0)},
+                                                     variants)
+  assert 'not checked' in claims.udp({'noiseless': (90.0, None)}, variants)
+
+
+def test_udp_reads_a_variant_by_what_it_does_not_its_name():
+  # A registered variant that clips without noise, under another name, is
+  # the clip-only ablation; an unregistered name is left out.
+  runs = {'udp': (72.27, 7.89), 'mine': (80.47, None),
+          'noiseless': (91.33, None), 'unknown': (99.0, None)}
+  variants = dict(_variants(), mine=_variants()['clip_only'])
+  assert 'clipping costs 10.86 points (clip only 80.47)' in claims.udp(
+      runs, variants)
 
 
 def test_fedhdp_reads_roles_a_registered_baseline_joins():

@@ -30,7 +30,7 @@ regression shows as a "no". The claims are the papers' own:
 TensorFlow-free.
 """
 
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 _YES = {True: 'yes', False: 'no'}
 
@@ -130,26 +130,39 @@ def robust_hdp(accuracies: Mapping[str, float], roles: Mapping[str, str],
 
 
 def udp(runs: Mapping[str, tuple[float, Optional[float]]],
-        max_epsilon: float = 8.0, min_accuracy: float = 60.0) -> str:
+        variants: Mapping[str, Any], max_epsilon: float = 8.0,
+        min_accuracy: float = 60.0) -> str:
   """UDP-Alg's claim from {algorithm: (mean accuracy %, epsilon or None)}.
 
-  Algorithms: 'udp', 'clip_only', 'noiseless' ('pfedhn' is ignored). The
-  claim checked: epsilon <= `max_epsilon` with accuracy >= `min_accuracy`.
+  `variants` gives each name's variant (`tff_hdp.udp.algorithm.Algorithm`,
+  from the registry), read by what its round does: the claim is the
+  proposed private variant's, epsilon <= `max_epsilon` with accuracy >=
+  `min_accuracy`; a variant that clips without noise (clip only) and one
+  that neither clips nor adds noise on the same cohorts (noiseless) split
+  its cost; one user a step (pFedHN) is left out.
   """
-  if 'udp' not in runs:
+  def named(kind):
+    return next((n for n in runs if n in variants and kind(variants[n])),
+                None)
+
+  ours = named(lambda v: v.private and v.role == 'proposed')
+  clip_only = named(lambda v: v.clips and not v.private)
+  noiseless = named(
+      lambda v: not (v.clips or v.private or v.one_user_per_step))
+  if ours is None:
     return 'UDP-Alg: not checked (not run)'
-  acc, eps = runs['udp']
+  acc, eps = runs[ours]
   holds = eps is not None and eps <= max_epsilon and acc >= min_accuracy
   line = (f'UDP-Alg at epsilon <= {max_epsilon:g} with accuracy >= '
           f'{min_accuracy:g}%: {_YES[holds]} (epsilon '
           f'{"none" if eps is None else f"{eps:.2f}"}, {acc:.2f}%')
-  if 'noiseless' in runs:
-    noiseless = runs['noiseless'][0]
-    line += f', {100 * acc / noiseless:.0f}% of Noiseless\'s {noiseless:.2f}'
+  if noiseless is not None:
+    ceiling = runs[noiseless][0]
+    line += f', {100 * acc / ceiling:.0f}% of Noiseless\'s {ceiling:.2f}'
   line += ')'
-  if 'clip_only' in runs and 'noiseless' in runs:
-    clip_only = runs['clip_only'][0]
-    line += (f'; clipping costs {noiseless - clip_only:.2f} points '
-             f'(clip only {clip_only:.2f}), the noise {clip_only - acc:.2f} '
+  if clip_only is not None and noiseless is not None:
+    clipped = runs[clip_only][0]
+    line += (f'; clipping costs {ceiling - clipped:.2f} points '
+             f'(clip only {clipped:.2f}), the noise {clipped - acc:.2f} '
              'more')
   return line

@@ -24,6 +24,8 @@ from typing import Any, Mapping, Sequence
 
 from tff_hdp import claims
 from tff_hdp import tables
+from tff_hdp.udp import algorithm_registry
+import tff_hdp.udp.algorithms  # pylint: disable=unused-import  # Registered.
 
 HEADER = ('algorithm', 'epsilon', 'accuracy (mean)', 'accuracy (var)',
           'noise stddev')
@@ -42,9 +44,11 @@ def run_row(record: Mapping[str, Any]) -> tuple[str, ...]:
 
 def claim_line(records: Sequence[Mapping[str, Any]]) -> str:
   """Whether paper 004's claim holds in these runs (`claims.udp`)."""
-  return claims.udp(
-      {r['config']['algorithm']: (r['metrics']['accuracy_mean'], r['epsilon'])
-       for r in records}) + claims.mechanism_caveat(records)
+  runs = {r['config']['algorithm']: (r['metrics']['accuracy_mean'],
+                                     r['epsilon']) for r in records}
+  variants = {n: algorithm_registry.get(n) for n in runs
+              if n in algorithm_registry.names()}
+  return claims.udp(runs, variants) + claims.mechanism_caveat(records)
 
 
 def table(records: Sequence[Mapping[str, Any]]) -> str:
