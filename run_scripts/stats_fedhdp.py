@@ -22,9 +22,20 @@ and spread, the paper's cell and the distance from it, then FedHDP's gain
 over DP-FedAvg in each block over the seeds both ran
 (`tff_hdp.fedhdp.seed_stats`), and, with --noise_off_dirs, what clipping
 and the noise each cost a row that also ran with the noise off.
-docs/results/paper001.md holds this output for docs/runs/paper_scale and
-its noise-off runs; tests/fedhdp/test_seed_stats.py checks that the page
-and the command agree.
+
+With --ablation_dirs (folders of runs of a Table 2 row with some flags
+changed, e.g. docs/runs/paper_scale_fixed_clip), it then prints, after a
+blank line, a summary of Table 2 (the private runs' distance from the
+paper's cells, the means over the seeds both FedHDP and DP-FedAvg ran, the
+paper's own cost of privacy), the setting every Table 2 run shares, and per
+folder each changed setting over its seeds: Acc_g, Acc_l and S^t beside the
+Table 2 row at the same seeds and the paper's cell, then what the noise
+costs wherever a setting also ran with the noise off.
+
+docs/results/paper001.md holds this output for docs/runs/paper_scale, its
+noise-off runs and its ablations (the command is on the page);
+tests/fedhdp/test_seed_stats.py and tests/test_prose_numbers.py check that
+the page and the command agree.
 """
 
 import os
@@ -47,22 +58,36 @@ _NOISE_OFF_DIRS = flags.DEFINE_list(
     'Directories of the same rows run with the noise off (z_eff = 0), e.g. '
     'docs/runs/paper_scale_noise_off: then what clipping and the noise '
     'each cost a row is printed too.')
+_ABLATION_DIRS = flags.DEFINE_list(
+    'ablation_dirs', [],
+    'Directories of ablations: runs of a Table 2 row with some of its flags '
+    'changed, one run a results.json (e.g. docs/runs/paper_scale_fixed_clip). '
+    'Then a summary of Table 2 and, per directory, each setting over its '
+    'seeds beside its Table 2 row are printed too, after a blank line.')
 
 
 def main(argv):
   cli.check_no_arguments(argv)
   cli.check(os.path.isdir(_RESULTS_DIR.value),
             f'--results_dir={_RESULTS_DIR.value} is not a directory')
-  for directory in _NOISE_OFF_DIRS.value:
-    cli.check(os.path.isdir(directory),
-              f'--noise_off_dirs: {directory} is not a directory')
+  for name, directories in (('noise_off_dirs', _NOISE_OFF_DIRS.value),
+                            ('ablation_dirs', _ABLATION_DIRS.value)):
+    for directory in directories:
+      cli.check(os.path.isdir(directory),
+                f'--{name}: {directory} is not a directory')
   try:
     runs = paper_tables.load_runs(_RESULTS_DIR.value)
     noise_off = [run for directory in _NOISE_OFF_DIRS.value
                  for run in paper_tables.load_runs(directory)]
+    text = seed_stats.markdown(runs, noise_off)
+    if _ABLATION_DIRS.value:
+      kept = [k for directory in _ABLATION_DIRS.value
+              for k in seed_stats.load_kept(directory)]
+      text += '\n\n' + seed_stats.markdown_ablations(
+          seed_stats.load_kept(_RESULTS_DIR.value), kept)
   except ValueError as e:
     raise cli.UsageError(str(e)) from None
-  print(seed_stats.markdown(runs, noise_off))
+  print(text)
 
 
 if __name__ == '__main__':
