@@ -108,8 +108,8 @@ def plot_r_sweep(plt, runs: Sequence[paper_tables.Run], reference,
   by_lambda = {}
   for run in runs:
     config = run.record['config']
-    r = paper_tables.single_ratio(config.get('ratio'))
-    if config['algorithm'] != 'fedhdp' or r is None:
+    r = paper_tables.recorded_ratio(config)
+    if r is None:
       continue
     key = (float(config['lambda_p']), float(config['lambda_np']))
     by_lambda.setdefault(key, {}).setdefault(r, []).append(

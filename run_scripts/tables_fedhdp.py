@@ -184,7 +184,7 @@ def csv_row(run: paper_tables.Run,
          paper_tables.record_dataset(record), str(row.table) if row else '',
          config['algorithm'], _csv_number(config.get('ditto')),
          _csv_number(config.get('ratio'))
-         if config['algorithm'] == 'fedhdp' else '',
+         if paper_tables.owns(config, 'ratio') else '',
          _csv_number(config.get('lambda_p')),
          _csv_number(config.get('lambda_np')),
          _csv_number(config.get('seed')), _csv_number(config.get('rounds')),

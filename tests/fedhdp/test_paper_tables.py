@@ -329,3 +329,17 @@ def test_paper_epsilon_per_dataset(dataset, epsilon):
   assert all(c.paper == epsilon for c in comparisons)
   record['dataset'] = 'digits'
   assert all(c.paper is None for c in paper_tables.compare_epsilon(record))
+
+
+def test_recorded_ratio_is_read_from_the_algorithm_that_owns_it():
+  # FedHDP owns r (its config_fields); the others record a default r they
+  # do not use, and an unregistered algorithm is not guessed at.
+  assert paper_tables.recorded_ratio({'algorithm': 'fedhdp',
+                                      'ratio': 0.1}) == 0.1
+  assert paper_tables.recorded_ratio({'algorithm': 'fedhdp',
+                                      'ratio': [0.1, 0.5]}) is None
+  assert paper_tables.owns({'algorithm': 'fedhdp', 'ratio': [0.1, 0.5]},
+                           'ratio')
+  for name in ('dp_fedavg', 'hdp_fedavg', 'non_private', 'unregistered'):
+    assert paper_tables.recorded_ratio({'algorithm': name,
+                                        'ratio': 0.1}) is None

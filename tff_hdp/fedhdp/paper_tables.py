@@ -169,6 +169,20 @@ def single_ratio(ratio: Any) -> Optional[float]:
   return float(ratios[0])
 
 
+def owns(config: Mapping[str, Any], field: str) -> bool:
+  """Whether a recorded run's algorithm owns the config field `field` (its
+  `config_fields` name it: FedHDP's 'ratio'); False if unregistered."""
+  name = config.get('algorithm')
+  return (name in algorithm_registry.names() and
+          field in algorithm_registry.get(name).config_fields())
+
+
+def recorded_ratio(config: Mapping[str, Any]) -> Optional[float]:
+  """The single combination ratio r a recorded run's algorithm owns, else
+  None (an algorithm without r, or one r per level)."""
+  return single_ratio(config.get('ratio')) if owns(config, 'ratio') else None
+
+
 def find_row(rows: Sequence[PaperRow],
              *,
              dataset: str,
