@@ -73,3 +73,27 @@ def test_refusals_are_one_line(tmp_path):
   binaries.assert_usage_error(
       binaries.run('stats_robust_hdp.py', [f'--results_dirs={tmp_path}'],
                    timeout=120), "'dp_fedavg' is not a Robust-HDP rule")
+
+
+def test_table2_as_measured(tmp_path):
+  robust = _record('robust_hdp', 0, 1.0, [], 0.2)
+  robust['history'] = [{'round': 1, 'noise_power': 0.27},
+                       {'round': 2, 'noise_power': 0.27}]
+  oracle = _record('oracle', 0, 1.0, [], 0.2)
+  oracle['history'] = [{'round': 1, 'noise_power': 0.25}]
+  _write(tmp_path / 'dist1', robust, oracle)
+  result = binaries.run('stats_robust_hdp.py', [
+      f'--results_dirs={tmp_path}', '--table2'], timeout=120)
+  assert result.returncode == 0, result.stderr
+  # The mean over the rounds, beside paper 003's Dist1 cell (0.27 both).
+  assert '| Robust-HDP | 0.27 (0.27) |' in result.stdout
+  assert '| Oracle | 0.25 (0.27) |' in result.stdout
+  assert '| Robust-HDP over the Oracle\'s | +8.000% |' in result.stdout
+  assert '| paper ÷ ours, Oracle | 1.08 |' in result.stdout
+  oracle['history'] = robust['history'] = [{'round': 1}]
+  (tmp_path / 'dist1' / 'results.json').unlink()
+  (tmp_path / 'dist1').rmdir()
+  _write(tmp_path / 'dist1', robust, oracle)
+  binaries.assert_usage_error(binaries.run('stats_robust_hdp.py', [
+      f'--results_dirs={tmp_path}', '--table2'], timeout=120),
+                              'no run records its noise power a round')
