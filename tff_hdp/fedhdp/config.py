@@ -25,7 +25,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from tff_hdp.privacy import accounting
+from tff_hdp import run_config
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.data import federated_data
 from tff_hdp.fedhdp import algorithm as algorithm_lib
@@ -45,15 +45,15 @@ DENOMINATORS = ('expected', 'realised')
 DITTO_INITS = ('first_round', 'initial')
 # How rounds run: 'tff' (TFF's runtime) or 'direct' (the same round in plain
 # TensorFlow, without TFF's runtime, faster; `direct_backend`), as in
-# Robust-HDP and UDP-Alg.
-BACKENDS = ('tff', 'direct')
+# Robust-HDP and UDP-Alg (`run_config.BACKENDS`).
+BACKENDS = run_config.BACKENDS
 # The defaults: paper 001's non-IID MNIST preset (Tables 5 and 7), every
 # field of it, its learning-rate decay included.
 _DEFAULT = presets.PRESETS['mnist']
 
 
-@dataclasses.dataclass(frozen=True)
-class FedHdpConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FedHdpConfig(run_config.RunConfig):
   """A FedHDP run's configuration: every hyperparameter of one run.
 
   Recorded with the run's results (`dataclasses.asdict`). The defaults are
@@ -63,24 +63,25 @@ class FedHdpConfig:
   sets its own). `run_scripts/run_fedhdp.py` fills every field from its
   preset and flags.
 
-  `validate(num_clients=None)` checks every field's range and that the fields
-  agree with each other (levels, ratios, accountant and sampling, backend and
-  workers), and, given the population N, that clients_per_round <= N; it
+  `validate(num_clients=None)` checks the shared fields
+  (`run_config.RunConfig.validate_run`), every other field's range and that
+  the fields agree with each other (levels, ratios, accountant and
+  sampling), and, given the population N, that clients_per_round <= N; it
   raises a one-line ValueError naming the first bad field.
 
-  Attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
+  The fields every system shares (`rounds`, `eval_every`, `seed`,
+  `mechanism_seed`, `delta`, `accountant`, `backend`, `tff_workers`) are
+  `run_config.RunConfig`'s; here `seed` is public (opt-outs, levels,
+  theta^0, dropout), and backend 'direct' runs the whole cohort as stacked
+  tensors in one tf.function, with the same results as 'tff'. The other
+  attributes mirror `presets.Preset` plus the algorithm's own: `algorithm`,
   `ditto`, `ratio` (r), `lambda_p`, `lambda_np`, `clients_per_round`,
   `ditto_init` (where a client's Ditto model starts, one of `DITTO_INITS`:
   'first_round', theta^t of the first round it takes part in, Algorithm 2
   as printed; 'initial', the initial model theta^0 for every client, as
   Ditto's reference code does),
   `clipped_count_stddev` (z_b; None for TFF's default 0.05 x cohort),
-  `poisson_sampling`, `denominators`, `seed` (public: opt-outs, levels,
-  theta^0, dropout) and `mechanism_seed` (None: the noise and cohorts come
-  from a secret key; an integer makes them reproducible, and the epsilon
-  then not a guarantee for the run's outputs,
-  `tff_hdp.privacy.mechanism_key`); `accountant` ('rdp', the papers', or
-  'pld', the tightest) computes the reported epsilon.
+  `poisson_sampling` and `denominators`.
 
   Sampling and denominators decide what the epsilon is:
   Poisson cohorts with fixed (expected) denominators, the default, are
@@ -103,6 +104,12 @@ class FedHdpConfig:
   `level_fractions` are not used).
   """
 
+  # The shared fields whose defaults are this system's (paper 001's).
+  rounds: int = _DEFAULT.rounds
+  eval_every: int = _DEFAULT.eval_every
+  delta: float = _DEFAULT.delta
+  backend: str = 'tff'
+  # The algorithm's own.
   algorithm: str = 'fedhdp'
   ditto: bool = True
   ditto_init: str = 'first_round'
@@ -110,7 +117,6 @@ class FedHdpConfig:
   lambda_p: float = 0.05
   lambda_np: float = 0.05
   model: str = _DEFAULT.model
-  rounds: int = _DEFAULT.rounds
   clients_per_round: int = _DEFAULT.clients_per_round
   sampling_rate: float = _DEFAULT.sampling_rate
   poisson_sampling: bool = True
@@ -128,15 +134,8 @@ class FedHdpConfig:
   level_fractions: tuple[float, ...] = ()
   privacy_levels: Optional[tuple[Optional[int], ...]] = None
   clipped_count_stddev: Optional[float] = None
-  delta: float = _DEFAULT.delta
-  accountant: str = 'rdp'
   optout_fraction: float = _DEFAULT.optout_fraction
   skewed_optout: bool = _DEFAULT.skewed_optout
-  eval_every: int = _DEFAULT.eval_every
-  seed: int = 0
-  mechanism_seed: Optional[int] = None
-  backend: str = 'tff'
-  tff_workers: tuple[str, ...] = ()
 
   @property
   def noise_multipliers(self) -> tuple[float, ...]:
@@ -185,7 +184,7 @@ class FedHdpConfig:
       raise ValueError(f'algorithm must be one of '
                        f'{", ".join(algorithm_registry.names())}, got '
                        f'{self.algorithm!r}')
-    mechanism_key.check_mechanism_seed(self.mechanism_seed)
+    self.validate_run()
     checks = (self._level_checks(num_clients) + self._privacy_checks() +
               self._round_checks(num_clients))
     for ok, message in checks:
@@ -221,7 +220,7 @@ class FedHdpConfig:
 
   def _privacy_checks(self) -> list:
     """(ok, message) of Ditto's and the learning rates, the opt-outs and
-    the mechanism and its accounting."""
+    the mechanism and how it is accounted."""
     return [
         (self.ditto_init in DITTO_INITS,
          f'ditto_init must be one of {", ".join(DITTO_INITS)}, got '
@@ -234,10 +233,6 @@ class FedHdpConfig:
          f'>= 0, got {self.personal_learning_rate}'),
         (0.0 <= self.optout_fraction < 1.0, 'optout_fraction must be in '
          f'[0, 1), got {self.optout_fraction}'),
-        (0.0 < self.delta < 1.0, f'delta must be in (0, 1), got {self.delta}'),
-        (self.accountant in accounting.ACCOUNTANTS,
-         f'accountant must be one of {", ".join(accounting.ACCOUNTANTS)}, '
-         f'got {self.accountant!r}'),
         (self.denominators in DENOMINATORS,
          f'denominators must be one of {", ".join(DENOMINATORS)}, got '
          f'{self.denominators!r}'),
@@ -250,8 +245,8 @@ class FedHdpConfig:
     ]
 
   def _round_checks(self, num_clients: Optional[int]) -> list:
-    """(ok, message) of the cohort, the rounds, the client update, adaptive
-    clipping, evaluation and where the rounds run."""
+    """(ok, message) of the cohort, the client update and adaptive
+    clipping."""
     if num_clients is None:
       cohort_ok = self.clients_per_round >= 1
       cohort_range = '>= 1'
@@ -263,7 +258,6 @@ class FedHdpConfig:
          f'{self.clients_per_round}'),
         (0.0 < self.sampling_rate <= 1.0,
          f'sampling_rate must be in (0, 1], got {self.sampling_rate}'),
-        (self.rounds >= 1, f'rounds must be >= 1, got {self.rounds}'),
         (self.local_epochs >= 1,
          f'local_epochs must be >= 1, got {self.local_epochs}'),
         (self.batch_size >= 1, f'batch_size must be >= 1, got {self.batch_size}'),
@@ -277,12 +271,6 @@ class FedHdpConfig:
          f'(0, 1], got {self.lr_decay_factor}'),
         (self.lr_decay_rounds >= 1,
          f'lr_decay_rounds must be >= 1, got {self.lr_decay_rounds}'),
-        (self.eval_every >= 1, f'eval_every must be >= 1, got {self.eval_every}'),
-        (self.backend in BACKENDS,
-         f'backend must be one of {", ".join(BACKENDS)}, got '
-         f'{self.backend!r}'),
-        (not self.tff_workers or self.backend == 'tff',
-         'tff_workers needs backend tff (TFF workers run TFF computations)'),
     ]
 
 

@@ -20,18 +20,17 @@ input, before importing it. Its rule is found by name in `rule_registry`.
 import dataclasses
 from typing import Optional
 
-from tff_hdp.privacy import accounting
-from tff_hdp.privacy import mechanism_key
+from tff_hdp import run_config
 from tff_hdp.robust_hdp import presets
 from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
-BACKENDS = ('tff', 'direct')
+BACKENDS = run_config.BACKENDS
 RPCA_METHODS = presets.RPCA_METHODS
 
 
-@dataclasses.dataclass(frozen=True)
-class RobustHdpConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RobustHdpConfig(run_config.RunConfig):
   """A Robust-HDP run's configuration: every hyperparameter of one run.
 
   Recorded with the run's results (`dataclasses.asdict`). The defaults are
@@ -42,9 +41,18 @@ class RobustHdpConfig:
   preferences).
   `run_scripts/run_robust_hdp.py` fills every field from its flags.
 
-  `validate()` checks every field's range and that the fields agree with each
-  other (one epsilon and one batch size per client, backend and workers); it
-  raises a one-line ValueError naming the first bad field.
+  `validate()` checks the shared fields
+  (`run_config.RunConfig.validate_run`), every other field's range and that
+  the fields agree with each other (one epsilon and one batch size per
+  client); it raises a one-line ValueError naming the first bad field.
+
+  The fields every system shares (`rounds`, `eval_every`, `seed`,
+  `mechanism_seed`, `delta`, `accountant`, `backend`, `tff_workers`) are
+  `run_config.RunConfig`'s; here `rounds` is E, the rounds each client's
+  z_i is calibrated for (unless `calibration_rounds`), `delta` is every
+  client's, `accountant` also calibrates each z_i, `seed` gives the initial
+  model, and backend 'direct' gives bit-identical results
+  (`direct_backend.DirectRunner`).
 
   Attributes:
     algorithm: The name of a registered rule (`rule_registry.names()`).
@@ -54,7 +62,6 @@ class RobustHdpConfig:
     batch_sizes: b_i of each client (capped to N_i).
     distribution: Name of the privacy distribution (recorded only).
     model: A `tff_hdp.models` name ('cnn5': paper 003's CNN).
-    rounds: E.
     calibration_rounds: The rounds each client's noise z_i is calibrated
       for, if not `rounds` (>= rounds): a run of the first rounds of a
       longer one, with its noise, e.g. paper 003's Table 2 noise power
@@ -63,9 +70,6 @@ class RobustHdpConfig:
     local_epochs: K.
     learning_rate: eta_l.
     clip: c.
-    delta: delta of every client.
-    accountant: 'rdp' (the paper's) or 'pld' (the tightest): the accountant
-      that calibrates each z_i and reports its epsilon.
     poisson: Poisson-sampled batches (else fixed-size shuffled).
     first_round_only: A rule whose weights come from the updates
       (Robust-HDP's): weights from the first round only.
@@ -75,16 +79,6 @@ class RobustHdpConfig:
       the tolerance) or 'admm' (Candes et al.'s fixed mu, as the authors'
       code, which its iteration bound stops first); see `rpca`.
     pfa_rank: PFA's k.
-    eval_every: Evaluate every k rounds (and after the last).
-    backend: 'tff' (TFF's runtime) or 'direct' (the same round in plain TF,
-      bit-identical, faster; see `direct_backend.DirectRunner`).
-    tff_workers: 'host:port' of running TFF workers (backend 'tff'): each
-      round's clients are spread over them (`distributed`), same results.
-    seed: The public seed: the initial model.
-    mechanism_seed: None (the default): every client's DP-SGD batches and
-      noise come from a secret key drawn at the start of the run
-      (`tff_hdp.privacy.mechanism_key`). An integer makes them reproducible
-      from it; the run's epsilons are then not a guarantee for its outputs.
     clip_only: A measurement, not a private run: every client clips as
       DP-SGD does and adds no noise, and the rule weighs the clients as the
       calibrated run would (epsilon_i, N_i, the Oracle's sigma_i^2 of the
@@ -95,29 +89,27 @@ class RobustHdpConfig:
       noise costs. Its epsilons are the calibrated mechanism's, which it did
       not run: not a bound. Not with a rule whose clients do not clip.
   """
+  # The shared fields whose defaults are this system's (paper 003's).
+  rounds: int = presets.PAPER.rounds
+  eval_every: int = presets.PAPER.eval_every
+  delta: float = presets.PAPER.delta
+  backend: str = 'tff'
+  # The algorithm's own.
   algorithm: str = 'robust_hdp'
   epsilons: tuple[Optional[float], ...] = ()
   batch_sizes: tuple[int, ...] = ()
   distribution: str = ''
   model: str = presets.PAPER.model
-  rounds: int = presets.PAPER.rounds
   calibration_rounds: Optional[int] = None
   local_epochs: int = presets.PAPER.local_epochs
   learning_rate: float = presets.PAPER.learning_rate
   clip: float = presets.PAPER.clip
-  delta: float = presets.PAPER.delta
-  accountant: str = 'rdp'
   poisson: bool = presets.PAPER.poisson_sampling
   first_round_only: bool = not presets.PAPER.rpca_every_round
   block_rows: Optional[int] = None
   rpca_max_iterations: int = presets.PAPER.rpca_max_iterations
   rpca_method: str = presets.PAPER.rpca_method
   pfa_rank: int = presets.PAPER.pfa_rank
-  eval_every: int = presets.PAPER.eval_every
-  backend: str = 'tff'
-  tff_workers: tuple[str, ...] = ()
-  seed: int = 0
-  mechanism_seed: Optional[int] = None
   clip_only: bool = False
 
   def validate(self, rule=None) -> None:
@@ -127,7 +119,7 @@ class RobustHdpConfig:
       rule: The run's rule object (`tff_hdp.robust_hdp.rule.Rule`), if it
         is given rather than named by `algorithm` (registered or not).
     """
-    mechanism_key.check_mechanism_seed(self.mechanism_seed)
+    self.validate_run()
     if rule is None and self.algorithm not in rule_registry.names():
       raise ValueError(f'algorithm must be one of '
                        f'{", ".join(rule_registry.names())}, got '
@@ -161,8 +153,7 @@ class RobustHdpConfig:
     if any(b < 1 for b in self.batch_sizes):
       raise ValueError(
           f'every batch size must be >= 1, got {list(self.batch_sizes)}')
-    for name in ('rounds', 'local_epochs', 'eval_every', 'pfa_rank',
-                 'rpca_max_iterations'):
+    for name in ('local_epochs', 'pfa_rank', 'rpca_max_iterations'):
       if getattr(self, name) < 1:
         raise ValueError(f'{name} must be >= 1, got {getattr(self, name)}')
     if self.calibration_rounds is not None and (
@@ -173,18 +164,6 @@ class RobustHdpConfig:
     for name in ('learning_rate', 'clip'):
       if not getattr(self, name) > 0:
         raise ValueError(f'{name} must be > 0, got {getattr(self, name)}')
-    if not 0 < self.delta < 1:
-      raise ValueError(f'delta must be in (0, 1), got {self.delta}')
-    if self.accountant not in accounting.ACCOUNTANTS:
-      raise ValueError(f'accountant must be one of '
-                       f'{", ".join(accounting.ACCOUNTANTS)}, got '
-                       f'{self.accountant!r}')
-    if self.backend not in BACKENDS:
-      raise ValueError(f'backend must be one of {", ".join(BACKENDS)}, got '
-                       f'{self.backend!r}')
-    if self.tff_workers and self.backend != 'tff':
-      raise ValueError('tff_workers needs backend tff (TFF workers run TFF '
-                       f'computations), got backend {self.backend!r}')
     if self.rpca_method not in RPCA_METHODS:
       raise ValueError(f'rpca_method must be one of {", ".join(RPCA_METHODS)}'
                        f', got {self.rpca_method!r}')

@@ -27,8 +27,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from tff_hdp.privacy import accounting
-from tff_hdp.privacy import mechanism_key
+from tff_hdp import run_config
 from tff_hdp.udp import algorithm as algorithm_lib
 from tff_hdp.udp import algorithm_registry
 from tff_hdp.udp import presets
@@ -37,7 +36,7 @@ import tff_hdp.udp.algorithms  # pylint: disable=unused-import  # Registered.
 # The package's variants (`tff_hdp.udp.algorithms`, in their order); the
 # registry holds these and any of yours.
 ALGORITHMS = algorithm_registry.names()
-BACKENDS = ('direct', 'tff')
+BACKENDS = run_config.BACKENDS
 # The defaults: paper 004's settings, with CIFAR-10's q (its grid's middle).
 _PAPER = presets.PRESETS['cifar10']
 
@@ -48,8 +47,8 @@ def default_sample_cap(num_examples: Sequence[float]) -> float:
   return float(np.median(num_examples))
 
 
-@dataclasses.dataclass(frozen=True)
-class UdpConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class UdpConfig(run_config.RunConfig):
   """A UDP-Alg run's configuration: every hyperparameter of one run.
 
   Recorded with the run's results (`dataclasses.asdict`). The defaults are
@@ -58,9 +57,19 @@ class UdpConfig:
   module docstring). `run_scripts/run_udp.py` fills every field but
   `embedding_dim` from its flags.
 
-  `validate()` checks every field's range and that the fields agree with each
-  other (backend and workers); it raises a one-line ValueError naming the
-  first bad field.
+  `validate()` checks the shared fields
+  (`run_config.RunConfig.validate_run`) and every other field's range; it
+  raises a one-line ValueError naming the first bad field.
+
+  The fields every system shares (`rounds`, `eval_every`, `seed`,
+  `mechanism_seed`, `delta`, `accountant`, `backend`, `tff_workers`) are
+  `run_config.RunConfig`'s; here `rounds` is T (for pfedhn: steps, one user
+  each), `build_udp_process`'s horizon (the users' budget is the epsilon of
+  T rounds); `seed` gives phi^0 and the embeddings; `backend` defaults to
+  'direct' (the round as one tf.function), and 'tff' (the
+  `process.build_udp_process` LearningProcess on TFF's runtime, with or
+  without `tff_workers`) gives the same results up to float32 round-off,
+  slower.
 
   Attributes:
     algorithm: 'udp' (Algorithm 1), 'clip_only' (Algorithm 1 with z = 0:
@@ -70,8 +79,6 @@ class UdpConfig:
     target: The target network (`tff_hdp.models` name): 'lenet' (paper
       004's), or 'fc' (the offline MNIST images' default, and the 8 x 8
       digits, too small for LeNet).
-    rounds: T (for pfedhn: steps, one user each); `build_udp_process`'s
-      horizon: the users' budget is the epsilon of T rounds.
     sampling_rate: q, each user's Poisson sampling probability per round.
     clip: S, the clip norm of each user's hypernetwork gradient.
     noise_multiplier: z (the noise stddev is z max_w S / (q W)).
@@ -87,26 +94,16 @@ class UdpConfig:
       floor(1 + N/4).
     hidden, hidden_layers: The hypernetwork's width and hidden blocks
       (pFedHN's 100 and 3).
-    delta: The delta of the reported epsilon.
-    accountant: 'rdp' (the paper's) or 'pld' (the tightest): the reported
-      epsilon's accountant.
-    eval_every: Evaluate every k rounds (and after the last).
-    seed: The public seed: phi^0 and the embeddings.
-    mechanism_seed: None (the default): the users sampled, their batches and
-      the noise come from a secret key drawn at the start of the run
-      (`tff_hdp.privacy.mechanism_key`). An integer makes them reproducible
-      from it; epsilon is then not a guarantee for the run's outputs.
-    backend: 'direct' (the round as one tf.function) or 'tff' (the
-      `process.build_udp_process` LearningProcess on TFF's runtime; the
-      same results up to float32 round-off, slower).
-    tff_workers: 'host:port' of running TFF workers (backend 'tff'): each
-      round's users are spread over them (`distributed`), the same results
-      up to float32 round-off.
   """
 
+  # The shared fields whose defaults are this system's (paper 004's).
+  rounds: int = _PAPER.rounds
+  eval_every: int = _PAPER.eval_every
+  delta: float = presets.DELTA
+  backend: str = 'direct'
+  # The algorithm's own.
   algorithm: str = 'udp'
   target: str = _PAPER.target
-  rounds: int = _PAPER.rounds
   sampling_rate: float = _PAPER.sampling_rate
   clip: float = _PAPER.clip
   noise_multiplier: float = _PAPER.noise_multiplier
@@ -119,13 +116,6 @@ class UdpConfig:
   embedding_dim: Optional[int] = None
   hidden: int = 100
   hidden_layers: int = 3
-  delta: float = presets.DELTA
-  accountant: str = 'rdp'
-  eval_every: int = _PAPER.eval_every
-  seed: int = 0
-  mechanism_seed: Optional[int] = None
-  backend: str = 'direct'
-  tff_workers: tuple[str, ...] = ()
 
   @property
   def variant(self) -> algorithm_lib.Algorithm:
@@ -158,13 +148,12 @@ class UdpConfig:
 
   def validate(self) -> None:
     """Raises ValueError naming the first bad field and what is allowed."""
-    mechanism_key.check_mechanism_seed(self.mechanism_seed)
+    self.validate_run()
     checks = (
         (self.algorithm in algorithm_registry.names(),
          f'algorithm must be one of '
          f'{", ".join(algorithm_registry.names())}, got '
          f'{self.algorithm!r}'),
-        (self.rounds >= 1, f'rounds must be >= 1, got {self.rounds}'),
         (0 < self.sampling_rate <= 1,
          f'sampling_rate must be in (0, 1], got {self.sampling_rate}'),
         (self.clip > 0, f'clip must be > 0, got {self.clip}'),
@@ -189,18 +178,6 @@ class UdpConfig:
         (self.hidden >= 1, f'hidden must be >= 1, got {self.hidden}'),
         (self.hidden_layers >= 0,
          f'hidden_layers must be >= 0, got {self.hidden_layers}'),
-        (0 < self.delta < 1, f'delta must be in (0, 1), got {self.delta}'),
-        (self.accountant in accounting.ACCOUNTANTS,
-         f'accountant must be one of {", ".join(accounting.ACCOUNTANTS)}, '
-         f'got {self.accountant!r}'),
-        (self.eval_every >= 1,
-         f'eval_every must be >= 1, got {self.eval_every}'),
-        (self.backend in BACKENDS,
-         f'backend must be one of {", ".join(BACKENDS)}, got '
-         f'{self.backend!r}'),
-        (not self.tff_workers or self.backend == 'tff',
-         'tff_workers needs backend tff (TFF workers run TFF computations), '
-         f'got backend {self.backend!r}'),
     )
     for ok, message in checks:
       if not ok:
