@@ -16,10 +16,12 @@ the checked configs and data they give.
 
 A preset of `tff_hdp.fedhdp.presets` (paper 001's Table 7, or an offline
 one; `presets.DEFAULT`, mnist5k, unless --preset or --dataset names one)
-fills every hyperparameter flag the command line does not set. --dataset
-takes every dataset FedHDP can load (`tff_hdp.datasets.names('fedhdp')`);
-one without a preset of its name takes `presets.DEFAULT`'s. Importing this
-module defines the flags; bad values raise `cli.UsageError`.
+fills every hyperparameter flag the command line does not set; a flag
+that is a field of `FedHdpConfig` and not a preset's takes the config's
+default. --dataset takes every dataset FedHDP can load
+(`tff_hdp.datasets.names('fedhdp')`); one without a preset of its name takes
+`presets.DEFAULT`'s. Importing this module defines the flags; bad values
+raise `cli.UsageError`.
 """
 
 from absl import flags
@@ -58,27 +60,31 @@ _EXAMPLES_PER_CLIENT = flags.DEFINE_integer(
     'examples_per_client', None,
     'With --client_draw=independent: how many training images of its digit '
     'each client draws (default: 27, as the disjoint split gives).')
+
+
+def _default(name):
+  """The default of `FedHdpConfig`'s field `name`: one default per
+  hyperparameter, the same in the binary and in build_fedhdp_process."""
+  return run_flags.config_default(config_lib.FedHdpConfig, name)
+
+
 _ALGORITHM = flags.DEFINE_string(
-    'algorithm', 'fedhdp',
+    'algorithm', _default('algorithm'),
     f'One of {", ".join(ALGORITHMS)}, or "all" for the four in turn.')
-_DITTO = flags.DEFINE_bool('ditto', True,
+_DITTO = flags.DEFINE_bool('ditto', _default('ditto'),
                            'Train Ditto personal models (--noditto: off).')
 _DITTO_INIT = flags.DEFINE_enum(
-    'ditto_init', 'first_round', list(config_lib.DITTO_INITS),
+    'ditto_init', _default('ditto_init'), list(config_lib.DITTO_INITS),
     "Where a client's Ditto model starts: first_round, the global model "
     'theta^t of the first round it takes part in (Algorithm 2 as printed); '
     "initial, the initial model theta^0 (Ditto's reference code).")
-# The flags' defaults are the configuration's: one default per
-# hyperparameter, the same in the binary and in build_fedhdp_process.
-_CONFIG = config_lib.FedHdpConfig()
 _R = flags.DEFINE_list(
-    'r', [str(r) for r in _CONFIG.ratios],
+    'r', [str(r) for r in config_lib.FedHdpConfig().ratios],
     'FedHDP ratio r in [0, 1], or one r per private level.')
-_LAMBDA_P = flags.DEFINE_float('lambda_p', _CONFIG.lambda_p,
+_LAMBDA_P = flags.DEFINE_float('lambda_p', _default('lambda_p'),
                                'Ditto lambda_p >= 0.')
-_LAMBDA_NP = flags.DEFINE_float('lambda_np', _CONFIG.lambda_np,
+_LAMBDA_NP = flags.DEFINE_float('lambda_np', _default('lambda_np'),
                                 'Ditto lambda_np >= 0.')
-_ROUNDS = flags.DEFINE_integer('rounds', None, 'Training rounds T.')
 _CLIENTS_PER_ROUND = flags.DEFINE_integer(
     'clients_per_round', None, 'Cohort size (default round(qN)).')
 _NUM_CLIENTS = flags.DEFINE_integer(
@@ -104,39 +110,39 @@ _NOISE = flags.DEFINE_list(
 _TARGET_EPSILON = flags.DEFINE_list(
     'target_epsilon', None, 'Instead of --noise_multiplier: target epsilon '
     '> 0 of each private level; z_eff is solved with --accountant.')
-_ACCOUNTANT = run_flags.define_accountant_flag(
-    'the reported epsilon and of --target_epsilon')
 _LEVEL_FRACTIONS = flags.DEFINE_list(
     'level_fractions', [], 'With several private levels: fraction of the '
     'population at levels 2, 3, ... (level 1 keeps the other private '
     'clients).')
 _CLIPPED_COUNT_STDDEV = flags.DEFINE_float(
-    'clipped_count_stddev', None,
+    'clipped_count_stddev', _default('clipped_count_stddev'),
     'z_b, noise stddev of the clip count (default 0.05 x cohort, as TFF).')
-_DELTA = flags.DEFINE_float('delta', None, 'delta in (0, 1).')
 _OPTOUT = flags.DEFINE_float('optout_fraction', None,
                              'Fraction rho_np of clients that opt out, [0, 1).')
 _SKEWED = flags.DEFINE_bool('skewed_optout', None,
                             'Draw opt-outs among digit-7 clients (Table 9).')
 _POISSON = flags.DEFINE_bool(
-    'poisson_sampling', True, 'Sample each client independently with '
+    'poisson_sampling', _default('poisson_sampling'),
+    'Sample each client independently with '
     'probability q (the default; accounted exactly under add/remove '
     'neighbours). --nopoisson_sampling: a fixed cohort of round(qN), as paper '
     '001\'s Algorithm 2, bounded under replace-one neighbours.')
 _DENOMINATORS = flags.DEFINE_enum(
-    'denominators', 'expected', ['expected', 'realised'],
+    'denominators', _default('denominators'), list(config_lib.DENOMINATORS),
     'Divide each private group\'s noised sum, the combination weights and the '
     'clip count by the expected counts q N_i (the default) or by the '
     'realised counts N_i^t (paper 001 as printed; with Poisson cohorts its '
     'epsilon is only the Poisson approximation, and is labelled so).')
-_EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
-                                   'Evaluate the global model every k rounds.')
+# --rounds, --eval_every, --delta, --accountant, the seeds, --backend,
+# --tff_workers (a RunConfig's), and the driver's.
 RUN = run_flags.define_run_flags(
-    output_dir='results/run', backends=config_lib.BACKENDS, backend='tff',
+    config_lib.FedHdpConfig, output_dir='results/run',
     backend_help="TFF's runtime, or the same round in plain TensorFlow "
     '(direct: the whole cohort as stacked tensors in one tf.function; same '
     'algorithm and results, faster).',
-    merged='the DP noise is added once, after their partial sums are merged')
+    merged='the DP noise is added once, after their partial sums are merged',
+    accountant_drives='the reported epsilon and of --target_epsilon',
+    from_preset=('rounds', 'eval_every', 'delta'))
 
 # Preset attribute -> flag it fills when the flag is not given.
 _FROM_PRESET = {
@@ -193,7 +199,7 @@ def _noise_multipliers(preset, sampling_rate, rounds, delta, population):
               f'--target_epsilon must be > 0, got {_TARGET_EPSILON.value}')
     return tuple(
         accounting.noise_multiplier_for_epsilon(
-            e, sampling_rate, rounds, delta, accountant=_ACCOUNTANT.value,
+            e, sampling_rate, rounds, delta, accountant=RUN.accountant.value,
             population=population)
         for e in epsilons)
   if _NOISE.value:
@@ -225,23 +231,25 @@ def build_configs():
     raise cli.UsageError(f'unknown algorithm {_ALGORITHM.value!r} for '
                          f'--algorithm; allowed: {", ".join(known)}, all')
   ratios = _floats(_R.value, 'r')  # Their range: the config's validate.
-  cli.check(0.0 < flags.FLAGS.delta < 1.0,
-            f'--delta must be in (0, 1), got {flags.FLAGS.delta}')
+  shared = run_flags.shared_config(RUN, preset)
+  cli.check(0.0 < shared.delta < 1.0,  # Before it calibrates any z.
+            f'--delta must be in (0, 1), got {shared.delta}')
   cli.check(_NUM_CLIENTS.value is None or _NUM_CLIENTS.value >= 1,
             f'--num_clients must be >= 1, got {_NUM_CLIENTS.value}')
   num_clients = _NUM_CLIENTS.value or preset.num_clients
   clients_per_round = (_CLIENTS_PER_ROUND.value if _CLIENTS_PER_ROUND.present
                        else int(round(preset.sampling_rate * num_clients)))
   sampling_rate = clients_per_round / num_clients
-  cli.check(_POISSON.value or _ACCOUNTANT.value != 'pld',
+  cli.check(_POISSON.value or shared.accountant != 'pld',
             '--accountant=pld needs --poisson_sampling: a fixed cohort is '
             'accounted by rdp only (no PLD of sampling without replacement)')
-  noise = _noise_multipliers(preset, sampling_rate, flags.FLAGS.rounds,
-                             flags.FLAGS.delta,
+  noise = _noise_multipliers(preset, sampling_rate, shared.rounds,
+                             shared.delta,
                              None if _POISSON.value else num_clients)
   configs = []
   for algorithm in algorithms:
     config = config_lib.FedHdpConfig(
+        **shared.run_fields(),
         algorithm=algorithm,
         ditto=_DITTO.value,
         ditto_init=_DITTO_INIT.value,
@@ -249,7 +257,6 @@ def build_configs():
         lambda_p=_LAMBDA_P.value,
         lambda_np=_LAMBDA_NP.value,
         model=preset.model,
-        rounds=_ROUNDS.value,
         clients_per_round=clients_per_round,
         sampling_rate=sampling_rate,
         poisson_sampling=_POISSON.value,
@@ -266,15 +273,8 @@ def build_configs():
         noise_multiplier=noise if len(noise) > 1 else noise[0],
         level_fractions=_floats(_LEVEL_FRACTIONS.value, 'level_fractions'),
         clipped_count_stddev=_CLIPPED_COUNT_STDDEV.value,
-        delta=_DELTA.value,
-        accountant=_ACCOUNTANT.value,
         optout_fraction=_OPTOUT.value,
-        skewed_optout=_SKEWED.value,
-        eval_every=_EVAL_EVERY.value,
-        seed=RUN.seed.value,
-        mechanism_seed=RUN.mechanism_seed.value,
-        backend=RUN.backend.value,
-        tff_workers=tuple(RUN.tff_workers.value))
+        skewed_optout=_SKEWED.value)
     try:
       config.validate(num_clients)
       config_lib.resolve_noise(config)

@@ -15,8 +15,10 @@
 `audit_robust_hdp.py`), and the checked configs and data they give.
 
 Every default is `tff_hdp.robust_hdp.presets.DEFAULT`'s (paper 003's setting
-on the offline MNIST images). Importing this module defines the flags; bad
-values raise `cli.UsageError`.
+on the offline MNIST images): the data's flags take it from there, and a
+flag that is a field of `RobustHdpConfig` from the config's default, which
+is the same (`presets.PAPER`'s hyperparameters). Importing this module
+defines the flags; bad values raise `cli.UsageError`.
 """
 
 from absl import flags
@@ -31,6 +33,13 @@ from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 
 _DEFAULT = presets.DEFAULT
+
+
+def _default(name):
+  """The default of `RobustHdpConfig`'s field `name`: one default per
+  hyperparameter, the same in the binary and in build_robust_hdp_process."""
+  return run_flags.config_default(config_lib.RobustHdpConfig, name)
+
 
 # Every dataset Robust-HDP can load (`tff_hdp.datasets.names('robust_hdp')`).
 DATASET = flags.DEFINE_enum(
@@ -62,65 +71,63 @@ SHARDS = flags.DEFINE_integer(
     'Label-sorted shards per client: 10 as the authors\' code '
     '(utils/sampling.py noniid, --user_max_class=10), most clients seeing '
     'most labels; 2 is McMahan et al.\'s split (about 2 labels each).')
-_MODEL = flags.DEFINE_enum('model', _DEFAULT.model,
+_MODEL = flags.DEFINE_enum('model', _default('model'),
                            ['cnn5', 'fc', 'resnet18'],
                            'cnn5: paper 003\'s CNN (MNIST, Fashion-MNIST; also '
                            'the CPU-sized choice for CIFAR-10); resnet18: '
                            'ResNet-18 with GroupNorm, paper 003\'s CIFAR-10 '
                            'model (for a GPU); fc: the small FC NN.')
-_ROUNDS = flags.DEFINE_integer('rounds', _DEFAULT.rounds, 'Rounds E.')
 _CALIBRATION_ROUNDS = flags.DEFINE_integer(
-    'calibration_rounds', None, 'Calibrate each client\'s noise for this '
+    'calibration_rounds', _default('calibration_rounds'),
+    'Calibrate each client\'s noise for this '
     'many rounds (>= --rounds; default --rounds): the first rounds of a '
     'longer run, e.g. Table 2\'s noise power (E = 200) over a few rounds. '
     'epsilon is what ran.')
-_LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', _DEFAULT.local_epochs,
+_LOCAL_EPOCHS = flags.DEFINE_integer('local_epochs', _default('local_epochs'),
                                      'Local epochs K.')
-_LEARNING_RATE = flags.DEFINE_float('learning_rate', _DEFAULT.learning_rate,
+_LEARNING_RATE = flags.DEFINE_float('learning_rate', _default('learning_rate'),
                                     'eta_l > 0.')
-_CLIP = flags.DEFINE_float('clip', _DEFAULT.clip,
+_CLIP = flags.DEFINE_float('clip', _default('clip'),
                            'Per-example clip norm c > 0.')
-_DELTA = flags.DEFINE_float('delta', _DEFAULT.delta, 'delta in (0, 1).')
-_ACCOUNTANT = run_flags.define_accountant_flag(
-    'each client\'s z_i (calibrated to its epsilon_i) and its reported '
-    'epsilon')
 _POISSON = flags.DEFINE_bool(
-    'poisson_sampling', _DEFAULT.poisson_sampling,
+    'poisson_sampling', _default('poisson'),
     'Poisson-sampled DP-SGD batches (what the accounting assumes); '
     '--nopoisson_sampling uses fixed-size shuffled batches.')
 _EVERY_ROUND = flags.DEFINE_bool(
-    'rpca_every_round', _DEFAULT.rpca_every_round,
+    'rpca_every_round', not _default('first_round_only'),
     'The rules weighing by RPCA (Robust-HDP\'s): RPCA every round '
     '(Algorithm 1); --norpca_every_round estimates the weights in the first '
     'round only (the authors\' code).')
 _BLOCK_ROWS = flags.DEFINE_integer(
-    'rpca_block_rows', None, "The rules weighing by RPCA: blocks of p' rows.")
+    'rpca_block_rows', _default('block_rows'),
+    "The rules weighing by RPCA: blocks of p' rows.")
 _RPCA_ITERATIONS = flags.DEFINE_integer(
-    'rpca_max_iterations', _DEFAULT.rpca_max_iterations,
+    'rpca_max_iterations', _default('rpca_max_iterations'),
     'The rules weighing by RPCA: bound on RPCA iterations.')
 _RPCA_METHOD = flags.DEFINE_enum(
-    'rpca_method', _DEFAULT.rpca_method, list(config_lib.RPCA_METHODS),
+    'rpca_method', _default('rpca_method'), list(config_lib.RPCA_METHODS),
     "The rules weighing by RPCA: its solver: 'ialm' (growing mu, solved to "
     "the tolerance) or 'admm' (fixed mu, the authors' code's: on these "
     'updates it stops at its iteration bound).')
-_PFA_RANK = flags.DEFINE_integer('pfa_rank', _DEFAULT.pfa_rank,
+_PFA_RANK = flags.DEFINE_integer('pfa_rank', _default('pfa_rank'),
                                  'PFA: projection rank k.')
 _CLIP_ONLY = flags.DEFINE_bool(
-    'clip_only', False,
+    'clip_only', _default('clip_only'),
     'A measurement, not a private run: clients clip as DP-SGD does and add '
     'no noise; the rules weigh as calibrated (a rule weighing by the updates '
     'weighs the noised ones the clients would have sent: --backend=direct). '
     'Beside the noisy run, it separates what clipping and the weights cost '
     'from what the noise costs.')
-_EVAL_EVERY = flags.DEFINE_integer('eval_every', _DEFAULT.eval_every,
-                                   'Evaluate every k rounds.')
+# --rounds, --eval_every, --delta, --accountant, the seeds, --backend,
+# --tff_workers (a RunConfig's), and the driver's.
 RUN = run_flags.define_run_flags(
-    output_dir='results/robust_hdp', backends=config_lib.BACKENDS,
-    backend='tff',
+    config_lib.RobustHdpConfig, output_dir='results/robust_hdp',
     backend_help="TFF's runtime, or the same round in plain TensorFlow "
     '(identical results, faster).',
     merged='each client noises its own update there, and the server step '
-    '(RPCA, the weights) runs once on the merged rows')
+    '(RPCA, the weights) runs once on the merged rows',
+    accountant_drives='each client\'s z_i (calibrated to its epsilon_i) and '
+    'its reported epsilon')
 
 
 def _numbers(values, flag, kind):
@@ -165,22 +172,20 @@ def build_configs():
   cli.check(SHARDS.value >= 1,
             f'--shards_per_client must be >= 1, got {SHARDS.value}')
   eps, bs, name = privacy_of_clients()
+  shared = run_flags.shared_config(RUN)
   configs = []
   for algorithm in algorithms:
     config = config_lib.RobustHdpConfig(
+        **shared.run_fields(),
         algorithm=algorithm, epsilons=eps, batch_sizes=bs, distribution=name,
-        model=_MODEL.value, rounds=_ROUNDS.value,
+        model=_MODEL.value,
         calibration_rounds=_CALIBRATION_ROUNDS.value,
         local_epochs=_LOCAL_EPOCHS.value, learning_rate=_LEARNING_RATE.value,
-        clip=_CLIP.value, delta=_DELTA.value, accountant=_ACCOUNTANT.value,
-        poisson=_POISSON.value,
+        clip=_CLIP.value, poisson=_POISSON.value,
         first_round_only=not _EVERY_ROUND.value,
         block_rows=_BLOCK_ROWS.value,
         rpca_max_iterations=_RPCA_ITERATIONS.value,
         rpca_method=_RPCA_METHOD.value, pfa_rank=_PFA_RANK.value,
-        eval_every=_EVAL_EVERY.value, backend=RUN.backend.value,
-        tff_workers=tuple(RUN.tff_workers.value), seed=RUN.seed.value,
-        mechanism_seed=RUN.mechanism_seed.value,
         clip_only=_CLIP_ONLY.value)
     try:
       config.validate()

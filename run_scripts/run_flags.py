@@ -13,15 +13,19 @@
 # limitations under the License.
 """The flags every run and audit binary shares, defined and checked once.
 
-`define_run_flags` (output and checkpoint directories, backend, progress,
-seeds, the accountant) and the audits' flags; `begin_main` and
+`define_run_flags` (the fields of `tff_hdp.run_config.RunConfig` every
+system's config shares, with the system's defaults, and the driver's
+output and checkpoint directories and progress), `shared_config` (the
+`RunConfig` they give) and the audits' flags; `begin_main` and
 `begin_audit`, what a binary's `main` does first.
 """
 
+import dataclasses
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 from absl import flags
 
+from tff_hdp import run_config
 from tff_hdp.run_scripts import cli
 from tff_hdp.run_scripts import output_dirs
 
@@ -70,17 +74,30 @@ def apply_preset(preset, flag_for_field: Mapping[str, str]) -> None:
       flags.FLAGS[flag_name].value = getattr(preset, field)
 
 
-def define_accountant_flag(drives: str):
+def config_default(config_class, name: str) -> Any:
+  """The default of the field `name` of the dataclass `config_class` (a
+  system's config): a flag mapping one to one onto the field takes it, so
+  the binary and the Python API share one default."""
+  field = {f.name: f for f in dataclasses.fields(config_class)}[name]
+  if field.default_factory is not dataclasses.MISSING:
+    return field.default_factory()
+  if field.default is dataclasses.MISSING:
+    raise ValueError(f'{config_class.__name__}.{name} has no default')
+  return field.default
+
+
+def define_accountant_flag(drives: str, default: str = 'rdp'):
   """--accountant=rdp|pld; `drives`: what it computes in this binary."""
   from tff_hdp.privacy import accounting  # pylint: disable=g-import-not-at-top
   return flags.DEFINE_enum(
-      'accountant', 'rdp', list(accounting.ACCOUNTANTS),
+      'accountant', default, list(accounting.ACCOUNTANTS),
       f'The accountant of {drives}: RDP (the papers\') or dp_accounting\'s '
       'PLD accountant (the tightest: a smaller epsilon for the same noise).')
 
 
 class RunFlags(NamedTuple):
-  """The flags every `run_<system>.py` shares (absl flag holders)."""
+  """The flags every `run_<system>.py` shares (absl flag holders): one per
+  field of `tff_hdp.run_config.RunConfig`, and the driver's options."""
   seed: flags.FlagHolder
   mechanism_seed: flags.FlagHolder
   backend: flags.FlagHolder
@@ -89,20 +106,52 @@ class RunFlags(NamedTuple):
   checkpoint_every: flags.FlagHolder
   keep_checkpoints: flags.FlagHolder
   tff_workers: flags.FlagHolder
+  rounds: flags.FlagHolder
+  eval_every: flags.FlagHolder
+  delta: flags.FlagHolder
+  accountant: flags.FlagHolder
 
 
-def define_run_flags(*, output_dir: str, backends: Sequence[str],
-                     backend: str, backend_help: str,
-                     merged: str) -> RunFlags:
-  """--seed, --mechanism_seed, --backend (one of `backends`, default
-  `backend`), --output_dir (default `output_dir`), --progress,
-  --checkpoint_every, --keep_checkpoints and --tff_workers (see
-  `define_tff_workers_flag` for `merged`)."""
+# The help of the shared flags not defined by a function of their own.
+_HELP = {
+    'rounds': 'Training rounds (T; paper 003\'s E).',
+    'eval_every': 'Evaluate every k rounds (and after the last).',
+    'delta': 'delta in (0, 1) of every epsilon reported (or calibrated).',
+}
+
+
+def define_run_flags(config_class, *, output_dir: str, backend_help: str,
+                     merged: str, accountant_drives: str,
+                     from_preset: Sequence[str] = ()) -> RunFlags:
+  """One flag per field of `tff_hdp.run_config.RunConfig`, and the driver's.
+
+  --rounds, --eval_every, --seed, --mechanism_seed, --delta, --accountant
+  (`accountant_drives`: what it computes in this binary), --backend
+  (`backend_help`: what each backend is here) and --tff_workers (see
+  `define_tff_workers_flag` for `merged`), each defaulting to the field's
+  default in `config_class` (the system's config, a `RunConfig`), but
+  those named in `from_preset`, which default to None: the binary fills
+  them from its dataset's preset (`shared_config`); and --output_dir
+  (default `output_dir`), --progress, --checkpoint_every and
+  --keep_checkpoints.
+  """
+  def default(name):
+    return None if name in from_preset else config_default(config_class, name)
+
+  def preset_note(name):
+    return ' Default: the preset\'s.' if name in from_preset else ''
+
+  numbers = {name: define(name, default(name), _HELP[name] + preset_note(name))
+             for name, define in (('rounds', flags.DEFINE_integer),
+                                  ('eval_every', flags.DEFINE_integer),
+                                  ('delta', flags.DEFINE_float))}
   return RunFlags(
-      seed=define_seed_flag(),
-      mechanism_seed=define_mechanism_seed_flag(),
-      backend=flags.DEFINE_enum('backend', backend, list(backends),
-                                f'How rounds run: {backend_help}'),
+      seed=define_seed_flag(default('seed')),
+      mechanism_seed=define_mechanism_seed_flag(default('mechanism_seed')),
+      backend=flags.DEFINE_enum(  # The system's default listed first.
+          'backend', default('backend'),
+          sorted(run_config.BACKENDS, key=lambda b: b != default('backend')),
+          f'How rounds run: {backend_help}'),
       output_dir=flags.DEFINE_string('output_dir', output_dir,
                                      'Where results are written.'),
       progress=flags.DEFINE_bool('progress', True, 'Show a progress bar.'),
@@ -115,21 +164,47 @@ def define_run_flags(*, output_dir: str, backends: Sequence[str],
           'keep_checkpoints', False, 'Keep <output_dir>/checkpoints/ once '
           'results.json is written. By default it is deleted then, so that '
           'a finished output directory holds no secret (docs/secrets.md).'),
-      tff_workers=define_tff_workers_flag(merged))
+      tff_workers=define_tff_workers_flag(merged,
+                                          list(default('tff_workers'))),
+      accountant=define_accountant_flag(accountant_drives,
+                                        default('accountant')),
+      **numbers)
 
 
-def define_seed_flag():
+def shared_config(run: RunFlags, preset=None) -> run_config.RunConfig:
+  """The `RunConfig` of the parsed shared flags `run`, for a system's
+  config: `FedHdpConfig(**shared_config(RUN).run_fields(), ...)`.
+
+  A flag left None (one of `define_run_flags`'s `from_preset`) takes the
+  attribute of the same name of `preset`, the dataset's. Not checked here:
+  the system's config checks it (`RunConfig.validate_run`).
+  """
+  def value(name):
+    flag = getattr(run, name)
+    return (getattr(preset, name) if flag.value is None and preset is not None
+            else flag.value)
+
+  return run_config.RunConfig(
+      rounds=value('rounds'), eval_every=value('eval_every'),
+      seed=run.seed.value, mechanism_seed=run.mechanism_seed.value,
+      delta=value('delta'), accountant=run.accountant.value,
+      backend=run.backend.value, tff_workers=tuple(run.tff_workers.value))
+
+
+def define_seed_flag(default: int = 0):
   """--seed: the public randomness, published with the results."""
   return flags.DEFINE_integer(
-      'seed', 0, 'The public seed, written to results.json: the data split, '
+      'seed', default,
+      'The public seed, written to results.json: the data split, '
       'opt-outs and privacy levels, the initial model, dropout. No privacy '
       'guarantee rests on it (see --mechanism_seed).')
 
 
-def define_mechanism_seed_flag():
+def define_mechanism_seed_flag(default: Optional[int] = None):
   """--mechanism_seed: None (a secret key), or a reproducible run."""
   return flags.DEFINE_integer(
-      'mechanism_seed', None, 'Unset (the default): every noise draw, cohort '
+      'mechanism_seed', default,
+      'Unset (the default): every noise draw, cohort '
       'and DP-SGD batch comes from a secret 128-bit key drawn from the '
       'operating system at the start of the run and written nowhere but '
       'its checkpoints, if any, which are deleted when the command '
@@ -163,11 +238,12 @@ def check_run_flags(run: RunFlags) -> None:
       raise cli.UsageError(f'--{e}') from None
 
 
-def define_tff_workers_flag(merged: str):
+def define_tff_workers_flag(merged: str, default: Sequence[str] = ()):
   """--tff_workers=host:port,...; `merged`: what the workers' partial results
   are and what happens once, after the merge, in this binary."""
   return flags.DEFINE_list(
-      'tff_workers', [], 'host:port of running TFF worker_binary processes '
+      'tff_workers', list(default),
+      'host:port of running TFF worker_binary processes '
       f'(--backend=tff): each round\'s clients are spread over them; {merged}. '
       'Start each with <site-packages>/tensorflow_federated/data/'
       'worker_binary --port=PORT (docs/distributed.md).')

@@ -17,7 +17,8 @@ checked data and configs they give.
 A flag the command line does not set takes the dataset's value in
 `tff_hdp.udp.presets` (paper 004's settings, or ours for the offline data;
 a dataset with no preset of its name takes `presets.DEFAULT`'s);
-the sample cap w_hat takes the config's default
+a flag that is a field of `UdpConfig` and not a preset's takes the config's
+default, the sample cap w_hat its default's
 (`tff_hdp.udp.config.default_sample_cap`). Importing this module defines the
 flags; bad values raise `cli.UsageError`.
 """
@@ -41,6 +42,14 @@ _DATASET = flags.DEFINE_enum(
 _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Directory of cifar-10-python.tar.gz (cifar10), '
     'emnist_all.sqlite (femnist) or celeba.sqlite (celeba).')
+
+
+def _default(name):
+  """The default of `UdpConfig`'s field `name`: one default per
+  hyperparameter, the same in the binary and in build_udp_process."""
+  return run_flags.config_default(config_lib.UdpConfig, name)
+
+
 _ALGORITHM = flags.DEFINE_string(
     'algorithm', 'all', f'One or more of {", ".join(config_lib.ALGORITHMS)} '
     '(comma-separated), or all.')
@@ -60,7 +69,8 @@ _NOISE_STDDEV = flags.DEFINE_float(
     'noise_stddev', None, 'Instead of --noise_multiplier: the paper\'s sigma, '
     'the noise stddev z max_w S / (q W) on grad phi; z is solved from it.')
 _SAMPLE_CAP = flags.DEFINE_float(
-    'sample_cap', None, 'w_hat > 0 (default: the median user\'s training '
+    'sample_cap', _default('sample_cap'),
+    'w_hat > 0 (default: the median user\'s training '
     'size).')
 _LOCAL_STEPS = flags.DEFINE_integer('local_steps', None, 'K >= 1.')
 _BATCH_SIZE = flags.DEFINE_integer('batch_size', None, 'Local batch size.')
@@ -68,27 +78,27 @@ _LOCAL_LR = flags.DEFINE_float('local_learning_rate', None, 'eta > 0.')
 _HYPER_LR = flags.DEFINE_float('hyper_learning_rate', None, 'lambda > 0.')
 _EMBEDDING_LR = flags.DEFINE_float('embedding_learning_rate', None,
                                    'zeta >= 0.')
-_ROUNDS = flags.DEFINE_integer('rounds', None, 'Rounds T.')
-_EVAL_EVERY = flags.DEFINE_integer('eval_every', None,
-                                   'Evaluate every k rounds.')
-_DELTA = flags.DEFINE_float('delta', presets.DELTA, 'delta in (0, 1).')
-_ACCOUNTANT = run_flags.define_accountant_flag(
-    'the reported epsilon and of --target_epsilon')
+# --rounds, --eval_every, --delta, --accountant, the seeds, --backend,
+# --tff_workers (a RunConfig's), and the driver's.
 RUN = run_flags.define_run_flags(
-    output_dir='results/udp', backends=config_lib.BACKENDS,
-    backend='direct',
+    config_lib.UdpConfig, output_dir='results/udp',
     backend_help='one tf.function (direct), or the LearningProcess on '
     'TFF\'s runtime (tff; the same results, slower).',
     merged='they sum the users\' clipped weighted hypernetwork gradients, '
-    'and the noise is added once, after the merge')
+    'and the noise is added once, after the merge',
+    accountant_drives='the reported epsilon and of --target_epsilon',
+    from_preset=('rounds', 'eval_every'))
+
+
+def _preset() -> presets.Preset:
+  """The dataset's preset (the default's for a dataset without one)."""
+  return presets.PRESETS.get(_DATASET.value, presets.PRESETS[presets.DEFAULT])
 
 
 def _value(flag):
-  """The flag's value, else the dataset's preset's (the default's for a
-  dataset without one)."""
-  preset = presets.PRESETS.get(_DATASET.value,
-                               presets.PRESETS[presets.DEFAULT])
-  return flag.value if flag.value is not None else getattr(preset, flag.name)
+  """The flag's value, else the dataset's preset's."""
+  return flag.value if flag.value is not None else getattr(_preset(),
+                                                           flag.name)
 
 
 def build_configs(num_users: int, sizes: np.ndarray):
@@ -103,18 +113,15 @@ def build_configs(num_users: int, sizes: np.ndarray):
   cli.check(len(given) <= 1, 'give one of --noise_multiplier, '
             f'--target_epsilon, --noise_stddev; got {" and ".join(given)}')
   base = config_lib.UdpConfig(
-      target=_value(_TARGET), rounds=_value(_ROUNDS),
+      **run_flags.shared_config(RUN, _preset()).run_fields(),
+      target=_value(_TARGET),
       sampling_rate=_value(_SAMPLING_RATE), clip=_value(_CLIP),
       noise_multiplier=_value(_NOISE),
       sample_cap=_SAMPLE_CAP.value,
       local_steps=_value(_LOCAL_STEPS), batch_size=_value(_BATCH_SIZE),
       local_learning_rate=_value(_LOCAL_LR),
       hyper_learning_rate=_value(_HYPER_LR),
-      embedding_learning_rate=_value(_EMBEDDING_LR), delta=_DELTA.value,
-      accountant=_ACCOUNTANT.value, eval_every=_value(_EVAL_EVERY),
-      seed=RUN.seed.value, mechanism_seed=RUN.mechanism_seed.value,
-      backend=RUN.backend.value,
-      tff_workers=tuple(RUN.tff_workers.value))
+      embedding_learning_rate=_value(_EMBEDDING_LR))
   try:
     base.validate()
   except ValueError as e:
