@@ -42,6 +42,8 @@ def heavy_imports(module: str) -> subprocess.CompletedProcess:
     'tff_hdp.privacy.privacy_ledger',
     # The binaries compare a finished run's configuration before TensorFlow.
     'tff_hdp.checkpoint',
+    'tff_hdp.run_config',  # The three systems' configs share it.
+    'tff_hdp.registry',  # Every system's algorithms and rules register in it.
     'tff_hdp.fedhdp.clip_noise',
     'tff_hdp.fedhdp.audit',
     # HDP-Bench's flag checks import every registered method.
