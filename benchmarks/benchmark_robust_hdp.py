@@ -40,11 +40,11 @@ TF_NUM_INTRAOP_THREADS is set (e.g. =2 to time TensorFlow's default).
    28x28, conv 5x5x16x32 on 14x14, dense 1568x10), the usual 3x for forward plus
    backward; DP-SGD's extra work (norms, clipping) is not counted.
 3. A full round: 20 clients x 2,400 examples, 1 epoch, Dist1's batch sizes,
-   Robust-HDP with RPCA every round, on the direct runner: client training
+   Robust-HDP with RPCA every round, on the direct backend: client training
    and the server step (RPCA) timed apart, and a 200-round run extrapolated.
    The clients are timed in two forms, one after the other in each round
    (the order alternating), from the same keys: as the driver's
-   `direct_backend.DirectRunner` trains them (`cohort.default_form`: on a CPU
+   `direct_backend.DirectRound` trains them (`cohort.default_form`: on a CPU
    that runs two lanes at once, two lanes of clients, `cohort.IN_LANES`),
    and in the other CPU form (each client in turn, `cohort.IN_TURN`, or
    lanes if the driver's is in turn); each with its wall and CPU seconds
@@ -269,11 +269,11 @@ def main(argv):
            rng.integers(0, 10, 2400).astype(np.int32)) for _ in range(k)]
   clients = process.client_privacy(config, [2400] * k)
   settings = dp_sgd.DpSgdSettings()
-  # One runner per RPCA solver; the clients' rows come from the first.
+  # One direct round per RPCA solver; the clients' rows come from the first.
   # (Robust-HDP's server is told no variances: `Rule.told`.)
   variances = process.true_variances(config, clients, spec.num_parameters)
   runners = {
-      method: robust_direct_backend.DirectRunner(
+      method: robust_direct_backend.DirectRound(
           spec, spec.init(0),
           process.build_aggregator(
               dataclasses.replace(config, rpca_method=method), clients,
@@ -291,7 +291,7 @@ def main(argv):
   packed = cohort.pack_clients(data)
 
   def other_rows(state):
-    """The round's rows in `other_form`, from the runner's keys."""
+    """The round's rows in `other_form`, from the direct round's keys."""
     key = process.round_key(tf.constant(mechanism_key.as_key(state['key'])),
                             tf.constant(int(state['round_num'])))
     keys = tf.stack([process.client_key(key, i['index']) for i in info])

@@ -36,8 +36,7 @@ from tff_hdp.robust_hdp import rule as robust_rule
 import tff_hdp.fedhdp
 import tff_hdp.robust_hdp
 import tff_hdp.udp
-from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
-from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
+from tff_hdp.robust_hdp import executors as robust_executors
 from tff_hdp.privacy.preferences import Preferences
 from tests import user_code
 
@@ -123,7 +122,7 @@ def test_rule_refuses_a_cohort_too_small_in_one_line(robust):
   assert 'rule robust_hdp needs at least 2 clients' in message, message
 
 
-def test_direct_runner_is_the_tff_round_on_a_partial_cohort(tff_runtime):
+def test_direct_round_is_the_tff_round_on_a_partial_cohort(tff_runtime):
   del tff_runtime
   process = _robust(rule='dpfedavg')
   factory = robust_process.build_aggregator(
@@ -135,13 +134,15 @@ def test_direct_runner_is_the_tff_round_on_a_partial_cohort(tff_runtime):
                noise_multiplier=np.float32(c.noise_multiplier))
           for i, c in enumerate(process.clients)]
   which = (1, 3, 4)
+  cohort = robust_executors.Cohort([data[i] for i in which],
+                                   [info[i] for i in which])
   states = []
-  for runner in (robust_tff_backend.TffRunner, robust_direct_backend.DirectRunner):
-    run = runner(MODEL, MODEL.init(1), factory, settings=settings)
-    state = run.initialize(np.array([3, -5], np.int64))
+  for backend in ('tff', 'direct'):
+    executor = robust_executors.build_executor(
+        backend, MODEL, MODEL.init(1), factory, settings=settings)
+    state = executor.initialize(np.array([3, -5], np.int64))
     for _ in range(2):
-      state, _ = run.next(state, [data[i] for i in which],
-                          [info[i] for i in which])
+      state = executor.next(state, cohort).state
     states.append(state)
   tff_state, direct_state = states
   np.testing.assert_array_equal(tff_state['aggregator']['participation'],

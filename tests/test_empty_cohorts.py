@@ -41,8 +41,7 @@ from tff_hdp import round_loop
 from tff_hdp import templates
 from tff_hdp.data import sampling
 from tff_hdp.privacy import mechanism_key
-from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
-from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
+from tff_hdp.robust_hdp import executors as robust_executors
 
 BACKENDS = backends.BACKENDS
 MECHANISM_SEED = 5
@@ -196,7 +195,6 @@ def test_robust_hdp_empty_cohort_releases_nothing_and_charges_nobody(
   from tff_hdp.data import client_data  # pylint: disable=g-import-not-at-top
   from tff_hdp.robust_hdp import config as config_lib  # pylint: disable=g-import-not-at-top
   from tff_hdp.robust_hdp import process  # pylint: disable=g-import-not-at-top
-  from tff_hdp.robust_hdp import distributed as robust_distributed  # pylint: disable=g-import-not-at-top
   sizes = (8, 9, 10, 11, 12)
   config = config_lib.RobustHdpConfig(
       algorithm='weiavg', epsilons=ROBUST_EPSILONS,
@@ -210,22 +208,20 @@ def test_robust_hdp_empty_cohort_releases_nothing_and_charges_nobody(
   info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
                noise_multiplier=np.float32(c.noise_multiplier))
           for i, c in enumerate(clients)]
-  args = (model, model.init(1), factory)
-  if backend == 'direct':
-    runner = robust_direct_backend.DirectRunner(*args, settings=settings)
-  elif backend == 'tff':
+  workers = ()
+  if backend != 'direct':
     request.getfixturevalue('tff_runtime')
-    runner = robust_tff_backend.TffRunner(*args, settings=settings)
-  else:
-    workers = request.getfixturevalue('two_workers')
-    runner = robust_distributed.DistributedRunner(
-        *args, settings=settings,
-        workers=distributed.local_addresses(workers))
+  if backend == 'distributed':
+    workers = distributed.local_addresses(
+        request.getfixturevalue('two_workers'))
+  executor = robust_executors.build_executor(
+      backend, model, model.init(1), factory, settings=settings,
+      workers=workers)
   cohort = (0, 2, 4)  # A partial cohort, then nobody.
-  state = runner.initialize(mechanism_key.new_key(1))
-  state, with_clients = runner.next(state, [data[i] for i in cohort],
-                                    [info[i] for i in cohort])
-  after, nobody = runner.next(state, [], [])
+  state = executor.initialize(mechanism_key.new_key(1))
+  state, with_clients, _ = executor.next(state, robust_executors.Cohort(
+      [data[i] for i in cohort], [info[i] for i in cohort]))
+  after, nobody, _ = executor.next(state, robust_executors.Cohort([], []))
   assert set(nobody) == set(with_clients)
   for before, now in zip(state['global_weights'], after['global_weights']):
     np.testing.assert_array_equal(before, now)
@@ -236,4 +232,5 @@ def test_robust_hdp_empty_cohort_releases_nothing_and_charges_nobody(
   np.testing.assert_array_equal(nobody['weights'], np.zeros(len(sizes)))
   if backend == 'distributed':  # A client twice in one round is refused.
     with pytest.raises(Exception, match='same row index'):
-      runner.next(state, [data[0], data[0]], [info[0], info[0]])
+      executor.next(state, robust_executors.Cohort([data[0], data[0]],
+                                                   [info[0], info[0]]))

@@ -42,6 +42,7 @@ from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import rule_registry
 from tff_hdp.robust_hdp import tff_backend as robust_tff_backend
 from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
+from tff_hdp.robust_hdp import executors as robust_executors
 
 VALUE_TYPE = tff.types.to_type([(np.float32, (2,))])
 # A tiny model (4 inputs, 3 hidden units, 2 classes) for the package builders.
@@ -160,14 +161,14 @@ def test_index_out_of_range_fails_the_round(tff_runtime, factory, message,
 
 
 def _robust_round(aggregator, indices):
-  process = robust_tff_backend.TffRunner(
+  process = robust_tff_backend.TffRound(
       SPEC, SPEC.init(0), aggregator, settings=dp_sgd.DpSgdSettings())
   data = [robust_direct_backend.client_dataset(*_client_data(i))
           for i in range(len(indices))]
   info = [collections.OrderedDict(index=i, batch_size=2, noise_multiplier=1.0)
           for i in indices]
-  return process.next(process.initialize(mechanism_key.new_key(0)), data,
-                      info)
+  return process.next(process.initialize(mechanism_key.new_key(0)),
+                      robust_executors.Cohort(data, info))
 
 
 def test_duplicated_row_index_fails_the_round(tff_runtime):
@@ -180,7 +181,7 @@ def test_duplicated_row_index_fails_the_round(tff_runtime):
 
 def test_robust_build_process_runs_with_row_indices(tff_runtime):
   del tff_runtime
-  state, measurements = _robust_round(_robust_factory(3), [2, 0, 1])
+  state, measurements, _ = _robust_round(_robust_factory(3), [2, 0, 1])
   assert int(state['round_num']) == 1
   np.testing.assert_allclose(measurements['weights'], [1 / 3] * 3, rtol=1e-6)
   assert not np.allclose(templates.global_weights(state)[0],

@@ -291,9 +291,9 @@ def test_empty_cohort():
     assert rows.shape == (0, spec.num_parameters)
 
 
-def test_the_direct_runner_uses_the_cohort_where_it_is_faster(monkeypatch):
+def test_the_direct_round_uses_the_cohort_where_it_is_faster(monkeypatch):
   # Where `default_form` is STACKED (a GPU) or IN_LANES (a CPU that runs
-  # two lanes at once), `direct_backend.DirectRunner` trains the cohort in one
+  # two lanes at once), `direct_backend.DirectRound` trains the cohort in one
   # computation; its updates are the loop's, to float32 rounding.
   spec, weights, x, y, num_examples, batch, noise, _ = _cohort('fc', 5,
                                                                seed=11)
@@ -305,7 +305,8 @@ def test_the_direct_runner_uses_the_cohort_where_it_is_faster(monkeypatch):
 
   def updates(form):
     monkeypatch.setattr(cohort, 'default_form', lambda spec: form)
-    runner = robust_direct_backend.DirectRunner(spec, weights, server, settings=POISSON)
+    runner = robust_direct_backend.DirectRound(spec, weights, server,
+                                               settings=POISSON)
     state = runner.initialize(np.array([3, -5], np.int64))
     rows = [runner.client_updates(state, data, info) for _ in range(2)]
     np.testing.assert_array_equal(rows[0], rows[1])  # Packed once, reused.

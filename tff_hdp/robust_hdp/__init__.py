@@ -29,6 +29,8 @@ which receives the updates alone).
   privacy_preferences  Dist1-Dist9, and z_i from epsilon_i by the accountant
   aggregator           any rule as a `tff.aggregators` factory
   process              the round as a `tff.learning.templates.LearningProcess`
+  executors            the round on each backend (tff_backend, direct_backend,
+                       distributed) and its Cohort
   training             the driver: one run, one results record
   presets              the paper's setting (authors' code) and the default
   table_rows           the comparison table of a run's results, claim line

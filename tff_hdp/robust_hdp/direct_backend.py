@@ -13,10 +13,12 @@
 # limitations under the License.
 """Robust-HDP's round in plain TensorFlow, the driver's direct backend.
 
-`DirectRunner` computes the learning process's round (the clients' DP-SGD
+`DirectRound` computes the learning process's round (the clients' DP-SGD
 and the rule's server step, `aggregator.NoiseAwareAggregationFactory.
-server_step`) without TFF's runtime, bit for bit: the same interface as
-`tff_backend.TffRunner` (tests/test_round_conformance.py).
+server_step`) without TFF's runtime, bit for bit: a
+`round_executor.RoundExecutor` as `tff_backend.TffRound` is
+(tests/test_round_executors.py, tests/test_round_conformance.py), the one
+backend that also runs a clip-only cohort's `weighing_info`.
 `client_dataset` is a client's data as the process takes it.
 """
 
@@ -28,9 +30,10 @@ import numpy as np
 import tensorflow as tf
 
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
-from tff_hdp.robust_hdp import cohort
+from tff_hdp.robust_hdp import cohort as cohort_lib
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp.process import client_key
 from tff_hdp.robust_hdp.process import client_step
@@ -54,14 +57,17 @@ def _client_function(spec: models.ModelSpec, settings: dp_sgd.DpSgdSettings,
       reduce_retracing=True, autograph=False)
 
 
-class DirectRunner:
+class DirectRound(round_executor.RoundExecutor):
   """The round of the learning process in plain TensorFlow, without TFF's
   runtime.
 
-  Same arguments as `TffRunner`; `initialize()` and `next(state,
-  client_data, client_info)` behave as the process's (the client data may
-  also be (x, y) array pairs).
+  Same arguments as `tff_backend.TffRound`; `initialize(key)` and
+  `next(state, cohort)` behave as the process's (`executors.Cohort`, its
+  `weighing_info` included). `client_updates` and `server_update` are the
+  round's two halves, which the benchmarks time apart.
   """
+
+  backend = round_executor.DIRECT
 
   def __init__(self, spec: models.ModelSpec, initial_weights,
                aggregator, *, settings: dp_sgd.DpSgdSettings,
@@ -74,8 +80,9 @@ class DirectRunner:
     # The cohort as one computation (stacked on a GPU, in two lanes on a
     # CPU that runs two at once: `cohort.default_form`), else each client
     # in turn, one call each.
-    self._cohort = (cohort.cohort_function(spec, settings, private)
-                    if cohort.default_form(spec) != cohort.IN_TURN else None)
+    self._cohort = (cohort_lib.cohort_function(spec, settings, private)
+                    if cohort_lib.default_form(spec) != cohort_lib.IN_TURN
+                    else None)
     self._packed = None  # (ids of the clients' x, their data, packed).
     # No autograph (see `_client_function`).
     self._server = tf.function(aggregator.server_step, autograph=False)
@@ -111,7 +118,7 @@ class DirectRunner:
     # cache holds them, so their ids stay theirs).
     ids = tuple(id(x) for x, _ in data)
     if self._packed is None or self._packed[0] != ids:
-      self._packed = (ids, data, cohort.pack_clients(data))
+      self._packed = (ids, data, cohort_lib.pack_clients(data))
     x, y, num_examples = self._packed[2]
     keys = tf.stack([client_key(key, info['index']) for info in client_info])
     return self._cohort(
@@ -149,16 +156,17 @@ class DirectRunner:
     return (tf.nest.map_structure(np.asarray, new_state),
             tf.nest.map_structure(np.asarray, measurements))
 
-  def next(self, state, client_data, client_info, weighing_info=None):
-    """The round of the clients of `client_data` (any subset). With
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    """The round of the cohort's clients (any subset). With its
     `weighing_info` (each client's info with another noise multiplier: a
     clip-only run's calibrated z_i), the clients also run with it, from the
     same model and keys, and the weights come from those updates."""
-    weighed = (None if weighing_info is None else
-               self.client_updates(state, client_data, weighing_info))
-    return self.server_update(
-        state, self.client_updates(state, client_data, client_info),
-        [int(info['index']) for info in client_info], weighed)
+    cohort.check(self.backend)
+    weighed = (None if cohort.weighing_info is None else
+               self.client_updates(state, cohort.data, cohort.weighing_info))
+    return round_executor.RoundOutput(*self.server_update(
+        state, self.client_updates(state, cohort.data, cohort.info),
+        [int(info['index']) for info in cohort.info], weighed))
 
 
 def client_dataset(x: np.ndarray, y: np.ndarray) -> tf.data.Dataset:

@@ -14,8 +14,8 @@
 """Robust-HDP rounds spread over several TFF worker processes (paper 003).
 
 The runtime (workers, the mergeable context, stacks of per-client outputs,
-failure) is `tff_hdp.distributed`; this module is `tff_backend.TffRunner`'s
-round as a `tff.framework.MergeableCompForm`:
+failure) is `tff_hdp.distributed`; this module is `tff_backend.TffRound`'s
+round as a `tff.framework.MergeableCompForm`, run by `DistributedRound`:
 
 - up_to_merge (per worker, on its slice of the n clients): broadcast theta^t;
   each client runs DP-SGD with its own (b_i, z_i) and its own key of the
@@ -31,16 +31,17 @@ round as a `tff.framework.MergeableCompForm`:
   theta^t + sum_i w_i Delta_i.
 
 Nothing is summed before the server step, so the rows the server sees are
-bit for bit one machine's, and the round equals `tff_backend.TffRunner`'s
-(tests/robust_hdp/test_distributed.py). Each client's DP-SGD key of the
-round is derived from the run's secret mechanism key as on one machine
-(`process.client_key`) and reaches it as its own CLIENTS value; no key is a
-SERVER value of the form, which TFF sends to every worker, so a worker
-learns only the keys of the clients it runs. Trust: as in paper 003 the
-server is untrusted and each client noises its own update, so a worker
-plays its clients' devices (their data, their local DP-SGD), and what
-leaves it is what the server may see anyway; it must be trusted by the
-clients it runs, not by the others (docs/distributed.md).
+bit for bit one machine's, and the round equals `tff_backend.TffRound`'s
+(tests/robust_hdp/test_distributed.py, tests/test_round_executors.py).
+Each client's DP-SGD key of the round is derived from the run's secret
+mechanism key as on one machine (`process.client_key`) and reaches it as
+its own CLIENTS value; no key is a SERVER value of the form, which TFF
+sends to every worker, so a worker learns only the keys of the clients it
+runs. Trust: as in paper 003 the server is untrusted and each client noises
+its own update, so a worker plays its clients' devices (their data, their
+local DP-SGD), and what leaves it is what the server may see anyway; it
+must be trusted by the clients it runs, not by the others
+(docs/distributed.md).
 """
 
 import collections
@@ -52,6 +53,7 @@ import tensorflow_federated as tff
 
 from tff_hdp import distributed
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp import templates
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import dp_sgd
@@ -144,7 +146,7 @@ def _server_step(spec: models.ModelSpec,
   @tff.tensorflow.computation(state_type, merged_type)
   def server_step(state, stack):
     # Each row to its client's row of M; the cohort (any subset, empty
-    # included) is the rows present, as `direct_backend.DirectRunner`'s.
+    # included) is the rows present, as `direct_backend.DirectRound`'s.
     rows = tf.reshape(stack['position'], [-1, 1])
     clients = tf.scatter_nd(rows, tf.ones_like(stack['position']), [n])
     once = tf.debugging.assert_less_equal(
@@ -165,13 +167,15 @@ def _server_step(spec: models.ModelSpec,
   return server_step
 
 
-class DistributedRunner:
-  """`tff_backend.TffRunner`'s round over TFF workers, the same interface.
+class DistributedRound(round_executor.RoundExecutor):
+  """`tff_backend.TffRound`'s round over TFF workers.
 
-  `initialize(key)` and `next(state, client_data, client_info)` behave as
-  the process's (the client data may also be (x, y) array pairs), with each
-  round's clients cut into one slice per worker.
+  `initialize(key)` and `next(state, cohort)` behave as the process's
+  (`executors.Cohort`, without `weighing_info`), with each round's clients
+  cut into one slice per worker.
   """
+
+  backend = round_executor.DISTRIBUTED
 
   def __init__(self,
                spec: models.ModelSpec,
@@ -188,7 +192,7 @@ class DistributedRunner:
 
     Args:
       spec, initial_weights, aggregator, settings, private: As
-        `tff_backend.TffRunner`.
+        `tff_backend.TffRound`.
       workers, timeout, context: As `tff_hdp.distributed.context_for`.
 
     Raises:
@@ -208,23 +212,24 @@ class DistributedRunner:
         aggregator=self._aggregator.initial_state(),
         key=mechanism_key.as_key(key).copy()))
 
-  def next(self, state, client_data, client_info):
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    cohort.check(self.backend)
     client_data = [
         d if isinstance(d, tf.data.Dataset) else
         direct_backend.client_dataset(*d)
-        for d in client_data
+        for d in cohort.data
     ]
     round_key = process.round_key(tf.constant(state['key']),
                                   tf.constant(int(state['round_num'])))
     keys = [process.client_key(round_key, info['index']).numpy()
-            for info in client_info]
+            for info in cohort.info]
     public = collections.OrderedDict(
         (k, state[k]) for k in ('global_weights', 'round_num', 'aggregator'))
     new_state, measurements = self._context.invoke(
-        self._form, [public, client_data, list(client_info), keys])
+        self._form, [public, client_data, list(cohort.info), keys])
     new_state = _to_numpy(new_state)
     new_state['key'] = state['key']
-    return new_state, _to_numpy(measurements)
+    return round_executor.RoundOutput(new_state, _to_numpy(measurements))
 
 
 def _to_numpy(structure):

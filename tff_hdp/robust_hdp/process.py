@@ -38,8 +38,9 @@ a `RobustHdpProcess`, which declares the clients' calibration. In depth
 (keys, sizes, cohorts, the accounting): docs/robust_hdp.md (The learning
 process).
 
-`TffRunner` (the driver's TFF backend) and `DirectRunner` (the same round in
-plain TensorFlow) run it with the driver's state dict.
+`tff_backend.TffRound` (the driver's TFF backend) runs it with the driver's
+state dict, `direct_backend.DirectRound` is the same round in plain
+TensorFlow (`executors.build_executor` picks one).
 """
 
 import collections

@@ -13,11 +13,11 @@
 # limitations under the License.
 """Robust-HDP's round on TFF's runtime, the driver's TFF backend (paper 003).
 
-`TffRunner` wraps the learning process (`process.compose_robust_hdp_process`)
-in the driver's interface: `initialize(key)` and `next(state, client_data,
-client_info)` -> (state, measurements) on the driver's state dict. The same
-round without TFF is `direct_backend.DirectRunner`, over TFF workers
-`distributed.DistributedRunner`; tests/test_round_conformance.py holds the
+`TffRound` runs the learning process (`process.compose_robust_hdp_process`)
+as a `round_executor.RoundExecutor` on the driver's state dict:
+`initialize(key)` and `next(state, cohort)` on an `executors.Cohort`. The
+same round without TFF is `direct_backend.DirectRound`, over TFF workers
+`distributed.DistributedRound`; tests/test_round_executors.py holds the
 three to one contract.
 """
 
@@ -28,6 +28,7 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp.process import build_client_work
@@ -35,10 +36,12 @@ from tff_hdp.robust_hdp.process import client_element
 from tff_hdp.robust_hdp.process import compose_robust_hdp_process
 
 
-class TffRunner:
-  """The learning process (`compose_robust_hdp_process`) with the driver's
-  interface: `initialize()` and `next(state, client_data, client_info)` ->
-  (state, measurements) on the driver's state dict."""
+class TffRound(round_executor.RoundExecutor):
+  """The learning process (`compose_robust_hdp_process`) as the round on
+  TFF's runtime: `initialize(key)` and `next(state, cohort)` on the
+  driver's state dict (`executors.Cohort`, without `weighing_info`)."""
+
+  backend = round_executor.TFF
 
   def __init__(self, spec: models.ModelSpec, initial_weights, aggregator, *,
                settings: dp_sgd.DpSgdSettings, private: bool = True):
@@ -54,17 +57,19 @@ class TffRunner:
     state['key'] = mechanism_key.as_key(key).copy()
     return state
 
-  def next(self, state, client_data, client_info):
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    cohort.check(self.backend)
     clients = []
-    for data, info in zip(client_data, client_info):
+    for data, info in zip(cohort.data, cohort.info):
       if isinstance(data, tf.data.Dataset):
         data = data.get_single_element()
       clients.append(client_element(
           *data, index=info['index'], batch_size=info['batch_size'],
           noise_multiplier=info['noise_multiplier']))
     output = self.process.next(_to_learning_state(state), clients)
-    return (_from_learning_state(output.state),
-            tf.nest.map_structure(np.asarray, output.metrics['aggregator']))
+    return round_executor.RoundOutput(
+        _from_learning_state(output.state),
+        tf.nest.map_structure(np.asarray, output.metrics['aggregator']))
 
 
 def _to_learning_state(state) -> tff.learning.templates.LearningAlgorithmState:

@@ -42,6 +42,7 @@ import tensorflow as tf
 
 from tff_hdp import checkpoint
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp import round_loop
 from tff_hdp import templates
 from tff_hdp.data import client_data as client_data_lib
@@ -49,36 +50,14 @@ from tff_hdp.data import federated_data
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
 from tff_hdp.robust_hdp import aggregation_rules
-from tff_hdp.robust_hdp import aggregator as aggregator_lib
 from tff_hdp.robust_hdp import config as config_lib
-from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import privacy_preferences
 from tff_hdp.robust_hdp import direct_backend
+from tff_hdp.robust_hdp import executors
 from tff_hdp.robust_hdp import process as process_lib
-from tff_hdp.robust_hdp import tff_backend
 from tff_hdp.robust_hdp import rule_registry
 import tff_hdp.robust_hdp.rules  # pylint: disable=unused-import  # Registered.
 from tff_hdp.privacy import round_privacy
-
-
-def build_runner(config: config_lib.RobustHdpConfig, spec: models.ModelSpec,
-                 factory: aggregator_lib.NoiseAwareAggregationFactory,
-                 settings: dp_sgd.DpSgdSettings):
-  """What runs the rounds: `initialize()` and `next(state, client_data,
-  client_info)` of the TFF process, its round over `config.tff_workers`, or
-  the direct runner (all the same round)."""
-  kwargs = dict(settings=settings,
-                private=rule_registry.get(config.algorithm).private)
-  if config.backend == 'direct':
-    return direct_backend.DirectRunner(spec, spec.init(config.seed), factory,
-                                    **kwargs)
-  if config.tff_workers:
-    from tff_hdp.robust_hdp import distributed  # pylint: disable=g-import-not-at-top
-    return distributed.DistributedRunner(spec, spec.init(config.seed),
-                                         factory, workers=config.tff_workers,
-                                         **kwargs)
-  return tff_backend.TffRunner(spec, spec.init(config.seed), factory,
-                               **kwargs)
 
 
 def local_accuracies(spec: models.ModelSpec, weights,
@@ -99,12 +78,13 @@ class RobustHdpRounds(round_loop.System):
     self._pieces = experiment
 
   def start(self, key):
-    return self._pieces.runner.initialize(key)
+    return self._pieces.executor.initialize(key)
 
   def run_round(self, state, round_num):
     pieces = self._pieces
-    state, measurements = pieces.runner.next(state, pieces.client_data,
-                                             pieces.info)
+    # Every client every round (paper 003): the same cohort each round.
+    output = pieces.executor.next(state, pieces.cohort)
+    state, measurements = output.state, output.measurements
     weights = np.asarray(measurements['weights'], np.float64)
     noise_power = None
     if pieces.noise_power_computable:
@@ -128,25 +108,6 @@ class RobustHdpRounds(round_loop.System):
         self._pieces.data)))}
 
 
-class WeighingNoised:
-  """A clip-only run's direct runner for a rule whose weights come from the
-  updates: every round its clients also compute the noised updates they
-  would have sent (`noised_info`: their calibrated z_i), from the same
-  model and keys, and the rule weighs those (`direct_backend.DirectRunner.next`).
-  """
-
-  def __init__(self, runner: direct_backend.DirectRunner, noised_info):
-    self._runner = runner
-    self._noised_info = noised_info
-
-  def initialize(self, key):
-    return self._runner.initialize(key)
-
-  def next(self, state, client_data, client_info):
-    return self._runner.next(state, client_data, client_info,
-                             weighing_info=self._noised_info)
-
-
 @dataclasses.dataclass
 class Experiment(round_loop.Experiment):
   """A run's pieces before its rounds (`prepare`)."""
@@ -155,9 +116,10 @@ class Experiment(round_loop.Experiment):
   spec: models.ModelSpec
   clients: list  # Per client, its calibrated `ClientPrivacy`.
   variances: list  # Per client, its true sigma_i^2 of eq. (7).
-  runner: Any  # `build_runner`'s.
-  client_data: list  # Per client, what the runner takes (TFF: a dataset).
-  info: list  # Per client, its index, batch size and the z_i it adds.
+  executor: round_executor.RoundExecutor  # `executors.build_executor`'s.
+  # Every client, every round: its data (TFF: a dataset), its index, b_i
+  # and the z_i it adds, and a clip-only run's weighing (`executors.Cohort`).
+  cohort: executors.Cohort
   privacy: round_privacy.RoundPrivacy  # Per client, what a round spends.
   # Whether eq. (7)'s noise power is the aggregate's: a private rule's
   # weighted sum of noised updates.
@@ -176,8 +138,8 @@ def prepare(config: config_lib.RobustHdpConfig, data, *,
             clients: Optional[Sequence[
                 privacy_preferences.ClientPrivacy]] = None) -> Experiment:
   """Calibrates each client's z_i from its epsilon_i and builds the rule's
-  aggregator, the runner and what each round gives it (`train`'s
-  arguments).
+  aggregator, the round's executor on the config's backend and the cohort
+  each round gives it (`train`'s arguments).
 
   `clients`: the clients' calibration, `process.client_privacy(config,
   N_i)`, when the caller has computed it already (HDP-Bench calibrates once,
@@ -199,14 +161,17 @@ def prepare(config: config_lib.RobustHdpConfig, data, *,
   variances = process_lib.true_variances(config, clients,
                                          spec.num_parameters)
   factory = process_lib.build_aggregator(config, clients, variances)
-  runner = build_runner(config, spec, factory,
-                        process_lib.dp_sgd_settings(config))
-  client_data = ([direct_backend.client_dataset(x, y) for x, y in data.train]
-                 if config.backend == 'tff' else list(data.train))
+  rule = rule_registry.get(config.algorithm)
+  backend = executors.backend_of(config)
+  executor = executors.build_executor(
+      backend, spec, spec.init(config.seed), factory,
+      settings=process_lib.dp_sgd_settings(config), private=rule.private,
+      workers=config.tff_workers)
+  client_data = (list(data.train) if backend == round_executor.DIRECT else
+                 [direct_backend.client_dataset(x, y) for x, y in data.train])
   # A clip-only run's clients add no noise; its rule still weighs by the
   # calibrated z_i (`variances`, the aggregator), or by the updates of the
   # calibrated z_i (`noised`) if its weights come from the updates.
-  rule = rule_registry.get(config.algorithm)
   noised = [
       dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
            noise_multiplier=np.float32(c.noise_multiplier or 0.0))
@@ -214,10 +179,12 @@ def prepare(config: config_lib.RobustHdpConfig, data, *,
   ]
   info = ([dict(client, noise_multiplier=np.float32(0.0))
            for client in noised] if config.clip_only else noised)
-  if config.clip_only and rule.estimates_from_updates:
-    runner = WeighingNoised(runner, noised)  # The direct runner (validate).
+  # Only the direct backend weighs other updates (`config.validate`).
+  weighing = (noised if config.clip_only and rule.estimates_from_updates
+              else None)
   return Experiment(
-      config, data, spec, clients, variances, runner, client_data, info,
+      config, data, spec, clients, variances, executor,
+      executors.Cohort(client_data, info, weighing),
       process_lib.robust_hdp_privacy(
           clients, local_epochs=config.local_epochs, delta=config.delta,
           accountant=config.accountant, poisson=config.poisson,
