@@ -52,7 +52,7 @@ class RobustHdpConfig(run_config.RunConfig):
   z_i is calibrated for (unless `calibration_rounds`), `delta` is every
   client's, `accountant` also calibrates each z_i, `seed` gives the initial
   model, and backend 'direct' gives bit-identical results
-  (`direct_backend.DirectRunner`).
+  (`direct_backend.DirectRound`).
 
   Attributes:
     algorithm: The name of a registered rule (`rule_registry.names()`).
