@@ -20,8 +20,8 @@ In one process, on synthetic data of the real shapes (values do not change
 the work):
 
 1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`.
-2. For each setting, rounds of the direct round
-   (`direct_backend.DirectRound`, one tf.function) with exactly qN users
+2. For each setting, rounds of the direct round's step
+   (`direct_backend.RoundStep`, one tf.function) with exactly qN users
    (CIFAR-10: 100 users, q = 0.1, 500
    examples each, LeNet on 32 x 32 x 3; FEMNIST: 3,400 users, q = 0.05, 200
    examples each, LeNet on 28 x 28 with 62 classes), K = 50 local steps of
@@ -148,9 +148,9 @@ def main(argv):
                                         num_classes=classes, train=users,
                                         test=users, server_test=users[0])
     config = config_lib.UdpConfig(sampling_rate=q)
-    round_fn = direct_backend.DirectRound(
-        net, config, training.round_constants(config, 1.0,
-                                              q * num_users)).round_fn
+    round_fn = direct_backend.RoundStep(
+        net, training.round_constants(config, 1.0, q * num_users),
+        config.batch_size).round_fn
     phi = [tf.constant(p) for p in net.init(0)]
     embeddings = net.init_embeddings(cohort, 0)
     weights = np.ones(cohort, np.float32)

@@ -22,6 +22,8 @@ ICML 2021).
 - `hypernetfl`: one round of Algorithm 1 in plain TensorFlow (local SGD,
   VJPs, clipping, TF Privacy's weighted fixed-denominator estimator, noise,
   the updates of phi and the embeddings).
+- `executors`: the round on each backend (`direct_backend`,
+  `tff_backend`, `distributed`) and its cohort.
 - `config`, `training`: the run configuration and the driver.
 - `presets`: the settings per dataset (paper 004's, and ours offline), the
   paper's sigma as z, pFedHN's round scaling.

@@ -25,9 +25,10 @@ data, embedding or model: the real users' metrics are theirs alone, and W
 (the estimator's denominator) stays the real users', a public constant.
 
 The audited run composes the driver's experiment (`training.prepare`,
-`training.run_rounds`, `training.results_record`) with its own direct round
-(`AuditedRound`): the users' weighted clipped sum (`hypernetfl.users_step`),
-plus the sampled canaries' records, released and stepped as in every run
+`training.run_rounds`, `training.results_record`) with its own step of the
+direct round (`AuditedRound`, the step of a `direct_backend.DirectRound`):
+the users' weighted clipped sum (`hypernetfl.users_step`), plus the
+sampled canaries' records, released and stepped as in every run
 (`hypernetfl.phi_step`; `audited_phi_step`). The observed release is that
 minus the users' sum (`known_residual`).
 
@@ -153,9 +154,11 @@ def known_residual(step: hypernetfl.PhiStep,
 
 
 class AuditedRound(round_loop.Observer):
-  """The direct round with the audit's canaries, and the audit's observer.
+  """The direct round's step with the audit's canaries, and the audit's
+  observer.
 
-  Called as `direct_backend.DirectRound` is, a round adds the round's sampled
+  Called as `direct_backend.RoundStep` is (the `step` of the run's
+  `direct_backend.DirectRound`), a round adds the round's sampled
   canaries' records to the users' weighted clipped sum
   (`hypernetfl.users_step`, then `audited_phi_step`; with no user, to an
   empty sum), and its measurements start with 'canaries_sampled'. As an
@@ -246,7 +249,10 @@ def train_audited(config: config_lib.UdpConfig,
           config.noise_multiplier))
   audited = AuditedRound(audit, experiment.net, experiment.constants,
                          config.batch_size)
-  experiment = dataclasses.replace(experiment, direct_round=audited)
+  experiment = dataclasses.replace(
+      experiment, executor=direct_backend.DirectRound(
+          experiment.net, experiment.config, experiment.constants,
+          experiment.data.num_clients, step=audited))
   run = training.run_rounds(experiment, observers=[audited],
                             options=round_loop.Options(progress=progress))
   record = training.results_record(experiment, run, time.time() - start)

@@ -13,17 +13,23 @@
 # limitations under the License.
 """UDP-Alg's round in plain TensorFlow, the driver's direct backend.
 
-`DirectRound` is `hypernetfl.round_step` as one tf.function, and
+`DirectRound` is the `round_executor.RoundExecutor` of backend 'direct':
+`hypernetfl.round_step` as one tf.function (`RoundStep`), and
 `hypernetfl.empty_round_step` when nobody is sampled (the noised empty
-estimator, with the same measurements); the TFF round is
-`tff_backend.round_fn` (tests/test_round_conformance.py holds them to one
-contract).
+estimator, with the same measurements). The same round on TFF's runtime is
+`tff_backend.TffRound`, over TFF workers `distributed.DistributedRound`
+(tests/test_round_executors.py and tests/test_round_conformance.py hold
+them to one contract); `executors.build_executor` picks one.
 """
 
-from typing import Any
+import collections
+from typing import Any, Callable, Optional
 
+import numpy as np
 import tensorflow as tf
 
+from tff_hdp import round_executor
+from tff_hdp.privacy import mechanism_key
 from tff_hdp.udp import config as config_lib
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
@@ -45,21 +51,44 @@ def round_signature(net: hypernetwork.HyperNetwork,
   ]
 
 
-class DirectRound:
-  """A round without TFF: `hypernetfl.round_step` as one tf.function
-  (`round_fn`), and `hypernetfl.empty_round_step` when nobody is sampled.
+def initial_state(net: hypernetwork.HyperNetwork, num_users: int, seed: int,
+                  key) -> collections.OrderedDict:
+  """The state every backend's round starts from (`RoundExecutor.initialize`).
 
-  `direct_round(round_num, phi, embeddings, batches, weights, key)` takes
-  phi, the sampled users' embeddings, their `local_batches` (None when
-  nobody is sampled), weights and the round's noise key, and returns
-  (new phi, the users' new embeddings (None without users), the round's
-  measurements), in NumPy and floats.
+  OrderedDict(phi=phi^0, embeddings=[N, e] v_u^0, noise_key=`key`): phi^0
+  and the embeddings from the public `seed` (`net.init`,
+  `net.init_embeddings`), the noise key the run's mechanism key (int64
+  [2]), split once every round (`split_key`).
+  """
+  return collections.OrderedDict(
+      phi=net.init(seed),
+      embeddings=net.init_embeddings(num_users, seed),
+      noise_key=mechanism_key.as_key(key).copy())
+
+
+def split_key(noise_key) -> tuple[np.ndarray, np.ndarray]:
+  """(this round's noise key, the state's next key): the stateless split
+  of the state's key, as the TFF process splits its own."""
+  key, next_key = tf.random.experimental.stateless_split(noise_key, 2).numpy()
+  return key, next_key
+
+
+class RoundStep:
+  """The round's maths from the state's parts, as tf.functions.
+
+  `step(round_num, phi, embeddings, batches, weights, key)` takes phi, the
+  sampled users' [B, e] embeddings, their `hypernetfl.UserBatches` (None
+  when nobody is sampled), [B] weights w_u and the round's noise key, and
+  returns (new phi, the users' new embeddings (None without users), the
+  round's measurements), in NumPy and floats: `hypernetfl.round_step`
+  (`round_fn`), or `hypernetfl.empty_round_step` (`empty_round_fn`)
+  without users. The round number is not read: every round is the same
+  step (an audit's step, `audit.AuditedRound`, draws its canaries by it).
   """
 
   def __init__(self, net: hypernetwork.HyperNetwork,
-               config: config_lib.UdpConfig,
-               constants: hypernetfl.RoundConstants):
-    signature = round_signature(net, config.batch_size)
+               constants: hypernetfl.RoundConstants, batch_size: int):
+    signature = round_signature(net, batch_size)
 
     @tf.function(input_signature=signature)
     def round_fn(phi, embeddings, x, y, indices, mask, weights, key):
@@ -86,3 +115,54 @@ class DirectRound:
     result = self.round_fn(phi, embeddings, *batches, weights, key)
     return ([p.numpy() for p in result.phi], result.embeddings.numpy(),
             {k: float(v) for k, v in result.measurements.items()})
+
+
+class DirectRound(round_executor.RoundExecutor):
+  """A round without TFF, on one machine.
+
+  `initialize(key)` is `initial_state`; `next(state, cohort)` on an
+  `executors.Cohort` splits the state's noise key (`split_key`), runs the
+  round's step on phi and the cohort's rows of the embedding table (its
+  users, their batches and weights, with this round's key) and writes phi,
+  their new rows and the next key into the new state. An empty cohort
+  takes the noised empty step, with the same measurements.
+  """
+
+  backend = round_executor.DIRECT
+
+  def __init__(self, net: hypernetwork.HyperNetwork,
+               config: config_lib.UdpConfig,
+               constants: hypernetfl.RoundConstants, num_users: int, *,
+               step: Optional[Callable[..., Any]] = None):
+    """Builds the round.
+
+    Args:
+      net: The hypernetwork.
+      config: The run's (its seed and batch size).
+      constants: The rounds' constants.
+      num_users: N, the embedding table's rows.
+      step: The round's maths, called as `RoundStep` is (default: a
+        `RoundStep`; the canary audit passes its own, `audit.AuditedRound`).
+    """
+    self._net, self._num_users, self._seed = net, num_users, config.seed
+    self._step = step or RoundStep(net, constants, config.batch_size)
+
+  def initialize(self, key) -> collections.OrderedDict:
+    return initial_state(self._net, self._num_users, self._seed, key)
+
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    cohort.check()
+    state = tf.nest.map_structure(np.asarray, state)
+    key, next_key = split_key(state['noise_key'])
+    users = np.asarray(cohort.users)
+    phi, rows, measurements = self._step(
+        cohort.round_num, state['phi'],
+        state['embeddings'][users] if len(users) else None, cohort.batches,
+        cohort.weights, key)
+    embeddings = state['embeddings']
+    if len(users):
+      embeddings = embeddings.copy()
+      embeddings[users] = rows
+    return round_executor.RoundOutput(
+        collections.OrderedDict(phi=phi, embeddings=embeddings,
+                                noise_key=next_key), measurements)

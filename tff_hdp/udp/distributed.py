@@ -33,6 +33,10 @@ The runtime is `tff_hdp.distributed`; this module is the round of
   only SERVER value is phi, so no worker can regenerate the noise. The new
   embeddings come back with their user ids into the driver's table.
 
+`DistributedRound` runs it as the `round_executor.RoundExecutor` of
+backend 'distributed' (`executors.build_executor`); a round in which nobody
+is sampled needs no worker and takes the direct round's empty step.
+
 The round equals one machine's up to float summation order (the sum over
 users is regrouped by worker, and each part's models are generated in their
 own batch), and the noise draw is the same (tests/udp/test_distributed.py).
@@ -51,6 +55,9 @@ import tensorflow as tf
 import tensorflow_federated as tff
 
 from tff_hdp import distributed
+from tff_hdp import round_executor
+from tff_hdp.udp import config as config_lib
+from tff_hdp.udp import direct_backend
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 
@@ -164,27 +171,42 @@ def parts(users, weights, embeddings, x, y, indices, mask,
   ]
 
 
-class DistributedRound:
-  """Runs `build_round_form` over TFF workers: `round(state, users, x, y,
-  indices, mask, weights)` -> (new state, measurements), NumPy."""
+class DistributedRound(round_executor.RoundExecutor):
+  """A round of `build_round_form` over TFF workers.
 
-  def __init__(self, net: hypernetwork.HyperNetwork, workers: Sequence[str],
-               constants: hypernetfl.RoundConstants, *, local_steps: int,
-               batch_size: int, timeout: float = 60.0):
+  `initialize(key)` is `direct_backend.initial_state`; `next(state,
+  cohort)` on an `executors.Cohort` cuts the cohort into one part per
+  worker (`parts`), runs the form on them and, here at the server, splits
+  the state's noise key as the direct round does, adds the noise to the
+  merged sum and steps phi (`hypernetfl.phi_step`); the users' new
+  embeddings go back into the table. An empty cohort needs no worker: it
+  takes the direct round's empty step (`direct_backend.DirectRound`,
+  `hypernetfl.empty_round_step`), here at the server.
+  """
+
+  backend = round_executor.DISTRIBUTED
+
+  def __init__(self, net: hypernetwork.HyperNetwork,
+               config: config_lib.UdpConfig,
+               constants: hypernetfl.RoundConstants, num_users: int, *,
+               workers: Sequence[str], timeout: float = 60.0):
     """Connects to the workers and builds the round.
 
     Args:
       net: The hypernetwork.
+      config: The run's (its seed, K and batch size).
+      constants: The run's (`build_round_form`).
+      num_users: N, the embedding table's rows.
       workers: 'host:port' of each running worker (see
         `distributed.parse_workers`).
-      constants: The run's (`build_round_form`).
-      local_steps, batch_size: K and the batch size.
       timeout: Seconds to wait for each worker to answer.
     """
+    self._net, self._num_users, self._seed = net, num_users, config.seed
     self._context = distributed.context_for(workers, None, timeout)
     self._num_workers = len(workers)
-    self._form = build_round_form(net, constants, local_steps=local_steps,
-                                  batch_size=batch_size)
+    self._form = build_round_form(net, constants,
+                                  local_steps=config.local_steps,
+                                  batch_size=config.batch_size)
 
     @tf.function(autograph=False)
     def server_step(phi, total, noise_key):
@@ -194,15 +216,27 @@ class DistributedRound:
       return step.phi, next_key, step.noise_stddev
 
     self._server_step = server_step
+    # A round without users is the direct round's, bit for bit as on one
+    # machine: `server_step` on a zero sum differs from it in the last
+    # float32 bit (the two graphs are optimised differently).
+    self._empty_round = direct_backend.DirectRound(net, config, constants,
+                                                   num_users)
 
-  def __call__(self, state, users, x, y, indices, mask, weights):
-    """The round from `state` (phi, embeddings, noise_key; NumPy)."""
-    users = np.asarray(users)
+  def initialize(self, key) -> collections.OrderedDict:
+    return direct_backend.initial_state(self._net, self._num_users,
+                                        self._seed, key)
+
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    cohort.check()
+    users = np.asarray(cohort.users)
+    if not len(users):
+      return self._empty_round.next(state, cohort)
+    state = tf.nest.map_structure(np.asarray, state)
     merged = self._context.invoke(
         self._form,
         [list(state['phi']),
-         parts(users, np.asarray(weights), state['embeddings'], x, y,
-               indices, mask, self._num_workers)])
+         parts(users, np.asarray(cohort.weights), state['embeddings'],
+               *cohort.batches, self._num_workers)])
     phi, next_key, stddev = self._server_step(
         [tf.constant(p) for p in state['phi']],
         [tf.constant(t) for t in merged['total']],
@@ -213,4 +247,5 @@ class DistributedRound:
     new_state = collections.OrderedDict(
         phi=[p.numpy() for p in phi], embeddings=embeddings,
         noise_key=next_key.numpy())
-    return new_state, {'noise_stddev': float(stddev)}
+    return round_executor.RoundOutput(new_state,
+                                      {'noise_stddev': float(stddev)})

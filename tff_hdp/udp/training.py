@@ -15,19 +15,21 @@
 
 `train(config, data)` composes the run's experiment (`prepare`: the
 hypernetwork for the data's users, the users' weights, the rounds'
-constants, the direct and TFF rounds), runs T rounds of them in the shared
+constants, the round on the run's backend), runs T rounds in the shared
 loop (`run_rounds`, `round_loop.train`) and returns one results record
 (`results_record`).
 Each round samples users (Poisson at rate q; pFedHN: one user uniformly),
-draws their K local batches, runs `hypernetfl.round_step` as one
-`tf.function` (backend 'direct', `direct_backend.DirectRound`) or a round
-of the
-`LearningProcess` of `process.compose_udp_process` (backend 'tff': the
-process `process.build_udp_process` builds, the same numbers), writes back
-phi and the sampled embeddings, steps the accountant (UDP only: a
-Poisson-subsampled Gaussian of rate q and multiplier z per round), and every
-`eval_every` rounds measures each user's generated model on its local test
-data. The canary audit (`tff_hdp.udp.audit`) composes the same experiment.
+draws their K local batches (an `executors.Cohort`), runs the round on the
+run's backend (`executors.build_executor`: `hypernetfl.round_step` as one
+`tf.function`, backend 'direct', `direct_backend.DirectRound`; a round of
+the `LearningProcess` of `process.compose_udp_process`, backend 'tff',
+`tff_backend.TffRound`, the process `process.build_udp_process` builds, the
+same numbers; or over `tff_workers`, `distributed.DistributedRound`), which
+writes back phi and the sampled embeddings, steps the accountant (UDP only:
+a Poisson-subsampled Gaussian of rate q and multiplier z per round), and
+every `eval_every` rounds measures each user's generated model on its local
+test data. The canary audit (`tff_hdp.udp.audit`) composes the same
+experiment.
 
 Two kinds of randomness (`tff_hdp.privacy.mechanism_key`): phi^0 and the
 embeddings come from the public `config.seed`; the users and batches of
@@ -40,10 +42,9 @@ checkpointed with `checkpoint_dir` resumes to exactly the results of an
 uninterrupted one.
 """
 
-import collections
 import dataclasses
 import functools
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -55,12 +56,12 @@ from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import privacy_ledger
+from tff_hdp import round_executor
 from tff_hdp.udp import config as config_lib
-from tff_hdp.udp import direct_backend
+from tff_hdp.udp import executors
 from tff_hdp.udp import hypernetfl
 from tff_hdp.udp import hypernetwork
 from tff_hdp.udp import process
-from tff_hdp.udp import tff_backend
 
 LEDGER_NAME = 'phi'
 
@@ -125,18 +126,15 @@ class Experiment(round_loop.Experiment):
     net: The hypernetwork.
     user_weights: [N] w_u.
     constants: The rounds' constants (z the mechanism's).
-    direct_round: The round without TFF (`DirectRound`'s call), also the
-      rounds without users of the distributed TFF round.
-    tff_round: The round on TFF's runtime (`_tff_round_fn`), or None for
-      the direct backend.
+    executor: The round on the run's backend
+      (`executors.build_executor`; its `next` takes an `executors.Cohort`).
   """
   config: config_lib.UdpConfig
   data: federated_data.FederatedData
   net: hypernetwork.HyperNetwork
   user_weights: np.ndarray
   constants: hypernetfl.RoundConstants
-  direct_round: Callable[..., Any]
-  tff_round: Optional[Callable[..., Any]]
+  executor: round_executor.RoundExecutor
 
   def system(self) -> 'UdpRounds':
     """Algorithm 1's T rounds (`UdpRounds`), from phi^0, the initial
@@ -171,22 +169,21 @@ def prepare(config: config_lib.UdpConfig,
   weights = user_weights(data, config.sample_cap)
   constants = round_constants(config, *estimator_constants(config, weights),
                               noise_multiplier=noise_multiplier)
-  tff_round = (tff_backend.round_fn(net, config, constants, data.num_clients)
-               if config.backend == 'tff' else None)
-  return Experiment(config, data, net, weights, constants,
-                   direct_backend.DirectRound(net, config, constants),
-                   tff_round)
+  executor = executors.build_executor(
+      executors.backend_of(config), net, config, constants, data.num_clients,
+      workers=config.tff_workers)
+  return Experiment(config, data, net, weights, constants, executor)
 
 
 class UdpRounds(round_loop.System):
   """Algorithm 1's rounds for the shared loop (`round_loop.run`).
 
   A round samples the users (Poisson at q; pFedHN one user), draws their K
-  local batches and runs the round on TFF's runtime (the learning process)
-  or directly (`Experiment.direct_round`; a round with no user still
-  releases the noised empty estimator); the ledger spends one round of the
-  user-level mechanism; evaluation is every user's generated model on its
-  test data, with the epsilon so far (the curve of Figures 2-3).
+  local batches (`cohort`) and runs the round on the run's backend
+  (`Experiment.executor`; a round with no user still releases the noised
+  empty estimator); the ledger spends one round of the user-level
+  mechanism; evaluation is every user's generated model on its test data,
+  with the epsilon so far (the curve of Figures 2-3).
   """
 
   def __init__(self, experiment: Experiment):
@@ -197,13 +194,8 @@ class UdpRounds(round_loop.System):
 
   def start(self, key):
     """phi^0 and the embeddings (public seed) and the noise key (`key`)."""
-    config, net = self._config, self._pieces.net
     self._cohort_key = mechanism_key.cohort_key(key)
-    return collections.OrderedDict(
-        phi=net.init(config.seed),
-        embeddings=net.init_embeddings(self._pieces.data.num_clients,
-                                       config.seed),
-        noise_key=mechanism_key.as_key(key).copy())
+    return self._pieces.executor.initialize(key)
 
   def _users(self, rng) -> tuple[np.ndarray, np.ndarray]:
     num_users = self._pieces.data.num_clients
@@ -213,34 +205,24 @@ class UdpRounds(round_loop.System):
                                    sampling_rate=self._config.sampling_rate)
     return users, self._pieces.user_weights[users].astype(np.float32)
 
-  def run_round(self, state, round_num):
-    config, tff_round = self._config, self._pieces.tff_round
-    state = tf.nest.map_structure(np.asarray, state)
+  def cohort(self, round_num: int) -> executors.Cohort:
+    """Round `round_num`'s users, weights and K local batches, drawn from
+    the run's cohort key."""
+    config = self._config
     rng = mechanism_key.round_rng(self._cohort_key, round_num)
-    users, round_weights = self._users(rng)
-    self.last_cohort = users
-    key, next_key = tf.random.experimental.stateless_split(
-        state['noise_key'], 2).numpy()
-    entry = {}
-    batches = (local_batches(self._pieces.data, users, config.local_steps,
-                             config.batch_size, rng)
-               if len(users) else None)
-    if tff_round is not None and (len(users) or tff_round.runs_empty_rounds):
-      state, measurements = tff_round(round_num, state, users,
-                                      *(batches or (None,) * 4),
-                                      round_weights)
-      entry.update({k: float(v) for k, v in measurements.items()})
-      return state, entry
-    state['phi'], embeddings, measurements = self._pieces.direct_round(
-        round_num, state['phi'],
-        state['embeddings'][users] if len(users) else None, batches,
-        round_weights, key)
-    if len(users):
-      state['embeddings'] = state['embeddings'].copy()
-      state['embeddings'][users] = embeddings
-    state['noise_key'] = next_key  # The process splits its own key.
-    entry.update(measurements)
-    return state, entry
+    users, weights = self._users(rng)
+    if not len(users):
+      return executors.Cohort(round_num, users, weights)
+    return executors.Cohort(
+        round_num, users, weights,
+        local_batches(self._pieces.data, users, config.local_steps,
+                      config.batch_size, rng))
+
+  def run_round(self, state, round_num):
+    cohort = self.cohort(round_num)
+    self.last_cohort = cohort.users
+    output = self._pieces.executor.next(state, cohort)
+    return output.state, dict(output.measurements)
 
   def account(self, ledger, round_num):
     if self._config.private:
@@ -274,7 +256,8 @@ def results_record(experiment: Experiment, run: checkpoint.Run,
      'wall_clock_seconds'}; `metrics` holds the final per-user accuracies
     of the generated models, their mean and variance.
   """
-  config, net, constants = experiment.config, experiment.net, experiment.constants
+  config, net = experiment.config, experiment.net
+  constants = experiment.constants
   _, accuracies = user_evaluation(net, run.state['phi'],
                                   run.state['embeddings'], experiment.data)
   return {
