@@ -27,8 +27,8 @@ Speed: in one process, on the same synthetic data (random 28x28 inputs,
 - `api`: our public API as a TFF user runs it (`build_fedhdp_process` from
   the same Keras model, one private level, every client every round, fed by
   `build_data_source`);
-- `tff`: our `TffBackend` (the FedHDP process on TFF's runtime);
-- `direct`: our `DirectBackend` (the same round without TFF's runtime, the
+- `tff`: our `TffRound` (the FedHDP process on TFF's runtime);
+- `direct`: our `DirectRound` (the same round without TFF's runtime, the
   cohort as stacked tensors);
 - `*+ditto`: the same with Ditto personal models (full run only);
 
@@ -297,8 +297,9 @@ class ApiProcess:
                                      self._clients.select()).state
 
 
-class OurBackend:
-  """One of our round backends, fed as the driver feeds it."""
+class OurRound:
+  """Our round on one backend (`executors.build_executor`), fed as the
+  driver feeds it."""
 
   def __init__(self, name, spec, client_data, epochs, ditto):
     import numpy as np
@@ -307,8 +308,8 @@ class OurBackend:
     from tff_hdp.fedhdp import hdp_factory
     from tff_hdp.fedhdp import privacy_groups
     from tff_hdp import templates
+    from tff_hdp.fedhdp import executors
     from tff_hdp.fedhdp import tff_backend
-    from tff_hdp.fedhdp import training
     from tff_hdp.privacy import mechanism_key
     k = len(client_data)
     z_b = clip_noise.default_clipped_count_stddev(k)
@@ -322,20 +323,21 @@ class OurBackend:
         ditto_lambdas=(0.1,), local_epochs=epochs, batch_size=BATCH_SIZE,
         learning_rate=LEARNING_RATE, personal_learning_rate=LEARNING_RATE,
         ditto=ditto, seed=0)
-    self._backend = training.build_backend(name, spec, spec.init(0), factory,
-                                           settings)
-    self._data = client_data
-    self._info = [collections.OrderedDict(group=np.int32(0),
-                                          client_id=np.int32(c))
-                  for c in range(k)]
-    self._state = self._backend.initialize(mechanism_key.new_key(0))
-    self._personal = [templates.global_weights(self._state)] * k
+    self._executor = executors.build_executor(name, spec, spec.init(0),
+                                              factory, settings=settings)
+    self._state = self._executor.initialize(mechanism_key.new_key(0))
+    info = [collections.OrderedDict(group=np.int32(0), client_id=np.int32(c))
+            for c in range(k)]
+    self._cohort = executors.Cohort(
+        client_data, info, [templates.global_weights(self._state)] * k)
     self.last_round_seconds = {}
 
   def round(self):
-    self._state, self._personal, _ = self._backend.next(
-        self._state, self._data, self._personal, self._info)
-    self.last_round_seconds = getattr(self._backend, 'last_round_seconds', {})
+    output = self._executor.next(self._state, self._cohort)
+    self._state = output.state
+    self._cohort = self._cohort._replace(personal=output.clients)
+    self.last_round_seconds = getattr(self._executor, 'last_round_seconds',
+                                      {})
 
 
 # ------------------------------------------------------------------- speed --
@@ -356,7 +358,7 @@ def time_setting(tf, worker_pid, name, spec, num_clients, epochs, rounds,
       runners[variant] = ApiProcess(spec, data, epochs)
     else:
       backend, _, ditto = variant.partition('+')
-      runners[variant] = OurBackend(backend, spec, data, epochs, bool(ditto))
+      runners[variant] = OurRound(backend, spec, data, epochs, bool(ditto))
     runners[variant].round()  # Warm-up: traces and compiles.
     build_seconds[variant] = time.perf_counter() - start
   walls = collections.defaultdict(list)
@@ -556,6 +558,7 @@ def femnist_memory(rounds: int, max_samples: int):
   from tff_hdp.fedhdp import privacy_groups
   from tff_hdp.fedhdp import tff_backend
   from tff_hdp.fedhdp import direct_backend
+  from tff_hdp.fedhdp import executors
   from tff_hdp.privacy import mechanism_key
   spec = models.cnn_model((28, 28), 62)
   groups = privacy_groups.build_groups(
@@ -566,14 +569,14 @@ def femnist_memory(rounds: int, max_samples: int):
   settings = tff_backend.ClientSettings(
       ditto_lambdas=(0.25, 0.25), local_epochs=1, batch_size=BATCH_SIZE,
       learning_rate=0.02, personal_learning_rate=0.02, ditto=True, seed=0)
-  backend = direct_backend.DirectBackend(spec, spec.init(0), factory,
-                                         settings)
+  executor = direct_backend.DirectRound(spec, spec.init(0), factory,
+                                        settings)
   cohort_size = round(FEMNIST_RATE * FEMNIST_CLIENTS)
   before = read_status()
   with tempfile.TemporaryDirectory() as directory:
     store = personal_store.PersonalModelStore(FEMNIST_CLIENTS, spec.shapes,
                                               directory=directory)
-    state = backend.initialize(mechanism_key.new_key(0))
+    state = executor.initialize(mechanism_key.new_key(0))
     seconds = []
     for r in range(rounds):
       rng = np.random.default_rng([7, r])
@@ -585,9 +588,10 @@ def femnist_memory(rounds: int, max_samples: int):
                                       client_id=np.int32(c)) for c in cohort]
       theta = templates.global_weights(state)
       start = time.perf_counter()
-      state, personal, _ = backend.next(state, data,
-                                        store.gather(cohort, theta), info)
-      store.scatter(cohort, personal)
+      output = executor.next(state, executors.Cohort(
+          data, info, store.gather(cohort, theta)))
+      state = output.state
+      store.scatter(cohort, output.clients)
       seconds.append(time.perf_counter() - start)
     store.flush()
     after = read_status()

@@ -148,7 +148,7 @@ def main(argv):
         experiment = training.prepare(config, data)
         training.run_rounds(
             experiment,
-            observers=[training.ProfileObserver(experiment.backend, profile)],
+            observers=[training.ProfileObserver(experiment.executor, profile)],
             options=round_loop.Options(
                 on_round=lambda r, e: stamps.append(time.time())))
         peak = max(peaks)

@@ -333,9 +333,10 @@ def test_individual_scale_clips_each_client_to_its_own_norm():
 
 def test_individual_scale_clips_the_direct_backends_updates_by_client(
     setting):
+  from tff_hdp.fedhdp import executors  # pylint: disable=g-import-not-at-top
   calibration, experiment = _scale_run(setting)
   _, clips = calibration.config
-  backend = experiment.backend
+  backend = experiment.executor
   state = backend.initialize(mechanism_key.new_key(0))
   # Clients 2, 0 and 5 with 1, 3 and 2 local steps: trained longest first.
   cohort = [(2, 16), (0, 48), (5, 32)]
@@ -343,7 +344,7 @@ def test_individual_scale_clips_the_direct_backends_updates_by_client(
   theta = [np.asarray(w) for w in state['global_weights']]
   info = [{'group': np.int32(0), 'client_id': np.int32(c)}
           for c, _ in cohort]
-  work = backend.client_work(state, data, [theta] * 3, info)
+  work = backend.client_work(state, executors.Cohort(data, info, [theta] * 3))
   assert list(work.client_ids) == [0, 5, 2]
   clipped = individual_scale.clip_each(work.deltas,
                                        np.asarray(clips)[work.client_ids])

@@ -196,7 +196,7 @@ def _released_round(config, data):
   clipped mean of the private group (what the noise hides; a test may look,
   by wrapping the backend's client work)."""
   experiment = fedhdp_training.prepare(config, data)
-  backend = experiment.backend
+  backend = experiment.executor
   count = experiment.setup.expected_counts[0]  # q N_private.
   means = []
   client_work = backend.client_work

@@ -31,6 +31,7 @@ from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import audit as audit_lib
 from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import direct_backend
+from tff_hdp.fedhdp import executors
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
@@ -52,8 +53,8 @@ def _backend(noise=0.0, count_stddev=0.0):
   settings = tff_backend.ClientSettings(
       ditto_lambdas=(0.1, 0.1), local_epochs=1, batch_size=4,
       learning_rate=0.2, personal_learning_rate=0.2, seed=3)
-  return spec, direct_backend.DirectBackend(spec, spec.init(1), factory,
-                                            settings)
+  return spec, direct_backend.DirectRound(spec, spec.init(1), factory,
+                                          settings)
 
 
 def _split(spec, flat):
@@ -65,14 +66,14 @@ def _split(spec, flat):
   return out
 
 
-def _cohort(rng, groups):
-  """Three clients of 5, 9 and 3 random 8x8 examples in `groups`: their
-  data and client infos."""
+def _cohort(rng, groups, personal):
+  """Three clients of 5, 9 and 3 random 8x8 examples in `groups`, their
+  Ditto models `personal`."""
   data = [(rng.normal(size=(n, 8, 8)).astype(np.float32),
            rng.integers(0, 10, n).astype(np.int32)) for n in (5, 9, 3)]
   info = [collections.OrderedDict(group=np.int32(g), client_id=np.int32(c))
           for c, g in enumerate(groups)]
-  return data, info
+  return executors.Cohort(data, info, [personal] * 3)
 
 
 def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
@@ -81,8 +82,9 @@ def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
   direction = np.random.default_rng(0).normal(size=spec.num_parameters)
   direction /= np.linalg.norm(direction)
   update = [u[np.newaxis] for u in _split(spec, 10 * 0.3 * direction)]
-  new_state, personal, measurements, _ = audit_lib.round_with_canaries(
-      backend, state, [], [], [], (update, np.array([1], np.int32)))
+  (new_state, measurements, personal), _ = audit_lib.round_with_canaries(
+      backend, state, executors.Cohort([], [], []),
+      (update, np.array([1], np.int32)))
   assert personal == []
   moved = np.concatenate([
       (n - o).ravel()
@@ -102,14 +104,13 @@ def test_a_canary_alone_is_clipped_to_the_clip_norm_and_counted():
 def test_canaries_join_the_clients_of_their_group():
   spec, backend = _backend(noise=1.0, count_stddev=0.5)
   rng = np.random.default_rng(1)
-  data, info = _cohort(rng, (0, 1, 0))
   theta = templates.global_weights(backend.initialize(KEY))
+  cohort = _cohort(rng, (0, 1, 0), theta)
   extra = ([np.ones((3,) + s, np.float32) for s in spec.shapes],
            np.array([0, 0, 0], np.int32))
-  _, personal, with_canaries, _ = audit_lib.round_with_canaries(
-      backend, backend.initialize(KEY), data, [theta] * 3, info, extra)
-  _, personal_alone, alone = backend.next(backend.initialize(KEY), data,
-                                          [theta] * 3, info)
+  (_, with_canaries, personal), _ = audit_lib.round_with_canaries(
+      backend, backend.initialize(KEY), cohort, extra)
+  _, alone, personal_alone = backend.next(backend.initialize(KEY), cohort)
   # Realised denominators: w_p = r N_p / (r N_p + N_np), r = 0.5; the
   # canaries count in the private group (5 clients, not 2).
   assert alone['private/weight'] == pytest.approx(1.0 / 2.0)
@@ -127,24 +128,24 @@ def test_release_observation_is_the_canaries_plus_the_group_noise():
   # clients' clipped updates: S c_1 + S c_2 + N(0, (z S)^2) and S c_3.
   spec, backend = _backend(noise=1.0, count_stddev=0.5)
   rng = np.random.default_rng(2)
-  data, info = _cohort(rng, (0, 0, 1))
   theta = templates.global_weights(backend.initialize(KEY))
+  cohort = _cohort(rng, (0, 0, 1), theta)
   directions = rng.normal(size=(3, spec.num_parameters))
   directions /= np.linalg.norm(directions, axis=1, keepdims=True)
   extra = ([np.stack(t) for t in zip(*[_split(spec, 10 * 0.3 * d)
                                        for d in directions])],
            np.array([0, 0, 1], np.int32))
-  plain = audit_lib.round_with_canaries(
-      backend, backend.initialize(KEY), data, [theta] * 3, info, extra,
-      observe_release=False)
-  observed = audit_lib.round_with_canaries(
-      backend, backend.initialize(KEY), data, [theta] * 3, info, extra)
+  plain, _ = audit_lib.round_with_canaries(
+      backend, backend.initialize(KEY), cohort, extra, observe_release=False)
+  observed, releases = audit_lib.round_with_canaries(
+      backend, backend.initialize(KEY), cohort, extra)
   # Observing changes nothing in the round.
-  for a, b in zip(plain[0]['global_weights'], observed[0]['global_weights']):
+  for a, b in zip(plain.state['global_weights'],
+                  observed.state['global_weights']):
     np.testing.assert_array_equal(a, b)
-  assert plain[2] == observed[2]
+  assert plain.measurements == observed.measurements
   private, non_private = [np.concatenate([r.ravel() for r in group])
-                          for group in observed[3]]
+                          for group in releases]
   np.testing.assert_allclose(non_private, 0.3 * directions[2], atol=1e-6)
   noise = private - 0.3 * (directions[0] + directions[1])
   # 910 draws of N(0, 0.3^2): the sample std is within 10% (4.3 of its

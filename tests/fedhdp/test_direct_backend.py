@@ -36,6 +36,7 @@ from tff_hdp.fedhdp import algorithm_registry
 from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import batched_models
 from tff_hdp.fedhdp import config
+from tff_hdp.fedhdp import executors
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
 from tff_hdp import templates
@@ -101,10 +102,11 @@ def _run(backend, data, group_of, rounds=3, seed=1):
     personal = [store.get(c, theta) for c in cohort]
     info = [collections.OrderedDict(group=np.int32(group_of[c]),
                                     client_id=np.int32(c)) for c in cohort]
-    state, personal, measurements = backend.next(state, client_data,
-                                                 personal, info)
-    store.update(zip(cohort, personal))
-    trace.append((state, dict(store), measurements))
+    output = backend.next(state,
+                          executors.Cohort(client_data, info, personal))
+    state = output.state
+    store.update(zip(cohort, output.clients))
+    trace.append((state, dict(store), output.measurements))
   return trace
 
 
@@ -133,13 +135,13 @@ def _assert_same_as_tff_backend(model, algorithm, ditto, cnn_conv=None):
   data = _client_data(spec)
   factory, settings, group_of = _setup(algorithm, ditto)
   initial = spec.init(1)
-  reference = _run(tff_backend.TffBackend(spec, initial, factory, settings),
+  reference = _run(tff_backend.TffRound(spec, initial, factory, settings),
                    data, group_of)
   # The FC NN's cohort trains at once, in 3 concurrent parts; the CNN's in
   # calls of 4 clients (6 = 4 + 2, 3 = 3, 5 = 4 + 1), in 2 parts of up to 2
   # clients each (fewer, or none, as clients with fewer steps drop out).
   per_call, parts = (6, 3) if model == 'fc' else (4, 2)
-  backend = direct_backend.DirectBackend(
+  backend = direct_backend.DirectRound(
       spec, initial, factory, settings,
       memory_budget_bytes=per_call * direct_backend.step_bytes_per_client(
           spec, settings), parallel_parts=parts, cnn_conv=cnn_conv)
@@ -199,14 +201,14 @@ def test_work_counts_padding_of_last_batches_only():
   spec = _spec('fc')
   data = _client_data(spec)
   factory, settings, _ = _setup('fedhdp', True)  # batch 4, E = 2.
-  backend = direct_backend.DirectBackend(spec, spec.init(0), factory,
-                                         settings)
+  backend = direct_backend.DirectRound(spec, spec.init(0), factory,
+                                       settings)
   cohort = COHORTS[0]  # Sizes 3, 17, 9, 5, 7, 16: 1, 5, 3, 2, 2, 4 batches.
   theta = spec.init(0)
   info = [collections.OrderedDict(group=np.int32(0), client_id=np.int32(c))
           for c in cohort]
-  backend.next(backend.initialize(KEY), [data[c] for c in cohort],
-               [theta] * len(cohort), info)
+  backend.next(backend.initialize(KEY), executors.Cohort(
+      [data[c] for c in cohort], info, [theta] * len(cohort)))
   # Clients by steps (E = 2): 17 examples (10 steps), 16 (8), 9 (6), 5 and
   # 7 (4), 3 (2). Active clients per step: 6, 6, 5, 5, 3, 3, 2, 2, 1, 1;
   # every step has a full batch of 4 rows but the last (client 17's 1 row).
@@ -216,9 +218,9 @@ def test_work_counts_padding_of_last_batches_only():
       'padded_to_largest': 4 * 6 * 5 * 2,  # 6 clients x 5 batches.
   }
   # Equal-sized clients (6 examples: batches of 4 and 2) run no padding.
-  backend.next(backend.initialize(KEY), [(x[:6], y[:6]) for x, y in
-                                      (data[c] for c in (1, 4, 6))],
-               [theta] * 3, info[:3])
+  backend.next(backend.initialize(KEY), executors.Cohort(
+      [(x[:6], y[:6]) for x, y in (data[c] for c in (1, 4, 6))], info[:3],
+      [theta] * 3))
   assert backend.last_round_work == {
       'examples': 3 * 6 * 2, 'computed': 3 * 6 * 2,
       'padded_to_largest': 3 * 2 * 4 * 2}
@@ -287,8 +289,8 @@ def test_masked_loss_is_mean_over_real_examples():
 def _direct(model='fc', algorithm='fedhdp', ditto=True):
   spec = _spec(model)
   factory, settings, group_of = _setup(algorithm, ditto)
-  return (direct_backend.DirectBackend(spec, spec.init(1), factory,
-                                       settings),
+  return (direct_backend.DirectRound(spec, spec.init(1), factory,
+                                     settings),
           _client_data(spec), group_of)
 
 
@@ -307,12 +309,12 @@ def test_client_without_examples_is_unchanged_and_order_does_not_matter():
     personal = [own if c == 2 else theta for c in cohort]
     info = [collections.OrderedDict(group=np.int32(group_of[c]),
                                     client_id=np.int32(c)) for c in cohort]
-    new_state, new_personal, measurements = backend.next(
-        state, client_data, personal, info)
-    by_client = dict(zip(cohort, new_personal))
+    output = backend.next(state,
+                          executors.Cohort(client_data, info, personal))
+    by_client = dict(zip(cohort, output.clients))
     for w, w0 in zip(by_client[2], own):  # No step: personal untouched.
       np.testing.assert_array_equal(w, w0)
-    results.append((new_state, by_client, measurements))
+    results.append((output.state, by_client, output.measurements))
   (s0, p0, m0), (s1, p1, m1) = results
   for a, b in zip(s0['global_weights'], s1['global_weights']):
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
@@ -339,20 +341,20 @@ def test_validation_messages():
   spec = _spec('fc')
   factory, settings, _ = _setup('fedhdp', True)
   with pytest.raises(ValueError, match='one lambda per privacy group'):
-    direct_backend.DirectBackend(
+    direct_backend.DirectRound(
         spec, spec.init(0), factory,
         dataclasses.replace(settings, ditto_lambdas=(0.1,)))
   with pytest.raises(ValueError, match='initial_weights must have the shapes'):
-    direct_backend.DirectBackend(spec, spec.init(0)[:2], factory,
-                                 settings)
+    direct_backend.DirectRound(spec, spec.init(0)[:2], factory,
+                               settings)
   with pytest.raises(ValueError, match='memory_budget_bytes must be > 0'):
-    direct_backend.DirectBackend(spec, spec.init(0), factory,
-                                 settings, memory_budget_bytes=0)
+    direct_backend.DirectRound(spec, spec.init(0), factory,
+                               settings, memory_budget_bytes=0)
   with pytest.raises(ValueError, match='parallel_parts must be >= 1'):
-    direct_backend.DirectBackend(spec, spec.init(0), factory,
-                                 settings, parallel_parts=0)
+    direct_backend.DirectRound(spec, spec.init(0), factory,
+                               settings, parallel_parts=0)
   with pytest.raises(ValueError, match='local_epochs must be >= 1'):
-    direct_backend.DirectBackend(
+    direct_backend.DirectRound(
         spec, spec.init(0), factory,
         dataclasses.replace(settings, local_epochs=0))
 

@@ -24,6 +24,7 @@ from tff_hdp import datasets
 from tff_hdp import distributed as runtime_lib
 from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import distributed
+from tff_hdp.fedhdp import executors
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
 from tff_hdp import templates
@@ -66,9 +67,8 @@ def setup(data):
 @pytest.fixture(scope='module')
 def backends(setup, context):
   """(single-machine, two-worker) backends of the same run."""
-  local = tff_backend.TffBackend(*setup)
-  remote = distributed.DistributedTffBackend(*setup, workers=(),
-                                             context=context)
+  local = tff_backend.TffRound(*setup)
+  remote = distributed.DistributedRound(*setup, workers=(), context=context)
   return local, remote
 
 
@@ -102,11 +102,12 @@ def test_rounds_match_single_machine(tff_runtime, backends, data):
     theta = templates.global_weights(local_state)
     client_data = [data.train[c] for c in cohort]
     weights = [personal.get(c, theta) for c in cohort]
-    info = _info(cohort, rng.integers(0, 2, size))
-    local_state, local_personal, local_m = local.next(local_state, client_data,
-                                                      weights, info)
-    remote_state, remote_personal, remote_m = remote.next(
-        remote_state, client_data, weights, info)
+    clients = executors.Cohort(client_data,
+                               _info(cohort, rng.integers(0, 2, size)),
+                               weights)
+    local_state, local_m, local_personal = local.next(local_state, clients)
+    remote_state, remote_m, remote_personal = remote.next(remote_state,
+                                                          clients)
     _assert_states_close(local_state, remote_state, atol=1e-5)
     assert remote_m == pytest.approx(local_m, rel=1e-5)
     assert len(remote_personal) == size
@@ -131,9 +132,10 @@ def test_noise_is_added_once_after_the_merge(tff_runtime, backends, data):
   empty = (np.zeros((0,) + data.input_shape, np.float32),
            np.zeros((0,), np.int32))
   theta = templates.global_weights(state)
-  args = ([empty] * n, [theta] * n, _info(range(n), [0] * n))
-  local_state, _, _ = local.next(state, *args)
-  remote_state, remote_personal, _ = remote.next(state, *args)
+  cohort = executors.Cohort([empty] * n, _info(range(n), [0] * n),
+                            [theta] * n)
+  local_state = local.next(state, cohort).state
+  remote_state, _, remote_personal = remote.next(state, cohort)
   delta = [r - t for r, t in zip(remote_state['global_weights'], theta)]
   local_delta = [r - t for r, t in zip(local_state['global_weights'], theta)]
   for d, e in zip(delta, local_delta):  # The same draw, bit for bit.
@@ -151,13 +153,13 @@ def test_noise_is_added_once_after_the_merge(tff_runtime, backends, data):
 
 def test_backend_needs_workers_or_context(setup, context):
   with pytest.raises(ValueError, match='either workers'):
-    distributed.DistributedTffBackend(*setup, workers=())
+    distributed.DistributedRound(*setup, workers=())
   with pytest.raises(ValueError, match='either workers'):
-    distributed.DistributedTffBackend(*setup, workers=['127.0.0.1:1'],
-                                      context=context)
+    distributed.DistributedRound(*setup, workers=['127.0.0.1:1'],
+                                 context=context)
   spec, weights, factory, settings = setup
   with pytest.raises(ValueError, match='learning_rate must be > 0'):
-    distributed.DistributedTffBackend(
+    distributed.DistributedRound(
         spec, weights, factory,
         dataclasses.replace(settings, learning_rate=0.0), workers=(),
         context=context)

@@ -102,7 +102,7 @@ def test_profile_records_each_round_of_the_direct_backend(data):
   run = dataclasses.replace(TINY, backend='direct')
   experiment = training.prepare(run, data)
   training.run_rounds(experiment, observers=[
-      training.ProfileObserver(experiment.backend, profile)])
+      training.ProfileObserver(experiment.executor, profile)])
   assert len(profile) == run.rounds
   for entry in profile:
     assert entry['seconds']['client_work'] > 0

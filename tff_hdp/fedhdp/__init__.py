@@ -19,7 +19,8 @@ Everything specific to the paper's Algorithm 2: the client update with Ditto
 averages and their combination (`group_aggregation`), adaptive clipping's
 split of z_eff into value and clip-count noise (`clip_noise`), the
 `tff.aggregators` factory (`hdp_factory`) and iterative process
-(`process`), the TFF, direct and distributed round backends, the driver
+(`process`), the round on the TFF, direct and distributed backends
+(`executors`: its cohort and `build_executor`), the driver
 (`training.train`), the metrics of the paper's tables (`evaluation`,
 `table_rows`, `paper_tables`) and the presets of Tables 5 and 7 (`presets`).
 The server is trusted: it adds the noise.

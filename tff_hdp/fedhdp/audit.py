@@ -37,8 +37,8 @@ max and sum). Per group: Andrew et al.'s estimate and Steinke et al.'s
 lower bound at 95% beside the RDP and PLD epsilons. `planted_noise_scale`
 multiplies the named groups' z_i in the mechanism only (a positive control
 that only `run_scripts/audit_fedhdp.py` accepts). Only the direct backend
-takes canaries (`round_with_canaries` composes its `client_work` and
-`aggregate`); TFF's runtime would need them as clients with data. What the
+takes canaries (`round_with_canaries` composes `DirectRound.client_work`
+and `aggregate`); TFF's runtime would need them as clients with data. What the
 observers see and the measured results: docs/audit.md.
 """
 
@@ -49,6 +49,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from tff_hdp import round_executor
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.privacy import canary_audit
@@ -165,11 +166,12 @@ class FedHdpAudit:
       if counts[i] > 0:
         self.audit.observe_release(i, releases[i], clip_norm)
 
-  def watching(self, backend, excluded: set[int]) -> 'AuditedBackend':
-    """`backend` with this audit's canaries in every round (see
-    `AuditedBackend`); the driver's loop must also have it as an observer
-    (`round_loop.Observer`), so that it knows the round."""
-    return AuditedBackend(self, backend, excluded)
+  def watching(self, executor, excluded: set[int]) -> 'AuditedRound':
+    """`executor` (a `direct_backend.DirectRound`) with this audit's
+    canaries in every round (see `AuditedRound`); the driver's loop must
+    also have it as an observer (`round_loop.Observer`), so that it knows
+    the round."""
+    return AuditedRound(self, executor, excluded)
 
   def report(self, epsilon: dict[str, float], delta: float,
              statistic: str = 'lr',
@@ -182,63 +184,66 @@ class FedHdpAudit:
         observe=self.observe, accounted_pld=accounted_pld)
 
 
-def round_with_canaries(backend, state, client_data, personal_weights,
-                        client_info, canaries, observe_release: bool = True):
-  """One round of a `DirectBackend` with canary clients, observed.
+def round_with_canaries(executor, state, cohort, canaries,
+                        observe_release: bool = True):
+  """One round of a `direct_backend.DirectRound` with canary clients,
+  observed.
 
   The canaries are clients that did no local work: their updates join the
-  trained clients' (`backend.client_work`) in the mechanism
-  (`backend.aggregate`), clipped by their group's query, counted in N_i^t
-  and in the clip count.
+  trained clients' (`executor.client_work`) in the mechanism
+  (`executor.aggregate`), clipped by their group's query, counted in
+  N_i^t and in the clip count.
 
   Args:
-    backend: A `direct_backend.DirectBackend`.
-    state, client_data, personal_weights, client_info: As its `next`; the
-      cohort may be empty.
+    executor: A `direct_backend.DirectRound`.
+    state, cohort: As its `next`; the cohort (an `executors.Cohort`) may be
+      empty.
     canaries: (updates, groups): per weight tensor the stacked [K_c, ...]
       canary updates, and their [K_c] group indices.
     observe_release: Also return what the release observer reads.
 
   Returns:
-    (new state, personal models, measurements, observation): the
-    observation is, per group, its noised sum minus the trained clients'
-    clipped sum (numpy, per weight tensor), what an auditor who knows the
-    trained clients' records learns from the group's release; None without
+    (the round's `RoundOutput`, observation): the observation is, per
+    group, its noised sum minus the trained clients' clipped sum (numpy,
+    per weight tensor), what an auditor who knows the trained clients'
+    records learns from the group's release; None without
     `observe_release`.
   """
-  work = backend.client_work(state, client_data, personal_weights,
-                             client_info)
+  work = executor.client_work(state, cohort)
   updates, groups = canaries
   deltas = [np.concatenate([np.asarray(d), np.asarray(u, np.float32)])
             for d, u in zip(work.deltas, updates)]
-  new_state, measurements, releases = backend.aggregate(
+  new_state, measurements, releases = executor.aggregate(
       state, deltas, np.concatenate([work.groups, groups]))
+  output = round_executor.RoundOutput(new_state, measurements, work.personal)
   if not observe_release:
-    return new_state, work.personal, measurements, None
+    return output, None
   releases = [[np.asarray(r) for r in group] for group in releases]
-  if len(client_data):
-    known = backend.clipped_sums(state, work.deltas, work.groups)
+  if len(cohort.data):
+    known = executor.clipped_sums(state, work.deltas, work.groups)
     releases = [[r - k for r, k in zip(group, known_group)]
                 for group, known_group in zip(releases, known)]
-  return new_state, work.personal, measurements, releases
+  return output, releases
 
 
-class AuditedBackend:
-  """A round backend with an audit's canaries, observed.
+class AuditedRound(round_executor.RoundExecutor):
+  """The direct round with an audit's canaries, observed.
 
   Every round, the audit's sampled canaries of the groups the run queries
   (FedHDP at r = 0 never queries its private group, so its canaries stay
   out too) join the cohort as clients that did no local work
   (`round_with_canaries`), and the audit observes the round's releases or
-  global models. The driver runs it as its backend and as an observer of
+  global models. The driver runs it as its executor and as an observer of
   its loop (`before_round` tells it the round). A round with neither
   clients nor canaries releases the groups' noise alone, as without an
   audit (it carries nothing of a canary, so it is not observed).
   """
 
-  def __init__(self, audit: FedHdpAudit, backend, excluded: set[int]):
+  backend = round_executor.DIRECT
+
+  def __init__(self, audit: FedHdpAudit, executor, excluded: set[int]):
     self._audit = audit
-    self._backend = backend
+    self._executor = executor
     self._excluded = sorted(excluded)
     self._round_num = 0
 
@@ -252,30 +257,31 @@ class AuditedBackend:
     pass
 
   def initialize(self, key):
-    return self._backend.initialize(key)
+    return self._executor.initialize(key)
 
-  def next(self, state, client_data, personal_weights, client_info):
+  def next(self, state, cohort) -> round_executor.RoundOutput:
     clip_norm = float(state['aggregator']['clip_norm'])
     updates, groups = self._audit.round_updates(self._round_num, clip_norm)
     keep = ~np.isin(groups, self._excluded)
-    if not keep.any() and not len(client_data):  # The noise-only release.
-      return self._backend.next(state, [], [], [])
+    if not keep.any() and not len(cohort.data):  # The noise-only release.
+      return self._executor.next(state, cohort)
     theta = [np.asarray(w) for w in state['global_weights']]
-    state, personal, measurements, releases = round_with_canaries(
-        self._backend, state, client_data, personal_weights, client_info,
+    output, releases = round_with_canaries(
+        self._executor, state, cohort,
         ([u[keep] for u in updates], groups[keep]),
         observe_release=self._audit.observe == 'release')
     counts = np.bincount(
-        np.concatenate([[int(i['group']) for i in client_info],
+        np.concatenate([[int(i['group']) for i in cohort.info],
                         groups[keep]]).astype(np.int64),
         minlength=len(self._audit.groups))
     self._audit.observe_round(
-        theta, [np.asarray(w) for w in state['global_weights']], releases,
-        counts, clip_norm)
-    if keep.any():
-      measurements = collections.OrderedDict(
-          [('num_canaries', int(keep.sum()))] + list(measurements.items()))
-    return state, personal, measurements
+        theta, [np.asarray(w) for w in output.state['global_weights']],
+        releases, counts, clip_norm)
+    if not keep.any():
+      return output
+    return output._replace(measurements=collections.OrderedDict(
+        [('num_canaries', int(keep.sum()))] +
+        list(output.measurements.items())))
 
 
 def train_audited(config: config_lib.FedHdpConfig, data, audit: FedHdpAudit,
@@ -300,10 +306,10 @@ def train_audited(config: config_lib.FedHdpConfig, data, audit: FedHdpAudit,
   experiment = training.prepare(config, data,
                                 mechanism_groups=audit.mechanism_groups())
   setup = experiment.setup
-  backend = audit.watching(experiment.backend,
-                           config_lib.excluded_groups(setup.groups))
-  experiment = dataclasses.replace(experiment, backend=backend)
-  run = training.run_rounds(experiment, observers=[backend],
+  executor = audit.watching(experiment.executor,
+                            config_lib.excluded_groups(setup.groups))
+  experiment = dataclasses.replace(experiment, executor=executor)
+  run = training.run_rounds(experiment, observers=[executor],
                             options=round_loop.Options(progress=progress))
   record = training.results_record(experiment, run, time.time() - start)
   private = [g.name for g in setup.groups if g.is_private]

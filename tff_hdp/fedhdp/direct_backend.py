@@ -11,10 +11,10 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The 'direct' round backend: the round in plain TensorFlow, without TFF's
-runtime, the whole cohort as stacked tensors.
+"""FedHDP's round in plain TensorFlow (`round_executor.DIRECT`), without
+TFF's runtime, the whole cohort as stacked tensors.
 
-Same interface and the same round as `tff_backend.TffBackend` (paper 001,
+Same interface and the same round as `tff_backend.TffRound` (paper 001,
 Algorithm 2; see `tff_backend` for the interface), executed differently (as
 Robust-HDP's and UDP-Alg's 'direct' backends are beside their 'tff'): the
 K sampled clients' models are stacked on a leading axis and every local step
@@ -54,6 +54,7 @@ from tff_hdp.fedhdp import batched_models
 from tff_hdp.fedhdp import group_aggregation
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp.fedhdp import tff_backend
 from tff_hdp.privacy import mechanism_key
 
@@ -109,8 +110,9 @@ def _broadcast_rows(values: tf.Tensor, rank: int) -> tf.Tensor:
                                        tf.ones([rank - 1], tf.int32)], 0))
 
 
-class Cohort(NamedTuple):
-  """The sorted cohort (or a part of it) as `client_work` takes it."""
+class PackedCohort(NamedTuple):
+  """The sorted cohort (or a part of it) as the traced client work takes
+  it."""
   x: np.ndarray  # [S_max, K, B, ...] step-major data (`pack_cohort`).
   y: np.ndarray  # [S_max, K, B] labels.
   rows: np.ndarray  # [S_max, K] real examples of each batch.
@@ -121,9 +123,9 @@ class Cohort(NamedTuple):
   client_ids: np.ndarray  # [K] (the dropout seeds').
 
 
-def _cohort_signature(spec: models.ModelSpec, batch: int) -> Cohort:
+def _cohort_signature(spec: models.ModelSpec, batch: int) -> PackedCohort:
   vector = tf.TensorSpec((None,), tf.int32)
-  return Cohort(
+  return PackedCohort(
       x=tf.TensorSpec((None, None, batch) + spec.input_shape, tf.float32),
       y=tf.TensorSpec((None, None, batch), tf.int32),
       rows=tf.TensorSpec((None, None), tf.int32),
@@ -144,7 +146,7 @@ class _LocalSteps:
   """Algorithm 2's ClientUpdate for a sorted cohort, as graph-building
   methods called inside `client_work`'s `tf.function` (one per trace)."""
 
-  def __init__(self, traced: _Traced, cohort: Cohort, global_weights,
+  def __init__(self, traced: _Traced, cohort: PackedCohort, global_weights,
                round_num, rates, ints):
     self.model, self.batch, self.ditto, self.num_parts = traced
     self.cohort = cohort
@@ -446,7 +448,7 @@ def pack_cohort(client_data, order: np.ndarray, batch_size: int,
 
 
 class ClientWork(NamedTuple):
-  """What `DirectBackend.client_work` returns."""
+  """What `DirectRound.client_work` returns."""
   deltas: list  # Per weight tensor, [K, ...] the updates, clients sorted.
   groups: np.ndarray  # [K] their group indices, sorted alike.
   client_ids: np.ndarray  # [K] their client ids, sorted alike.
@@ -455,10 +457,10 @@ class ClientWork(NamedTuple):
   work: dict  # Example-passes: 'examples', 'computed', 'padded_to_largest'.
 
 
-class DirectBackend:
+class DirectRound(round_executor.RoundExecutor):
   """Runs each round as batched TensorFlow over the stacked cohort."""
 
-  name = 'direct'
+  backend = round_executor.DIRECT
 
   def __init__(self, spec: models.ModelSpec,
                initial_weights: Sequence[np.ndarray],
@@ -520,7 +522,7 @@ class DirectBackend:
     return self._model
 
   def initialize(self, key):
-    """The state of `TffBackend.initialize(key)`, built directly."""
+    """The state of `TffRound.initialize(key)`, built directly."""
     return collections.OrderedDict(
         global_weights=[w.copy() for w in self._initial_weights],
         round_num=np.asarray(0, np.int32),
@@ -528,8 +530,8 @@ class DirectBackend:
             clip_norm=np.asarray(self._factory.initial_clip, np.float32),
             noise_key=mechanism_key.as_key(key).copy()))
 
-  def next(self, state, client_data, personal_weights, client_info):
-    """One round; see `tff_backend` for the arguments and results.
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    """One round on `cohort` (an `executors.Cohort`); see `tff_backend`.
 
     `client_work`, then `aggregate`. `last_round_seconds` then holds where
     the round's time went: 'prepare' (padding and stacking on the host),
@@ -543,7 +545,7 @@ class DirectBackend:
     zero sums (`client_work` gives zero rows).
     """
     t0 = time.perf_counter()
-    work = self.client_work(state, client_data, personal_weights, client_info)
+    work = self.client_work(state, cohort)
     t1 = time.perf_counter()
     new_state, measurements, _ = self.aggregate(state, work.deltas,
                                                 work.groups)
@@ -551,11 +553,10 @@ class DirectBackend:
     self.last_round_seconds = dict(work.seconds, aggregate=t2 - t1,
                                    total=t2 - t0)
     self.last_round_work = dict(work.work)
-    return new_state, work.personal, measurements
+    return round_executor.RoundOutput(new_state, measurements, work.personal)
 
-  def client_work(self, state, client_data, personal_weights,
-                  client_info) -> ClientWork:
-    """Algorithm 2's ClientUpdate of the cohort (`next`'s arguments).
+  def client_work(self, state, cohort) -> ClientWork:
+    """Algorithm 2's ClientUpdate of `cohort` (an `executors.Cohort`).
 
     The clients run sorted by step count, longest first, at most
     `clients_per_call` at a time (the activations of a CNN cohort are
@@ -564,10 +565,9 @@ class DirectBackend:
     update.
     """
     t0 = time.perf_counter()
+    cohort.check()
+    client_data, client_info = cohort.data, cohort.info
     k = len(client_data)
-    if len(personal_weights) != k or len(client_info) != k:
-      raise ValueError(f'{k} clients but {len(personal_weights)} personal '
-                       f'models and {len(client_info)} client infos')
     s = self._settings
     sizes = np.array([len(y) for _, y in client_data], np.int64)
     total_steps = -(-sizes // s.batch_size) * s.local_epochs
@@ -584,13 +584,13 @@ class DirectBackend:
     for start in range(0, k, self.clients_per_call):
       t1 = time.perf_counter()
       part = order[start:start + self.clients_per_call]
-      cohort = self._cohort(client_data, part, total_steps[part],
+      packed = self._packed(client_data, part, total_steps[part],
                             groups[start:start + len(part)],
                             client_ids[start:start + len(part)], work)
-      personal = self._stacked_personal(personal_weights, part,
+      personal = self._stacked_personal(cohort.personal, part,
                                         global_weights)
       t2 = time.perf_counter()
-      delta, trained = self._client_work(global_weights, personal, cohort,
+      delta, trained = self._client_work(global_weights, personal, packed,
                                          round_num, self._rates, self._ints)
       deltas.append(delta)
       if s.ditto:
@@ -604,13 +604,13 @@ class DirectBackend:
                 [tf.concat(parts, 0) for parts in zip(*deltas)]),
         groups=groups,
         client_ids=client_ids,
-        personal=self._personal_out(new_personal, order, personal_weights),
+        personal=self._personal_out(new_personal, order, cohort.personal),
         seconds={'prepare': seconds['prepare'],
                  'client_work': seconds['client_work']},
         work=dict(work))
 
-  def _cohort(self, client_data, part, total_steps, groups, client_ids,
-              work) -> Cohort:
+  def _packed(self, client_data, part, total_steps, groups, client_ids,
+              work) -> PackedCohort:
     """Part `part` of the sorted cohort, packed; adds its rows to `work`."""
     s = self._settings
     x, y, rows, steps = pack_cohort(client_data, part, s.batch_size,
@@ -619,8 +619,8 @@ class DirectBackend:
     work['computed'] += _computed_rows(rows, steps, phase_clients, phase_end)
     work['padded_to_largest'] += (s.batch_size * len(part) *
                                   int(phase_end.max(initial=0)))
-    return Cohort(x, y, rows, steps, phase_clients, phase_end,
-                  self._lambdas[groups], client_ids)
+    return PackedCohort(x, y, rows, steps, phase_clients, phase_end,
+                        self._lambdas[groups], client_ids)
 
   def _stacked_personal(self, personal_weights, part, global_weights):
     """The part's personal models stacked ([K, ...] per tensor); with Ditto

@@ -34,7 +34,7 @@ the round's one aggregation:
 The form's SERVER values, which TFF sends to the workers, are theta^t, the
 round and S^t only: the noise key stays at the server, and the noise is the
 same draw from the same key as on one machine. The sums differ only by float
-summation order, so a distributed round equals `tff_backend.TffBackend`'s
+summation order, so a distributed round equals `tff_backend.TffRound`'s
 (same state in, same state, personal models and noise out). A worker sees
 its clients' unnoised clipped updates and partial sums, so the workers must
 be as trusted as the server with the clients' data (a simulation runtime,
@@ -51,6 +51,7 @@ import tensorflow_federated as tff
 
 from tff_hdp import distributed
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp import templates
 from tff_hdp.fedhdp import group_aggregation
 from tff_hdp.fedhdp import hdp_factory
@@ -183,14 +184,14 @@ def server_step_fn(factory: hdp_factory.HeterogeneousDPFactory):
   return server_step
 
 
-class DistributedTffBackend:
+class DistributedRound(round_executor.RoundExecutor):
   """Runs each round over TFF workers; noise is added once, after the merge.
 
-  The same interface and state as `tff_backend.TffBackend` (see there), and
+  The same interface and state as `tff_backend.TffRound` (see there), and
   the same round: states, personal models and noise agree to float rounding.
   """
 
-  name = 'tff'
+  backend = round_executor.DISTRIBUTED
 
   def __init__(self,
                spec: models.ModelSpec,
@@ -245,15 +246,12 @@ class DistributedTffBackend:
             clip_norm=np.float32(self._factory.initial_clip),
             noise_key=mechanism_key.as_key(key).copy())))
 
-  def next(self, state, client_data, personal_weights, client_info):
-    num_clients = len(client_data)
-    if not len(personal_weights) == len(client_info) == num_clients:
-      raise ValueError(
-          f'client_data, personal_weights and client_info must have one '
-          f'entry per client, got {num_clients}, {len(personal_weights)} and '
-          f'{len(client_info)}')
-    merged = (self._merged(state, client_data, personal_weights, client_info)
-              if num_clients else self._nobody())
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    """One round on `cohort` (an `executors.Cohort`): the form over the
+    workers, then the server step here."""
+    cohort.check()
+    num_clients = len(cohort.data)
+    merged = self._merged(state, cohort) if num_clients else self._nobody()
     weights, clip_norm, noise_key, measurements = self._server_step(
         [tf.constant(w) for w in state['global_weights']],
         tf.constant(state['aggregator']['clip_norm'], tf.float32),
@@ -266,21 +264,21 @@ class DistributedTffBackend:
                                            noise_key=noise_key.numpy())))
     personal = ([list(p) for p in distributed.in_cohort_order(
         merged['personal'], num_clients)] if num_clients else [])
-    return (new_state, personal,
-            {k: float(v) for k, v in measurements.items()})
+    return round_executor.RoundOutput(
+        new_state, {k: float(v) for k, v in measurements.items()}, personal)
 
-  def _merged(self, state, client_data, personal_weights, client_info):
+  def _merged(self, state, cohort):
     """The form over the workers: the merged totals and personal models."""
     datasets = [
         tf.data.Dataset.from_tensor_slices(
             (np.asarray(x, np.float32), np.asarray(y, np.int32))).batch(
-                self._settings.batch_size) for x, y in client_data
+                self._settings.batch_size) for x, y in cohort.data
     ]
     return self._context.invoke(
         self._form, [
             public_state(state), datasets,
-            [list(p) for p in personal_weights], list(client_info),
-            list(np.arange(len(client_data), dtype=np.int32))
+            [list(p) for p in cohort.personal], list(cohort.info),
+            list(np.arange(len(cohort.data), dtype=np.int32))
         ])
 
   def _nobody(self):

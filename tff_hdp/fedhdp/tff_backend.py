@@ -11,27 +11,25 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""A round backend: how the driver runs one round, here on TFF's runtime.
+"""FedHDP's round on TFF's runtime (`round_executor.TFF`).
 
-Every backend has the same interface, so the driver (`training`) does not
-know how a round executes:
+Every backend implements `round_executor.RoundExecutor` with the same
+cohort and state, so the driver (`training`) does not know how a round
+executes (`executors.build_executor` picks one):
 
-    backend = TffBackend(spec, initial_weights, factory, settings)
-    state = backend.initialize(key)   # the run's mechanism key
-    state, personal, measurements = backend.next(
-        state, client_data, personal_weights, client_info)
+    executor = TffRound(spec, initial_weights, factory, settings)
+    state = executor.initialize(key)   # the run's mechanism key
+    output = executor.next(state, cohort)   # an `executors.Cohort`
 
-- `client_data`: per sampled client, (x, y) numpy arrays in this round's
-  order (the driver shuffles them); the backend batches them.
-- `personal_weights`: per client, its Ditto model (list of arrays).
-- `client_info`: per client, OrderedDict(group=int32, client_id=int32).
 - `state`: OrderedDict(global_weights=[...], round_num=int32,
   aggregator=OrderedDict(clip_norm=float32, noise_key=int64[2])), all numpy,
   the same structure for every backend (checkpoints store it as is); the
   noise key starts at the run's key (`tff_hdp.privacy.mechanism_key`).
-- `measurements`: the aggregator's, as Python floats.
+- `output.measurements`: the aggregator's, as Python floats.
+- `output.clients`: per client of the cohort, in its order, its Ditto
+  model after the round (unchanged without Ditto).
 
-`TffBackend` runs the package's `tff.learning.templates.LearningProcess`
+`TffRound` runs the package's `tff.learning.templates.LearningProcess`
 (`process.compose_fedhdp_process`, what `build_fedhdp_process` returns)
 and Ditto's personal step beside it on the current TFF context.
 """
@@ -45,6 +43,7 @@ import tensorflow_federated as tff
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import process as process_lib
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp import templates
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.privacy import round_privacy
@@ -64,12 +63,12 @@ def to_numpy(structure: Any) -> Any:
   return np.asarray(structure)
 
 
-class TffBackend:
+class TffRound(round_executor.RoundExecutor):
   """Runs each round on TFF's runtime: the package's learning process
   (`process.compose_fedhdp_process`) and, beside it, Ditto's personal
   step (`process.build_ditto_step`)."""
 
-  name = 'tff'
+  backend = round_executor.TFF
 
   def __init__(self, spec: models.ModelSpec,
                initial_weights: Sequence[np.ndarray],
@@ -96,22 +95,25 @@ class TffBackend:
     state['aggregator']['noise_key'] = mechanism_key.as_key(key).copy()
     return state
 
-  def next(self, state, client_data, personal_weights, client_info):
+  def next(self, state, cohort) -> round_executor.RoundOutput:
+    """One round on `cohort` (an `executors.Cohort`); see the module."""
+    cohort.check()
     clients = [
         process_lib.client_element(x, y, group=info['group'],
                                    client_id=info['client_id'],
                                    batch_size=self._settings.batch_size)
-        for (x, y), info in zip(client_data, client_info)
+        for (x, y), info in zip(cohort.data, cohort.info)
     ]
     learning_state = to_learning_state(state)
-    personal = list(personal_weights)
+    personal = list(cohort.personal)
     if self._ditto_step is not None and clients:
       personal = [[np.asarray(w) for w in p]
                   for p in self._ditto_step(learning_state, clients, personal)]
     output = self._process.next(learning_state, clients)
     measurements = output.metrics['aggregator']
-    return (from_learning_state(output.state), personal,
-            {k: float(v) for k, v in measurements.items()})
+    return round_executor.RoundOutput(
+        from_learning_state(output.state),
+        {k: float(v) for k, v in measurements.items()}, personal)
 
 
 def to_learning_state(state) -> tff.learning.templates.LearningAlgorithmState:

@@ -14,12 +14,14 @@
 """The simulation driver: T rounds of an algorithm of paper 001, then metrics.
 
 `train(config, data)` draws the opt-out set once (`config.resolve`), builds
-the privacy groups, the aggregator and a round backend (`tff_backend`: TFF's
-runtime; `direct_backend`: the same round in plain TensorFlow, faster), and
-runs Algorithm 2's rounds (`FedHdpRounds`) in the shared loop
-(`tff_hdp.round_loop`): each samples a cohort, feeds the clients' data and
-Ditto models to `backend.next` and stores the updated personal models; the
-ledger of each private group that was queried spends the round; the global
+the privacy groups, the aggregator and the round's executor on the
+configured backend (`executors.build_executor`: TFF's runtime, the same
+round in plain TensorFlow, faster, or TFF workers), and runs Algorithm 2's
+rounds (`FedHdpRounds`) in the shared loop (`tff_hdp.round_loop`): each
+samples a cohort, hands the clients' data and Ditto models to
+`executor.next` as an `executors.Cohort` and stores the trained personal
+models it returns; the ledger of each private group that was queried spends
+the round; the global
 model is evaluated every `eval_every` rounds. It returns one results record
 (config, the metrics of paper 001's tables, epsilon per group, history).
 `train` is `prepare`, the shared `run_rounds` and `results_record` in turn
@@ -48,6 +50,7 @@ import numpy as np
 
 from tff_hdp import checkpoint
 from tff_hdp import models
+from tff_hdp import round_executor
 from tff_hdp import round_loop
 from tff_hdp import templates
 from tff_hdp.data import client_data as client_data_lib
@@ -55,6 +58,7 @@ from tff_hdp.data import federated_data
 from tff_hdp.data import sampling
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import evaluation
+from tff_hdp.fedhdp import executors
 from tff_hdp.fedhdp import personal_store
 from tff_hdp.fedhdp import privacy_groups
 from tff_hdp.fedhdp import process as process_lib
@@ -67,28 +71,6 @@ def _shuffled(x, y, rng):
   """A client's data in this round's order (one permutation per round)."""
   order = rng.permutation(len(y))
   return x[order].astype(np.float32), y[order].astype(np.int32)
-
-
-def build_backend(name: str, spec, initial_weights, factory, settings,
-                  workers=(), privacy=None):
-  """The round backend called `name` (see `tff_backend` for the interface).
-
-  With `workers` (host:port of running TFF workers), the TFF backend spreads
-  each round's clients over them (`distributed`).
-  """
-  if name == 'tff' and workers:
-    from tff_hdp.fedhdp import distributed  # pylint: disable=g-import-not-at-top
-    return distributed.DistributedTffBackend(spec, initial_weights, factory,
-                                             settings, list(workers))
-  if name == 'tff':
-    return tff_backend.TffBackend(spec, initial_weights, factory, settings,
-                                  privacy)
-  if name == 'direct':
-    from tff_hdp.fedhdp import direct_backend  # pylint: disable=g-import-not-at-top
-    return direct_backend.DirectBackend(spec, initial_weights, factory,
-                                        settings)
-  raise ValueError(f'unknown backend {name!r}; allowed: '
-                   f'{", ".join(config_lib.BACKENDS)}')
 
 
 def privacy_record(ledger: privacy_ledger.PrivacyLedger,
@@ -118,8 +100,9 @@ class FedHdpRounds(round_loop.System):
 
   A round samples the cohort (Poisson at q, or a fixed cohort) from the
   run's key, drops the clients of groups never queried (r = 0), hands the
-  clients' shuffled data, Ditto models and group indices to the backend,
-  and keeps the updated Ditto models; each private group that was queried
+  clients' shuffled data, group indices and Ditto models to the executor
+  (`executors.Cohort`), and keeps the Ditto models it returns
+  (`RoundOutput.clients`); each private group that was queried
   spends one round of its ledger; evaluation is the global model's on the
   server test set. `last_cohort` is the last round's clients, for the
   audit and tests: it is never published.
@@ -135,7 +118,7 @@ class FedHdpRounds(round_loop.System):
 
   def start(self, key):
     self._cohort_key = mechanism_key.cohort_key(key)
-    return self._pieces.backend.initialize(key)
+    return self._pieces.executor.initialize(key)
 
   def _cohort(self, rng) -> np.ndarray:
     config = self._pieces.config
@@ -150,38 +133,43 @@ class FedHdpRounds(round_loop.System):
     store = self._pieces.store
     state = tff_backend.to_numpy(state)
     rng = mechanism_key.round_rng(self._cohort_key, round_num)
-    cohort = self._cohort(rng)
-    self.last_cohort = cohort
+    clients = self._cohort(rng)
+    self.last_cohort = clients
     # An empty cohort runs the same release as any other (issue 60): the
     # groups' noise on zero sums, the clip update from noise alone, the same
     # measurements; skipping it would release less than the ledger charges.
-    client_data = [_shuffled(*self._pieces.data.train[c], rng) for c in cohort]
+    output = self.execute(state, self._round_cohort(state, clients, rng))
+    if store is not None and len(clients):
+      store.scatter(clients, output.clients)
+    return output.state, {k: float(v) if not isinstance(v, int) else v
+                          for k, v in output.measurements.items()}
+
+  def _round_cohort(self, state, clients, rng) -> executors.Cohort:
+    """What the round needs of `clients`: their data shuffled by `rng`,
+    their groups and ids, and their Ditto models (theta^t, or theta^0 with
+    `ditto_init='initial'`, for a client without one)."""
+    pieces = self._pieces
+    data = [_shuffled(*pieces.data.train[c], rng) for c in clients]
     theta = templates.global_weights(state)
-    start = (self._pieces.initial_weights
-             if self._pieces.config.ditto_init == 'initial' else theta)
-    personal = (store.gather(cohort, start)
-                if store is not None and len(cohort) else
-                [theta] * len(cohort))
+    start = (pieces.initial_weights
+             if pieces.config.ditto_init == 'initial' else theta)
+    personal = (pieces.store.gather(clients, start)
+                if pieces.store is not None and len(clients) else
+                [theta] * len(clients))
     info = [
         collections.OrderedDict(
-            group=np.int32(self._pieces.setup.client_groups[c]),
+            group=np.int32(pieces.setup.client_groups[c]),
             client_id=np.int32(c))
-        for c in cohort
+        for c in clients
     ]
-    state, personal, round_measurements = self.backend_round(
-        state, client_data, personal, info)
-    if store is not None and len(cohort):
-      store.scatter(cohort, personal)
-    return state, {k: float(v) if not isinstance(v, int) else v
-                   for k, v in round_measurements.items()}
+    return executors.Cohort(data, info, personal)
 
-  def backend_round(self, state, client_data, personal, client_info):
-    """The backend's round on the cohort: `backend.next`'s arguments and
-    results (`tff_backend`'s interface). A method that acts between the
+  def execute(self, state, cohort: executors.Cohort
+              ) -> round_executor.RoundOutput:
+    """The executor's round on the cohort. A method that acts between the
     clients' work and the server's (`idp_scale`'s per-client clip norms)
-    overrides it; the cohort, data and Ditto models stay `run_round`'s."""
-    return self._pieces.backend.next(state, client_data, personal,
-                                     client_info)
+    overrides it; the cohort is `run_round`'s."""
+    return self._pieces.executor.next(state, cohort)
 
   def account(self, ledger, round_num):
     for i, group in enumerate(self._pieces.setup.groups):
@@ -198,18 +186,19 @@ class FedHdpRounds(round_loop.System):
 
 
 class ProfileObserver(round_loop.Observer):
-  """Appends, after each round, where the backend's time and work went
-  (the direct backend's `last_round_seconds` and `last_round_work`; empty
-  for TFF's)."""
+  """Appends, after each round, where the executor's time and work went
+  (`direct_backend.DirectRound`'s `last_round_seconds` and
+  `last_round_work`; empty for the others)."""
 
-  def __init__(self, backend, profile: list[dict[str, Any]]):
-    self._backend = backend
+  def __init__(self, executor: round_executor.RoundExecutor,
+               profile: list[dict[str, Any]]):
+    self._executor = executor
     self._profile = profile
 
   def after_round(self, round_num, state, entry):
     self._profile.append({
-        'seconds': dict(getattr(self._backend, 'last_round_seconds', {})),
-        'work': dict(getattr(self._backend, 'last_round_work', {}))})
+        'seconds': dict(getattr(self._executor, 'last_round_seconds', {})),
+        'work': dict(getattr(self._executor, 'last_round_work', {}))})
 
 
 @dataclasses.dataclass
@@ -219,7 +208,7 @@ class Experiment(round_loop.Experiment):
   data: federated_data.FederatedData
   setup: config_lib.Setup  # The opt-out draw, the groups, the ratios.
   spec: models.ModelSpec
-  backend: Any  # Runs one round (`tff_backend`'s interface).
+  executor: round_executor.RoundExecutor  # `executors.build_executor`'s.
   store: Optional[personal_store.PersonalModelStore]  # Ditto's models.
   initial_weights: Any = None  # theta^0 (`config.ditto_init`).
 
@@ -237,7 +226,7 @@ class Experiment(round_loop.Experiment):
 def prepare(config: config_lib.FedHdpConfig, data, *,
             store_dir: Optional[str] = None,
             mechanism_groups=None) -> Experiment:
-  """Draws the opt-outs and builds the model, the aggregator and backend.
+  """Draws the opt-outs and builds the model, the aggregator and executor.
 
   Args:
     config: The run's hyperparameters.
@@ -253,15 +242,16 @@ def prepare(config: config_lib.FedHdpConfig, data, *,
   setup = config_lib.resolve(config, data)
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   initial_weights = spec.init(config.seed)
-  backend = build_backend(
-      config.backend, spec, initial_weights,
+  executor = executors.build_executor(
+      executors.backend_of(config), spec, initial_weights,
       process_lib.aggregator_factory(config, setup, groups=mechanism_groups,
                                      key_in_state=True),
-      process_lib.client_settings(config, setup.groups), config.tff_workers)
+      settings=process_lib.client_settings(config, setup.groups),
+      workers=config.tff_workers)
   store = (personal_store.PersonalModelStore(
       data.num_clients, spec.shapes, directory=store_dir)
            if config.ditto else None)
-  return Experiment(config, data, setup, spec, backend, store,
+  return Experiment(config, data, setup, spec, executor, store,
                     [np.asarray(w, np.float32) for w in initial_weights])
 
 

@@ -44,6 +44,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from tff_hdp import round_executor
 from tff_hdp.bench import method
 from tff_hdp.bench import registry
 from tff_hdp.bench.methods import global_model_runs
@@ -184,8 +185,8 @@ def scaled_rounds(experiment, clips: Sequence[float],
   benchmark's flag checks import every method) stays TensorFlow-free.
   """
   from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
-  backend = experiment.backend
-  if not hasattr(backend, 'client_work'):
+  executor = experiment.executor
+  if not hasattr(executor, 'client_work'):
     raise ValueError(f'idp_scale clips between the client work and the '
                      f"server's step: it needs the 'direct' backend, got "
                      f'{experiment.config.backend!r}')
@@ -198,11 +199,11 @@ def scaled_rounds(experiment, clips: Sequence[float],
   class ScaledRounds(training.FedHdpRounds):
     """`scaled_rounds`'s rounds."""
 
-    def backend_round(self, state, client_data, personal, client_info):
-      work = backend.client_work(state, client_data, personal, client_info)
-      state, measurements, _ = backend.aggregate(
+    def execute(self, state, cohort):
+      work = executor.client_work(state, cohort)
+      state, measurements, _ = executor.aggregate(
           state, clip_each(work.deltas, clips[work.client_ids]), work.groups)
-      return state, work.personal, measurements
+      return round_executor.RoundOutput(state, measurements, work.personal)
 
     def account(self, ledger, round_num):
       del round_num  # Every round spends the same.
