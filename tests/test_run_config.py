@@ -25,6 +25,7 @@ import sys
 import pytest
 
 from tff_hdp import checkpoint
+from tff_hdp import round_executor
 from tff_hdp import run_config
 from tff_hdp.fedhdp import config as fedhdp_config
 from tff_hdp.robust_hdp import config as robust_hdp_config
@@ -108,6 +109,21 @@ def test_workers_need_the_tff_backend():
                        r"'direct'$"):
       config.validate()
     dataclasses.replace(config, backend='tff').validate()
+
+
+def test_the_round_backend_of_each_config():
+  # What the three systems' executors are built for: 'tff' with workers is
+  # the distributed round.
+  for config_class in CONFIGS:
+    config = _valid(config_class)
+    assert dataclasses.replace(
+        config, backend='direct').round_backend == round_executor.DIRECT
+    assert dataclasses.replace(
+        config, backend='tff').round_backend == round_executor.TFF
+    assert dataclasses.replace(
+        config, backend='tff',
+        tff_workers=('127.0.0.1:1',)).round_backend == (
+            round_executor.DISTRIBUTED)
 
 
 # checkpoint.identity of each config's defaults, computed before the shared

@@ -34,6 +34,7 @@ from typing import Optional
 
 import numpy as np
 
+from tff_hdp import round_executor
 from tff_hdp.privacy import accounting
 from tff_hdp.privacy import mechanism_key
 
@@ -89,6 +90,16 @@ class RunConfig:
     system's config: `RunConfig(**config.run_fields())`)."""
     return {f.name: getattr(self, f.name)
             for f in dataclasses.fields(RunConfig)}
+
+  @property
+  def round_backend(self) -> str:
+    """The round executor's backend (`round_executor.BACKENDS`) this run's
+    rounds execute on: DIRECT for backend 'direct', DISTRIBUTED for 'tff'
+    with `tff_workers`, else TFF."""
+    if self.backend == 'direct':
+      return round_executor.DIRECT
+    return (round_executor.DISTRIBUTED if self.tff_workers else
+            round_executor.TFF)
 
   def validate_run(self) -> None:
     """Raises a one-line ValueError naming the first bad shared field and

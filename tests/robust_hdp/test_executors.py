@@ -14,7 +14,6 @@
 """The choice of backend and the cohort's checks (the rounds themselves:
 tests/test_round_executors.py, tests/robust_hdp/test_process.py)."""
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -41,17 +40,6 @@ def _build(backend, workers=()):
 def test_build_executor_refuses_in_one_line(backend, workers, message):
   with pytest.raises(ValueError, match=message):
     _build(backend, workers)
-
-
-def test_backend_of_the_config():
-  config = executor_case.CONFIG
-  assert executors.backend_of(dataclasses.replace(
-      config, backend='direct')) == round_executor.DIRECT
-  assert executors.backend_of(dataclasses.replace(
-      config, backend='tff')) == round_executor.TFF
-  assert executors.backend_of(dataclasses.replace(
-      config, backend='tff', tff_workers=('127.0.0.1:1',))) == (
-          round_executor.DISTRIBUTED)
 
 
 def test_the_cohort_is_checked_in_one_line():

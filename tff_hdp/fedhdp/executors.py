@@ -13,7 +13,7 @@
 # limitations under the License.
 """FedHDP's round on each backend, and its cohort (paper 001, Algorithm 2).
 
-    executor = executors.build_executor(executors.backend_of(config), ...)
+    executor = executors.build_executor(config.round_backend, ...)
     state = executor.initialize(key)
     output = executor.next(state, executors.Cohort(data, info, personal))
 
@@ -36,7 +36,6 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 from tff_hdp import models
 from tff_hdp import round_executor
-from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.fedhdp import direct_backend
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp.fedhdp import tff_backend
@@ -72,15 +71,6 @@ class Cohort(NamedTuple):
           f'Cohort: {len(self.data)} clients\' data, {len(self.info)} infos '
           f'and {len(self.personal)} personal models; give one of each per '
           'client')
-
-
-def backend_of(config: config_lib.FedHdpConfig) -> str:
-  """The backend `config` runs on: DIRECT for backend 'direct',
-  DISTRIBUTED for 'tff' with `tff_workers`, else TFF."""
-  if config.backend == 'direct':
-    return round_executor.DIRECT
-  return (round_executor.DISTRIBUTED if config.tff_workers else
-          round_executor.TFF)
 
 
 def build_executor(backend: str,

@@ -243,7 +243,7 @@ def prepare(config: config_lib.FedHdpConfig, data, *,
   spec = models.build_model(config.model, data.input_shape, data.num_classes)
   initial_weights = spec.init(config.seed)
   executor = executors.build_executor(
-      executors.backend_of(config), spec, initial_weights,
+      config.round_backend, spec, initial_weights,
       process_lib.aggregator_factory(config, setup, groups=mechanism_groups,
                                      key_in_state=True),
       settings=process_lib.client_settings(config, setup.groups),

@@ -13,7 +13,7 @@
 # limitations under the License.
 """Robust-HDP's round on each backend, and its cohort (paper 003).
 
-    executor = executors.build_executor(executors.backend_of(config), ...)
+    executor = executors.build_executor(config.round_backend, ...)
     state = executor.initialize(key)
     output = executor.next(state, executors.Cohort(data, info))
 
@@ -34,7 +34,6 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence
 from tff_hdp import models
 from tff_hdp import round_executor
 from tff_hdp.robust_hdp import aggregator as aggregator_lib
-from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import direct_backend
 from tff_hdp.robust_hdp import dp_sgd
 from tff_hdp.robust_hdp import tff_backend
@@ -79,15 +78,6 @@ class Cohort(NamedTuple):
     if len(self.weighing_info) != len(self.info):
       raise ValueError(f'Cohort: {len(self.weighing_info)} weighing infos '
                        f'for {len(self.info)} clients; give one per client')
-
-
-def backend_of(config: config_lib.RobustHdpConfig) -> str:
-  """The backend `config` runs on: DIRECT for backend 'direct',
-  DISTRIBUTED for 'tff' with `tff_workers`, else TFF."""
-  if config.backend == 'direct':
-    return round_executor.DIRECT
-  return (round_executor.DISTRIBUTED if config.tff_workers else
-          round_executor.TFF)
 
 
 def build_executor(backend: str,

@@ -162,7 +162,7 @@ def prepare(config: config_lib.RobustHdpConfig, data, *,
                                          spec.num_parameters)
   factory = process_lib.build_aggregator(config, clients, variances)
   rule = rule_registry.get(config.algorithm)
-  backend = executors.backend_of(config)
+  backend = config.round_backend
   executor = executors.build_executor(
       backend, spec, spec.init(config.seed), factory,
       settings=process_lib.dp_sgd_settings(config), private=rule.private,

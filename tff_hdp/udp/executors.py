@@ -13,7 +13,7 @@
 # limitations under the License.
 """UDP-Alg's round on each backend, and its cohort (paper 004).
 
-    executor = executors.build_executor(executors.backend_of(config), net,
+    executor = executors.build_executor(config.round_backend, net,
                                         config, constants, num_users,
                                         workers=config.tff_workers)
     state = executor.initialize(key)
@@ -90,15 +90,6 @@ class Cohort(NamedTuple):
     if count and len(self.batches.x) != count:
       raise ValueError(f'Cohort: {count} users but batches of '
                        f'{len(self.batches.x)}; give one row per user')
-
-
-def backend_of(config: config_lib.UdpConfig) -> str:
-  """The backend `config` runs on: DIRECT for backend 'direct',
-  DISTRIBUTED for 'tff' with `tff_workers`, else TFF."""
-  if config.backend == 'direct':
-    return round_executor.DIRECT
-  return (round_executor.DISTRIBUTED if config.tff_workers else
-          round_executor.TFF)
 
 
 def build_executor(backend: str,

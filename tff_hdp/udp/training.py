@@ -170,7 +170,7 @@ def prepare(config: config_lib.UdpConfig,
   constants = round_constants(config, *estimator_constants(config, weights),
                               noise_multiplier=noise_multiplier)
   executor = executors.build_executor(
-      executors.backend_of(config), net, config, constants, data.num_clients,
+      config.round_backend, net, config, constants, data.num_clients,
       workers=config.tff_workers)
   return Experiment(config, data, net, weights, constants, executor)
 
