@@ -79,3 +79,18 @@ def test_every_backend_keeps_the_contract(request, system):
           np.testing.assert_allclose(x, y, rtol=case.TOLERANCE,
                                      atol=case.TOLERANCE,
                                      err_msg=f'{system} {backend} {part}')
+
+
+@pytest.mark.parametrize('backend, workers, message', [
+    ('gpu', (), r"^backend must be one of tff, direct, distributed, got 'gpu'$"),
+    ('direct', ('127.0.0.1:1',),
+     r"^workers are for backend 'distributed' only, got backend 'direct'$"),
+    ('distributed', (), r"^backend 'distributed' needs workers"),
+])
+def test_a_backend_and_its_workers_are_checked_in_one_line(backend, workers,
+                                                           message):
+  with pytest.raises(ValueError, match=message):
+    round_executor.check_backend(backend, workers)
+  round_executor.check_backend('distributed', ('127.0.0.1:1',))
+  for name in (round_executor.TFF, round_executor.DIRECT):
+    round_executor.check_backend(name)

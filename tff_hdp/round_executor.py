@@ -37,7 +37,7 @@ publishes (FedHDP's Ditto models).
 """
 
 import abc
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -46,6 +46,21 @@ TFF = 'tff'
 DIRECT = 'direct'
 DISTRIBUTED = 'distributed'
 BACKENDS = (TFF, DIRECT, DISTRIBUTED)
+
+
+def check_backend(backend: str, workers: Sequence[str] = ()) -> None:
+  """Raises a one-line ValueError unless `backend` is one of `BACKENDS`
+  with workers ('host:port' of each TFF worker) exactly when DISTRIBUTED;
+  every system's `build_executor` checks its arguments so."""
+  if backend not in BACKENDS:
+    raise ValueError(f'backend must be one of {", ".join(BACKENDS)}, got '
+                     f'{backend!r}')
+  if workers and backend != DISTRIBUTED:
+    raise ValueError(f'workers are for backend {DISTRIBUTED!r} only, got '
+                     f'backend {backend!r}')
+  if not workers and backend == DISTRIBUTED:
+    raise ValueError(f'backend {DISTRIBUTED!r} needs workers (host:port of '
+                     'each TFF worker), got none')
 
 
 class RoundOutput(NamedTuple):

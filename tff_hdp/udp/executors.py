@@ -119,16 +119,7 @@ def build_executor(backend: str,
       DISTRIBUTED or not for it.
     ConnectionError: A worker does not answer.
   """
-  if backend not in round_executor.BACKENDS:
-    raise ValueError(f'backend must be one of '
-                     f'{", ".join(round_executor.BACKENDS)}, got {backend!r}')
-  if workers and backend != round_executor.DISTRIBUTED:
-    raise ValueError(f'workers are for backend '
-                     f'{round_executor.DISTRIBUTED!r} only, got backend '
-                     f'{backend!r}')
-  if not workers and backend == round_executor.DISTRIBUTED:
-    raise ValueError(f'backend {round_executor.DISTRIBUTED!r} needs workers '
-                     '(host:port of each TFF worker), got none')
+  round_executor.check_backend(backend, workers)
   args = (net, config, constants, num_users)
   if backend == round_executor.DIRECT:
     return direct_backend.DirectRound(*args)
