@@ -249,8 +249,8 @@ def match_record(rows: Sequence[PaperRow],
   if not config.get('ditto', True):
     return None
   algorithm = config['algorithm']
-  r = single_ratio(config.get('ratio')) if algorithm == 'fedhdp' else None
-  if algorithm == 'fedhdp' and r is None:
+  r = recorded_ratio(config)
+  if owns(config, 'ratio') and r is None:
     return None
   return find_row(rows, dataset=record_dataset(record), algorithm=algorithm,
                   r=r, lambda_p=float(config['lambda_p']),
@@ -390,7 +390,7 @@ def run_sort_key(run: Run) -> tuple:
           _sortable(config.get('lambda_np')),
           ALGORITHMS.index(algorithm) if algorithm in ALGORITHMS else
           len(ALGORITHMS), algorithm,
-          _sortable(config.get('ratio') if algorithm == 'fedhdp' else None),
+          _sortable(config.get('ratio') if owns(config, 'ratio') else None),
           _sortable(config.get('seed')),
           _sortable(config.get('rounds')),
           str(run.record.get('name', '')),

@@ -173,8 +173,7 @@ def costs(table: Sequence[Row], noise_off: Sequence[paper_tables.Run]
       continue
     dataset = ('skewed_mnist' if config.get('skewed_optout') else
                run.record.get('dataset'))
-    r = (paper_tables.single_ratio(config.get('ratio'))
-         if config['algorithm'] == 'fedhdp' else None)
+    r = paper_tables.recorded_ratio(config)
     found[(dataset, config['algorithm'], r)][int(config['seed'])] = float(
         run.record['metrics']['acc_g'])
   out = []
@@ -299,10 +298,8 @@ def flags_of(argv: Sequence[str]) -> dict[str, str]:
 
 def _key(record) -> tuple[str, str, Optional[float]]:
   config = record['config']
-  algorithm = config['algorithm']
-  r = (paper_tables.single_ratio(config.get('ratio'))
-       if algorithm == 'fedhdp' else None)
-  return paper_tables.record_dataset(record), algorithm, r
+  return (paper_tables.record_dataset(record), config['algorithm'],
+          paper_tables.recorded_ratio(config))
 
 
 @dataclasses.dataclass(frozen=True)
