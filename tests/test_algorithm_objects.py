@@ -236,3 +236,10 @@ def test_next_takes_tff_tutorial_datasets_udp(tff_runtime):
   with pytest.raises(ValueError, match='user 1 has 10 examples, the '
                      'process was built for num_examples 9'):
     process.next(state, {1: _batched((10,))[0]})
+  # Under the published mechanism seed the batches are drawn from it too: a
+  # second process of the same config reproduces the round exactly.
+  again = tff_hdp.udp.build_udp_process(
+      PACKAGE, Preferences(num_examples=SIZES), config=config)
+  replay = again.next(again.initialize(), {i: datasets[i] for i in (1, 3)})
+  for x, y in zip(output.state['phi'], replay.state['phi']):
+    np.testing.assert_array_equal(x, y)

@@ -460,6 +460,7 @@ class UdpProcess(templates.PoissonProcess):
     self._hypernetwork = hypernetwork
     self._num_examples = tuple(int(n) for n in num_examples)
     self._max_cohort = max_cohort
+    self._batch_draws = None  # `clients_from`'s generator, made on first use.
 
   @property
   def hypernetwork(self) -> 'hypernetwork.HyperNetwork':
@@ -489,8 +490,8 @@ class UdpProcess(templates.PoissonProcess):
   def clients_from(self, datasets) -> list[tf.data.Dataset]:
     """`next`'s cohort from {user index: a tf.data dataset of (x, y)
     examples or batches, as TFF's tutorials make them}, each user's K
-    batches drawn as `build_data_source` draws them, from fresh secret
-    randomness. A user must bring the |D_u| it was built with."""
+    batches drawn as `build_data_source` draws them (`_batch_rng`). A user
+    must bring the |D_u| it was built with."""
     arrays = client_data.cohort_arrays(datasets, self.num_users)
     for u, (_, y) in arrays.items():
       if len(y) != self.num_examples[u]:
@@ -502,10 +503,28 @@ class UdpProcess(templates.PoissonProcess):
     cohort = types.SimpleNamespace(
         train=arrays, input_shape=arrays[int(users[0])][0].shape[1:])
     x, y, indices, mask = local_batches(cohort, users, self.local_steps,
-                                        self.batch_size,
-                                        mechanism_key.fresh_rng())
+                                        self.batch_size, self._batch_rng())
     return client_elements(users, self.user_weights[users], x, y, indices,
                            mask, self.max_cohort)
+
+  def _batch_rng(self) -> np.random.Generator:
+    """Where `clients_from` draws the users' batches, one generator for the
+    process's calls: fresh secret randomness, or, with the config's
+    published `mechanism_seed`, a stream of it (as the noise is), so that a
+    reproduction's k-th call draws what the run's k-th call drew."""
+    if self._batch_draws is None:
+      seed = self.config.mechanism_seed
+      self._batch_draws = (
+          mechanism_key.fresh_rng() if seed is None else
+          mechanism_key.round_rng(
+              mechanism_key.cohort_key(mechanism_key.new_key(seed)), 0,
+              stream=_CLIENTS_FROM_STREAM))
+    return self._batch_draws
+
+
+# `round_rng`'s stream of `clients_from`'s batches under a mechanism seed,
+# apart from the driver's and the data source's rounds (stream 0).
+_CLIENTS_FROM_STREAM = 1
 
 
 def _checked_sizes(num_examples: Sequence[int]) -> np.ndarray:
