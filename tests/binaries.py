@@ -14,9 +14,11 @@
 """Runs the binaries of run_scripts/ as a user does, and checks refusals."""
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
+from typing import Optional, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -78,3 +80,126 @@ def run_with_key(script: str, args, key, timeout: float = 600
           f'runpy.run_path({path!r}, run_name="__main__")\n')
   return subprocess.run([sys.executable, '-c', code], capture_output=True,
                         text=True, timeout=timeout, cwd=REPO, check=False)
+
+
+# Printed (on a line of its own, to stdout and to stderr) before each run of
+# `run_in_one_process` and, with the run's exit status, after it; then, to
+# stdout, its --output_dir's results.json as the run left it (or null).
+_BEGIN = '@@ tests.binaries: run {} begins @@'
+_END = '@@ tests.binaries: run {} exits {} @@'
+_RESULTS = '@@ tests.binaries: run {} results.json @@ '
+
+_IN_ONE_PROCESS = """
+import json, os, runpy, sys, traceback
+import numpy as np
+from absl import flags
+from tff_hdp.privacy import mechanism_key
+
+drawn = mechanism_key.new_key
+
+
+def run(path, args, key):
+  if key is None:
+    mechanism_key.new_key = drawn
+  else:
+    fixed = np.array(key, np.int64)
+    mechanism_key.new_key = lambda mechanism_seed=None: fixed.copy()
+  flags.FLAGS.unparse_flags()  # Each run parses its own flags afresh.
+  sys.argv = [path, *args]
+  try:
+    runpy.run_path(path, run_name='__main__')
+  except SystemExit as e:
+    if e.code is None or isinstance(e.code, int):
+      return e.code or 0
+    print(e.code, file=sys.stderr)
+  except BaseException:  # pylint: disable=broad-except
+    traceback.print_exc()
+  return 1
+
+
+def end_of_process():
+  # What the process's exit would do: release its --output_dir's lock.
+  from tff_hdp.run_scripts import output_dirs
+  for lock in output_dirs._OUTPUT_LOCK:  # pylint: disable=protected-access
+    lock.close()
+  output_dirs._OUTPUT_LOCK.clear()  # pylint: disable=protected-access
+
+
+for i, (path, args, key) in enumerate(RUNS):
+  for stream in (sys.stdout, sys.stderr):
+    print(BEGIN.format(i), file=stream, flush=True)
+  status = run(path, args, key)
+  end_of_process()
+  for stream in (sys.stdout, sys.stderr):
+    print(END.format(i, status), file=stream, flush=True)
+  found = None
+  for arg in args:
+    if arg.startswith('--output_dir='):
+      written = os.path.join(arg.split('=', 1)[1], 'results.json')
+      if os.path.exists(written):
+        with open(written) as f:
+          found = json.load(f)
+  print(RESULTS.format(i) + json.dumps(found), flush=True)
+"""
+
+
+def _segment(text: str, i: int) -> tuple[Optional[str], Optional[int]]:
+  """Run `i`'s part of `text` and its exit status, if it ended."""
+  begin = _BEGIN.format(i) + '\n'
+  if begin not in text:
+    return None, None
+  part = text.split(begin, 1)[1]
+  end = '@@ tests.binaries: run %d exits ' % i
+  if end not in part:
+    return part, None
+  part, rest = part.split(end, 1)
+  return part, int(rest.split(' ', 1)[0])
+
+
+def run_in_one_process(script: str, runs: Sequence[tuple[Sequence[str],
+                                                         Optional[Sequence]]],
+                       timeout: float = 900
+                       ) -> list[subprocess.CompletedProcess]:
+  """Runs run_scripts/`script` once per (args, key) of `runs`, one after the
+  other in one Python process: what `run` (key None: the operating system
+  draws it) or `run_with_key` does for each, with one start-up of
+  TensorFlow and TFF for all. Each run parses its flags afresh (absl's
+  `unparse_flags`), so none inherits another's. For binaries whose flags are
+  defined by the modules they import (run_fedhdp.py, run_robust_hdp.py,
+  run_udp.py), not by the script itself, which a second run would define
+  twice.
+
+  A run in a process that ran others is no fresh process: a test whose
+  claim needs one (e.g. two processes agree bit for bit) puts the runs it
+  compares first in their processes.
+
+  Returns:
+    One `CompletedProcess` per run: its exit status, the stdout and stderr
+    it printed (TensorFlow's own log lines may land in a neighbour's) and,
+    as `results_json`, its --output_dir's results.json as the run left it
+    (None if there was none), before the next run could write over it.
+
+  Raises:
+    AssertionError: If the process did not finish every run (it crashed or
+      timed out), with its stderr's end.
+  """
+  path = script_path(script)
+  listed = [(path, list(args), None if key is None else [int(w) for w in key])
+            for args, key in runs]
+  code = (f'RUNS = {listed!r}\nBEGIN = {_BEGIN!r}\nEND = {_END!r}\n'
+          f'RESULTS = {_RESULTS!r}\n' + _IN_ONE_PROCESS)
+  done = subprocess.run([sys.executable, '-c', code], capture_output=True,
+                        text=True, timeout=timeout, cwd=REPO, check=False)
+  results = []
+  for i, (_, args, _) in enumerate(listed):
+    stdout, status = _segment(done.stdout, i)
+    stderr, _ = _segment(done.stderr, i)
+    assert status is not None and stderr is not None, (
+        f'run {i} of {script} did not finish (exit {done.returncode}):\n'
+        + done.stderr[-3000:])
+    result = subprocess.CompletedProcess([path, *args], status, stdout,
+                                         stderr)
+    line = done.stdout.split(_RESULTS.format(i), 1)[1].split('\n', 1)[0]
+    result.results_json = json.loads(line)
+    results.append(result)
+  return results

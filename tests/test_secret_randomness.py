@@ -70,17 +70,20 @@ PUBLISHED = {
 }
 
 
-def _run(script, output_dir, *extra, key=None):
-  """Runs `script`'s tiny run (under the mechanism key `key`, if given)."""
-  args = RUNS[script] + ['--noprogress', f'--output_dir={output_dir}', *extra]
-  if key is None:
-    result = binaries.run(script, args, timeout=600)
-  else:
-    result = binaries.run_with_key(script, args, key)
-  assert result.returncode == 0, result.stderr[-3000:]
-  with open(os.path.join(output_dir, 'results.json')) as f:
-    (record,) = json.load(f)['runs']
-  return result, record
+def _runs(script, *runs):
+  """`script`'s tiny run once per (output_dir, extra flags, mechanism key or
+  None) of `runs`, one after the other in one process
+  (`binaries.run_in_one_process`): each run's output and record."""
+  results = binaries.run_in_one_process(script, [
+      (RUNS[script] + ['--noprogress', f'--output_dir={output_dir}', *extra],
+       key) for output_dir, extra, key in runs])
+  records = []
+  for result, (output_dir, _, _) in zip(results, runs):
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(os.path.join(output_dir, 'results.json')) as f:
+      (record,) = json.load(f)['runs']
+    records.append((result, record))
+  return records
 
 
 def _key_forms(key: np.ndarray) -> list[bytes]:
@@ -142,10 +145,18 @@ def _published(record) -> dict:
 
 @pytest.mark.parametrize('script', sorted(RUNS))
 def test_secret_by_default_reproducible_only_with_the_flag(tmp_path, script):
-  (_, a), (_, b) = [_run(script, tmp_path / 'a', key=_KEY),
-                    _run(script, tmp_path / 'b', '--keep_checkpoints')]
+  # Two processes: each starts with a run under --mechanism_seed=3 (c, d:
+  # two fresh processes, compared bit for bit below), then runs a default
+  # run (a under the test's key `_KEY`, b under a key the operating system
+  # draws), which must not reuse the seeded run's key.
+  seed = ['--mechanism_seed=3']
+  (out_c, c), (_, a) = _runs(script, (tmp_path / 'c', seed, None),
+                             (tmp_path / 'a', [], _KEY))
+  (_, d), (_, b) = _runs(script, (tmp_path / 'd', seed, None),
+                         (tmp_path / 'b', ['--keep_checkpoints'], None))
   # The same public flags, two secret keys: other noise (and cohorts).
   assert a['history'] != b['history']
+  assert b['history'] != d['history']  # Not the process's previous key.
   if script == 'run_robust_hdp.py':  # The noise robust PCA finds.
     assert a['history'][-1]['sigma_hat2'] != b['history'][-1]['sigma_hat2']
   for record in (a, b):
@@ -166,8 +177,6 @@ def test_secret_by_default_reproducible_only_with_the_flag(tmp_path, script):
   assert set().union(*a['history']) <= PUBLISHED[script]
   assert _tensorboard_tags(tmp_path / 'a') <= PUBLISHED[script]
 
-  (out_c, c), (_, d) = [_run(script, tmp_path / name, '--mechanism_seed=3')
-                        for name in ('c', 'd')]
   assert _published(c) == _published(d)  # Bit for bit.
   assert c['history'] != a['history']
   assert c['privacy']['is_bound'] is False
