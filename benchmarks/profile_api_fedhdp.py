@@ -53,6 +53,11 @@ import os
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
+# TensorFlow before absl's app.run, as benchmark_fedhdp.py (Keras 2.14
+# cannot build a model with an input shape, the FC NN's, when TensorFlow is
+# first imported inside app.run's main).
+import tensorflow  # pylint: disable=g-import-not-at-top,unused-import,wrong-import-position
+
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import collections
 import time
@@ -61,7 +66,9 @@ from absl import app
 from absl import flags
 import numpy as np
 
-import benchmark_fedhdp
+# The benchmarks' own modules: Python searches a script's own folder first.
+import fedhdp_rounds
+import fedhdp_small_cnn
 import timing
 
 _CLIENTS = flags.DEFINE_integer('clients', 100, 'Clients of every round.')
@@ -207,29 +214,28 @@ def _setting(tf, tff, models):
   """(spec, data, batch size, stock, api) of `--model`."""
   if _MODEL.value == 'fc':
     spec = models.build_model('fc', (28, 28), 10)
-    data = benchmark_fedhdp._synthetic_clients(spec, _CLIENTS.value, 100,
-                                               seed=0)
-    return (spec, data, 20, benchmark_fedhdp.StockTff(spec, data, 1),
-            benchmark_fedhdp.ApiProcess(spec, data, 1))
+    data = fedhdp_rounds.synthetic_clients(spec, _CLIENTS.value, 100, seed=0)
+    return (spec, data, 20, fedhdp_rounds.StockTff(spec, data, 1),
+            fedhdp_rounds.ApiProcess(spec, data, 1))
   import tff_hdp.fedhdp  # pylint: disable=g-import-not-at-top
-  keras_fn = lambda: benchmark_fedhdp._small_cnn_keras(tf)
-  batch_size = benchmark_fedhdp.SMALL_CNN_BATCH_SIZE
+  keras_fn = lambda: fedhdp_small_cnn.small_cnn_keras(tf)
+  batch_size = fedhdp_small_cnn.SMALL_CNN_BATCH_SIZE
   spec = models.as_model_spec(tff.learning.models.functional_model_from_keras(
       keras_fn(),
       tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
       (tf.TensorSpec((None, 28, 28), tf.float32),
        tf.TensorSpec((None,), tf.int32))))
-  data = benchmark_fedhdp._mnist_clients(_CLIENTS.value,
-                                         benchmark_fedhdp.SMALL_CNN_EXAMPLES)
+  data = fedhdp_small_cnn.mnist_clients(_CLIENTS.value,
+                                        fedhdp_small_cnn.SMALL_CNN_EXAMPLES)
   config = tff_hdp.fedhdp.FedHdpConfig(
       sampling_rate=1.0, local_epochs=1, batch_size=batch_size,
-      learning_rate=benchmark_fedhdp.LEARNING_RATE,
-      noise_multiplier=benchmark_fedhdp.NOISE_MULTIPLIER, initial_clip=0.1)
+      learning_rate=fedhdp_rounds.LEARNING_RATE,
+      noise_multiplier=fedhdp_rounds.NOISE_MULTIPLIER, initial_clip=0.1)
   return (spec, data, batch_size,
-          benchmark_fedhdp.StockTff(spec, data, 1, keras_fn=keras_fn,
-                                    batch_size=batch_size),
-          benchmark_fedhdp.ApiProcess(spec, data, 1, keras_fn=keras_fn,
-                                      config=config))
+          fedhdp_rounds.StockTff(spec, data, 1, keras_fn=keras_fn,
+                                 batch_size=batch_size),
+          fedhdp_rounds.ApiProcess(spec, data, 1, keras_fn=keras_fn,
+                                   config=config))
 
 
 def main(argv):

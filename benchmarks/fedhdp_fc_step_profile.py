@@ -1,0 +1,69 @@
+# Copyright 2026, The tff_hdp Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Where a direct-backend FC NN step's time goes: its big operations alone.
+
+`benchmark_fedhdp.py` runs it when a target of the direct round is missed:
+the forward matmul x @ W1, the weight gradient x^T dz (as TensorFlow takes
+it, and with x^T pre-transposed) and the memory-bound update W1 - dW1, for
+every client of the round at once, each the median of five timings of five
+calls, beside the step's own time in the speed benchmark.
+"""
+
+import math
+
+import fedhdp_rounds
+# benchmarks/timing.py: Python searches a script's own folder first.
+import timing
+
+
+def profile_fc_step(tf, num_clients, spec):
+  """Where a direct-backend FC step's time goes: its big ops, timed alone."""
+  batch_size = fedhdp_rounds.BATCH_SIZE
+  d, h = spec.shapes[0]
+  x = tf.random.stateless_normal([num_clients, batch_size, d], seed=[1, 1])
+  xt = tf.transpose(x, [0, 2, 1])
+  w = tf.random.stateless_normal([num_clients, d, h], seed=[1, 2])
+  dz = tf.random.stateless_normal([num_clients, batch_size, h], seed=[1, 3])
+  ops = {
+      'forward x @ W1': (tf.function(lambda a, b: tf.matmul(a, b)), (x, w)),
+      'weight gradient x^T dz': (
+          tf.function(lambda a, b: tf.matmul(a, b, adjoint_a=True)), (x, dz)),
+      'same, x^T pre-transposed': (
+          tf.function(lambda a, b: tf.matmul(a, b)), (xt, dz)),
+      'update W1 - dW1 (memory-bound)': (
+          tf.function(lambda a, b: a - b), (w, w)),
+  }
+  out = {}
+  for name, (fn, args) in ops.items():
+    fn(*args).numpy()
+    times = []
+    for _ in range(5):
+      with timing.Clock() as c:
+        for _ in range(5):
+          fn(*args).numpy()
+      times.append(c.wall / 5)
+    out[name] = sorted(times)[len(times) // 2]
+  return out
+
+
+def print_profile(profile, direct_row, num_clients, samples):
+  """`profile` beside one step of the speed benchmark's `direct_row` (the
+  FC NN at E = 10, `samples` examples per client)."""
+  batch_size = fedhdp_rounds.BATCH_SIZE
+  steps = math.ceil(samples / batch_size) * 10
+  print(f'  one FC step ({num_clients} clients, batch {batch_size}) '
+        f"takes {direct_row['client_training_seconds'] / steps * 1e3:.2f} "
+        'ms; its big operations, timed alone (ms):')
+  for name, seconds in profile.items():
+    print(f'    {name}: {seconds * 1e3:.2f}')
