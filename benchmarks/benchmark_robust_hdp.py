@@ -153,27 +153,17 @@ def rpca_profile(tf, rpca, matrix, figures) -> str:
           f"({parts['passes_xla']:.2f} ms fused by XLA)")
 
 
-def main(argv):
-  cli.check_no_arguments(argv)
+def _check_flags():
   cli.check(_ROUNDS.value >= 1, f'--rounds must be >= 1, got {_ROUNDS.value}')
   cli.check(_STEPS.value >= 1, f'--steps must be >= 1, got {_STEPS.value}')
   cli.check(2 <= _CLIENTS.value <= 20,
             f'--clients must be in [2, 20], got {_CLIENTS.value}')
-  import numpy as np
-  import tensorflow as tf
-  from tff_hdp import models
-  from tff_hdp import per_example
-  # Retires TFF's default context, whose idle executor factory, collected
-  # at interpreter exit, prints a traceback (tff_hdp/runtime.py).
-  from tff_hdp import runtime  # pylint: disable=unused-import
-  from tff_hdp.robust_hdp import cohort
-  from tff_hdp.robust_hdp import config as config_lib
-  from tff_hdp.robust_hdp import dp_sgd
-  from tff_hdp.robust_hdp import privacy_preferences
-  from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
-  from tff_hdp.robust_hdp import process
-  from tff_hdp.privacy import mechanism_key
 
+
+def _machine_peak(tf):
+  """Prints the CPU, TensorFlow's threads and the matmul peak (item 1);
+  returns the peak in FLOP/s."""
+  from tff_hdp.robust_hdp import cohort
   # The driver's threads: one per lane on a CPU (run_robust_hdp.py).
   one_per_lane = cohort.one_thread_per_lane()
   intra = tf.config.threading.get_intra_op_parallelism_threads()
@@ -183,12 +173,14 @@ def main(argv):
   peak = timing.peak(tf)
   print(f'matmul 2048^2 peak: {peak / 1e9:.1f} GFLOP/s '
         f'({timing.matmul_lanes(tf)} at once)')
-  spec = models.cnn5_model((28, 28), 10)
-  flops_per_example = 3 * 2 * timing.forward_multiply_adds(spec)
-  weights = [tf.constant(w) for w in spec.init(0)]
-  rng = np.random.default_rng(0)
-  figures = collections.OrderedDict(peak_gflops=peak / 1e9, steps={})
+  return peak
 
+
+def _step_functions(tf, spec):
+  """{'sgd', 'dp', 'vectorized_map'}: one step of each (item 2), traced."""
+  from tff_hdp import models
+  from tff_hdp import per_example
+  from tff_hdp.robust_hdp import dp_sgd
   query = dp_sgd.gaussian_query(3.0, 1.0)
   state = query.initial_global_state()
 
@@ -215,158 +207,211 @@ def main(argv):
       loss = models.loss_fn(spec.apply(w, x), y)
     return [v - 0.1 * d for v, d in zip(w, tape.gradient(loss, w))]
 
+  return dict(sgd=sgd_step, dp=dp_step, vectorized_map=vectorized_map_dp_step)
+
+
+def _time_batch(tf, fns, weights, b, rng, flops_per_example, peak):
+  """The three steps on one batch of `b` random examples: their figures,
+  printed as a row of item 2's table."""
+  import numpy as np
+  x = tf.constant(rng.random((b, 28, 28), np.float32))
+  y = tf.constant(rng.integers(0, 10, b).astype(np.int32))
+  key = tf.constant([1, 2], tf.int64)
+  # The vectorized_map path warns once while it traces
+  # ("Conv2DBackpropFilter uses a while_loop": a loop over the examples);
+  # the warning is silenced for that call.
+  level = tf.get_logger().level
+  tf.get_logger().setLevel('ERROR')
+  try:
+    fns['vectorized_map'](weights, x, y, key)
+  finally:
+    tf.get_logger().setLevel(level)
+  steps = dict(sgd=(fns['sgd'], (weights, x, y)),
+               dp=(fns['dp'], (weights, x, y, key)),
+               vectorized_map=(fns['vectorized_map'], (weights, x, y, key)))
+  t = timing.time_in_turn(tf, steps, _STEPS.value)
+  after = fns['dp'](weights, x, y, key)
+  gap = max(float(np.max(np.abs(a - o))) for a, o in zip(
+      after, fns['vectorized_map'](weights, x, y, key)))
+  rate = lambda t: flops_per_example * b / t
+  print(f"{b:5d}  {1e3 * t['sgd']:6.2f}  {1e3 * t['dp']:10.2f} "
+        f"({t['dp'] / t['sgd']:.2f})  {1e3 * t['vectorized_map']:18.2f} "
+        f"({t['vectorized_map'] / t['sgd']:.2f})  "
+        f"{rate(t['sgd']) / 1e9:11.1f} ({rate(t['sgd']) / peak:.2f})  "
+        f"{rate(t['dp']) / 1e9:14.1f} ({rate(t['dp']) / peak:.2f})")
+  return dict(
+      sgd_ms=1e3 * t['sgd'], dp_sgd_ms=1e3 * t['dp'],
+      ratio=t['dp'] / t['sgd'],
+      vectorized_map_ms=1e3 * t['vectorized_map'],
+      vectorized_map_ratio=t['vectorized_map'] / t['sgd'],
+      max_weight_difference=gap,
+      sgd_gflops=rate(t['sgd']) / 1e9,
+      dp_sgd_gflops=rate(t['dp']) / 1e9)
+
+
+def time_dp_steps(tf, spec, rng, peak):
+  """Item 2: {batch size: figures} of one DP-SGD step against SGD's."""
+  fns = _step_functions(tf, spec)
+  weights = [tf.constant(w) for w in spec.init(0)]
+  flops_per_example = 3 * 2 * timing.forward_multiply_adds(spec)
   lanes = timing.matmul_lanes(tf)
   if lanes > 1:
     print(f'(the steps run on one core: at most 1/{lanes} of the peak)')
   print('\nbatch  sgd ms  dp-sgd ms (ratio)  vectorized_map ms (ratio)  '
         'sgd GFLOP/s (peak)  dp-sgd GFLOP/s (peak)')
-  for b in (16, 32, 64, 128):
-    x = tf.constant(rng.random((b, 28, 28), np.float32))
-    y = tf.constant(rng.integers(0, 10, b).astype(np.int32))
-    key = tf.constant([1, 2], tf.int64)
-    # The vectorized_map path warns once while it traces
-    # ("Conv2DBackpropFilter uses a while_loop": a loop over the examples);
-    # the warning is silenced for that call.
-    level = tf.get_logger().level
-    tf.get_logger().setLevel('ERROR')
-    try:
-      vectorized_map_dp_step(weights, x, y, key)
-    finally:
-      tf.get_logger().setLevel(level)
-    steps = dict(sgd=(sgd_step, (weights, x, y)),
-                 dp=(dp_step, (weights, x, y, key)),
-                 vectorized_map=(vectorized_map_dp_step, (weights, x, y, key)))
-    t = timing.time_in_turn(tf, steps, _STEPS.value)
-    after = dp_step(weights, x, y, key)
-    gap = max(float(np.max(np.abs(a - o))) for a, o in zip(
-        after, vectorized_map_dp_step(weights, x, y, key)))
-    rate = lambda t: flops_per_example * b / t
-    figures['steps'][b] = dict(
-        sgd_ms=1e3 * t['sgd'], dp_sgd_ms=1e3 * t['dp'],
-        ratio=t['dp'] / t['sgd'],
-        vectorized_map_ms=1e3 * t['vectorized_map'],
-        vectorized_map_ratio=t['vectorized_map'] / t['sgd'],
-        max_weight_difference=gap,
-        sgd_gflops=rate(t['sgd']) / 1e9,
-        dp_sgd_gflops=rate(t['dp']) / 1e9)
-    print(f"{b:5d}  {1e3 * t['sgd']:6.2f}  {1e3 * t['dp']:10.2f} "
-          f"({t['dp'] / t['sgd']:.2f})  {1e3 * t['vectorized_map']:18.2f} "
-          f"({t['vectorized_map'] / t['sgd']:.2f})  "
-          f"{rate(t['sgd']) / 1e9:11.1f} ({rate(t['sgd']) / peak:.2f})  "
-          f"{rate(t['dp']) / 1e9:14.1f} ({rate(t['dp']) / peak:.2f})")
+  figures = {b: _time_batch(tf, fns, weights, b, rng, flops_per_example, peak)
+             for b in (16, 32, 64, 128)}
   print('(vectorized_map: the general per-example path, '
         '`per_example.vectorized_gradients`, a GradientTape per example; '
         'its steps\' weights differ from dp-sgd\'s by at most '
-        f"{max(v['max_weight_difference'] for v in figures['steps'].values()):.1e})")
+        f"{max(v['max_weight_difference'] for v in figures.values()):.1e})")
+  return figures
 
-  eps, batch_sizes = privacy_preferences.load_distribution('dist1', 20)
-  k = _CLIENTS.value
-  config = config_lib.RobustHdpConfig(algorithm='robust_hdp',
-                                      epsilons=tuple(eps[:k]),
-                                      batch_sizes=tuple(batch_sizes[:k]),
-                                      backend='direct')
-  data = [(rng.random((2400, 28, 28), np.float32),
-           rng.integers(0, 10, 2400).astype(np.int32)) for _ in range(k)]
-  clients = process.client_privacy(config, [2400] * k)
-  settings = dp_sgd.DpSgdSettings()
-  # One direct round per RPCA solver; the clients' rows come from the first.
-  # (Robust-HDP's server is told no variances: `Rule.told`.)
-  variances = process.true_variances(config, clients, spec.num_parameters)
-  runners = {
-      method: robust_direct_backend.DirectRound(
-          spec, spec.init(0),
-          process.build_aggregator(
-              dataclasses.replace(config, rpca_method=method), clients,
-              variances),
-          settings=settings)
-      for method in config_lib.RPCA_METHODS}
-  info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
-               noise_multiplier=np.float32(c.noise_multiplier))
-          for i, c in enumerate(clients)]
-  # The driver's form and the other CPU form, side by side.
-  driver_form = cohort.default_form(spec)
-  other_form = (cohort.IN_TURN if driver_form == cohort.IN_LANES else
-                cohort.IN_LANES)
-  other = cohort.cohort_function(spec, settings, True, other_form)
-  packed = cohort.pack_clients(data)
 
-  def other_rows(state):
+class FullRound:
+  """Item 3: a round of the first `clients` of Dist1's 20 (2,400 random
+  examples each), its clients in the driver's form and in the other, its
+  server step by each RPCA solver."""
+
+  def __init__(self, tf, spec, clients, rng):
+    import numpy as np
+    from tff_hdp.robust_hdp import cohort
+    from tff_hdp.robust_hdp import config as config_lib
+    from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
+    from tff_hdp.robust_hdp import dp_sgd
+    from tff_hdp.robust_hdp import privacy_preferences
+    from tff_hdp.robust_hdp import process
+    self._tf = tf
+    eps, batch_sizes = privacy_preferences.load_distribution('dist1', 20)
+    self.config = config_lib.RobustHdpConfig(
+        algorithm='robust_hdp', epsilons=tuple(eps[:clients]),
+        batch_sizes=tuple(batch_sizes[:clients]), backend='direct')
+    self.data = [(rng.random((2400, 28, 28), np.float32),
+                  rng.integers(0, 10, 2400).astype(np.int32))
+                 for _ in range(clients)]
+    self.clients = process.client_privacy(self.config, [2400] * clients)
+    settings = dp_sgd.DpSgdSettings()
+    # One direct round per RPCA solver; the clients' rows come from the
+    # first. (Robust-HDP's server is told no variances: `Rule.told`.)
+    variances = process.true_variances(self.config, self.clients,
+                                       spec.num_parameters)
+    self.runners = {
+        method: robust_direct_backend.DirectRound(
+            spec, spec.init(0),
+            process.build_aggregator(
+                dataclasses.replace(self.config, rpca_method=method),
+                self.clients, variances),
+            settings=settings)
+        for method in config_lib.RPCA_METHODS}
+    self.info = [dict(index=np.int32(i), batch_size=np.int32(c.batch_size),
+                      noise_multiplier=np.float32(c.noise_multiplier))
+                 for i, c in enumerate(self.clients)]
+    # The driver's form and the other CPU form, side by side.
+    self.driver_form = cohort.default_form(spec)
+    self.other_form = (cohort.IN_TURN if self.driver_form == cohort.IN_LANES
+                       else cohort.IN_LANES)
+    self._other = cohort.cohort_function(spec, settings, True,
+                                         self.other_form)
+    self._packed = cohort.pack_clients(self.data)
+
+  def other_rows(self, state):
     """The round's rows in `other_form`, from the direct round's keys."""
+    import numpy as np
+    from tff_hdp.privacy import mechanism_key
+    from tff_hdp.robust_hdp import process
+    tf = self._tf
     key = process.round_key(tf.constant(mechanism_key.as_key(state['key'])),
                             tf.constant(int(state['round_num'])))
-    keys = tf.stack([process.client_key(key, i['index']) for i in info])
-    return other(
+    keys = tf.stack([process.client_key(key, i['index']) for i in self.info])
+    packed = self._packed
+    return self._other(
         [tf.constant(w) for w in state['global_weights']], packed[0],
-        packed[1], packed[2], np.array([i['batch_size'] for i in info]),
-        np.array([i['noise_multiplier'] for i in info]), keys)
+        packed[1], packed[2], np.array([i['batch_size'] for i in self.info]),
+        np.array([i['noise_multiplier'] for i in self.info]), keys)
 
-  states = {method: r.initialize(mechanism_key.new_key(0))
-            for method, r in runners.items()}
-  client_times = collections.defaultdict(list)
-  server_times = collections.defaultdict(list)
-  weights_gap = rows_gap = 0.0
-  first = config_lib.RPCA_METHODS[0]
-  for r in range(_ROUNDS.value + 1):  # Round 0 is the warm-up.
-    clocks = {}
+  def time(self, rounds):
+    """`rounds` timed rounds after a warm-up: {form: [(wall, CPU)]} of the
+    clients, {solver: [wall]} of the server, the largest gaps between the
+    solvers' weights and between the forms' rows, the last rows."""
+    import numpy as np
+    from tff_hdp.privacy import mechanism_key
+    from tff_hdp.robust_hdp import config as config_lib
+    states = {method: r.initialize(mechanism_key.new_key(0))
+              for method, r in self.runners.items()}
+    client_times = collections.defaultdict(list)
+    server_times = collections.defaultdict(list)
+    weights_gap = rows_gap = 0.0
+    first = config_lib.RPCA_METHODS[0]
     timed = dict(
-        driver=lambda: runners[first].client_updates(states[first], data,
-                                                     info),
-        other=lambda: other_rows(states[first]))
-    for name in (('driver', 'other') if r % 2 else ('other', 'driver')):
-      with timing.Clock() as clocks[name]:
-        rows = timed[name]()
-        rows.numpy()
-      if name == 'driver':
-        driver_rows = rows
-      else:
-        other_rows_ = rows
-    rows = driver_rows
-    rows_gap = max(rows_gap, float(np.max(np.abs(
-        driver_rows.numpy() - other_rows_.numpy()))))
-    round_weights = {}
-    for method, runner in runners.items():
-      with timing.Clock() as s:
-        states[method], measurements = runner.server_update(states[method],
-                                                            rows)
-      round_weights[method] = np.asarray(measurements['weights'])
+        driver=lambda: self.runners[first].client_updates(
+            states[first], self.data, self.info),
+        other=lambda: self.other_rows(states[first]))
+    for r in range(rounds + 1):  # Round 0 is the warm-up.
+      clocks, form_rows = {}, {}
+      for name in (('driver', 'other') if r % 2 else ('other', 'driver')):
+        with timing.Clock() as clocks[name]:
+          form_rows[name] = timed[name]()
+          form_rows[name].numpy()
+      rows = form_rows['driver']
+      rows_gap = max(rows_gap, float(np.max(np.abs(
+          rows.numpy() - form_rows['other'].numpy()))))
+      round_weights = {}
+      for method, runner in self.runners.items():
+        with timing.Clock() as s:
+          states[method], measurements = runner.server_update(states[method],
+                                                              rows)
+        round_weights[method] = np.asarray(measurements['weights'])
+        if r:
+          server_times[method].append(s.wall)
       if r:
-        server_times[method].append(s.wall)
-    if r:
-      for name, c in clocks.items():
-        client_times[name].append((c.wall, c.cpu))
-    weights_gap = max(weights_gap, float(np.max(np.abs(
-        round_weights['admm'] - round_weights['ialm']))))
-  steps = sum(-(-2400 // c.batch_size) for c in clients)
-  round_flops = flops_per_example * sum(
-      -(-2400 // c.batch_size) * c.batch_size for c in clients)
-  server_s = {m: statistics.median(t) for m, t in server_times.items()}
-  timed_clients = {}
-  for name, label in (
-      ('driver', f'as the driver trains them ({driver_form})'),
-      ('other', f'{other_form}')):
-    wall = statistics.median(w for w, _ in client_times[name])
-    per_round = wall + server_s[config.rpca_method]
-    timed_clients[name] = dict(
-        form=driver_form if name == 'driver' else other_form,
-        client_seconds=wall,
-        client_cpu_seconds=statistics.median(c for _, c in client_times[name]),
-        client_gflops=round_flops / wall / 1e9,
-        fraction_of_peak=round_flops / wall / peak,
-        seconds_per_round=per_round,
-        run_minutes_200_rounds=200 * per_round / 60,
-        run_minutes_200_rounds_by_solver={
-            m: 200 * (wall + t) / 60 for m, t in server_s.items()},
-        label=label)
-  figures['round'] = dict(clients=timed_clients, server_seconds=server_s,
-                          rpca_weights_max_difference=weights_gap,
-                          rows_max_difference=rows_gap,
-                          dp_sgd_steps=steps, round_gflop=round_flops / 1e9)
-  print(f'\nfull round ({k} x 2,400, Dist1, {steps} DP-SGD steps, '
-        f'{round_flops / 1e9:.0f} GFLOP): server (RPCA) '
+        for name, c in clocks.items():
+          client_times[name].append((c.wall, c.cpu))
+      weights_gap = max(weights_gap, float(np.max(np.abs(
+          round_weights['admm'] - round_weights['ialm']))))
+    return client_times, server_times, weights_gap, rows_gap, rows
+
+  def figures(self, times, flops_per_example, peak):
+    """The round's figures (`figures['round']`) from `time`'s output."""
+    client_times, server_times, weights_gap, rows_gap, _ = times
+    steps = sum(-(-2400 // c.batch_size) for c in self.clients)
+    round_flops = flops_per_example * sum(
+        -(-2400 // c.batch_size) * c.batch_size for c in self.clients)
+    server_s = {m: statistics.median(t) for m, t in server_times.items()}
+    timed_clients = {}
+    for name, label in (
+        ('driver', f'as the driver trains them ({self.driver_form})'),
+        ('other', f'{self.other_form}')):
+      wall = statistics.median(w for w, _ in client_times[name])
+      per_round = wall + server_s[self.config.rpca_method]
+      timed_clients[name] = dict(
+          form=self.driver_form if name == 'driver' else self.other_form,
+          client_seconds=wall,
+          client_cpu_seconds=statistics.median(
+              c for _, c in client_times[name]),
+          client_gflops=round_flops / wall / 1e9,
+          fraction_of_peak=round_flops / wall / peak,
+          seconds_per_round=per_round,
+          run_minutes_200_rounds=200 * per_round / 60,
+          run_minutes_200_rounds_by_solver={
+              m: 200 * (wall + t) / 60 for m, t in server_s.items()},
+          label=label)
+    return dict(clients=timed_clients, server_seconds=server_s,
+                rpca_weights_max_difference=weights_gap,
+                rows_max_difference=rows_gap,
+                dp_sgd_steps=steps, round_gflop=round_flops / 1e9)
+
+
+def print_round(figures, k):
+  """Item 3's lines, from `FullRound.figures` of `k` clients."""
+  server_s = figures['server_seconds']
+  print(f"\nfull round ({k} x 2,400, Dist1, {figures['dp_sgd_steps']} "
+        f"DP-SGD steps, {figures['round_gflop']:.0f} GFLOP): server (RPCA) "
         + ', '.join(f'{m} {t:.2f} s' for m, t in server_s.items()) +
-        f' (weights differ by at most {weights_gap:.1e}); the clients\' '
-        f'rows of the two forms differ by at most {rows_gap:.1e}')
-  for row in timed_clients.values():
+        ' (weights differ by at most '
+        f"{figures['rpca_weights_max_difference']:.1e}); the clients' "
+        'rows of the two forms differ by at most '
+        f"{figures['rows_max_difference']:.1e}")
+  for row in figures['clients'].values():
     print(f"clients, {row['label']}: {row['client_seconds']:.1f} s "
           f"(cpu {row['client_cpu_seconds']:.1f} s, "
           f"{row['client_gflops']:.1f} GFLOP/s, "
@@ -376,11 +421,17 @@ def main(argv):
   if k < 20:
     print(f'(--clients={k}: a part of the round; the 200-round figures are '
           'for these clients only)')
-  # Each RPCA solver on the last round's update matrix; the first of
-  # `config_lib.RPCA_METHODS` is the reference of the others' sigma^2.
+
+
+def time_rpca(tf, rows):
+  """Item 4: {solver: figures} of RPCA's noise estimate on the round's
+  `rows`, printed; the first of `config_lib.RPCA_METHODS` is the reference
+  of the others' sigma^2. Then its profile (`rpca_profile`)."""
+  import numpy as np
+  from tff_hdp.robust_hdp import config as config_lib
   from tff_hdp.robust_hdp import rpca
   matrix = tf.transpose(tf.cast(rows, tf.float64))
-  figures['rpca'] = {}
+  figures = {}
   reference, variances = config_lib.RPCA_METHODS[0], {}
   for method in config_lib.RPCA_METHODS:
     solve = tf.function(autograph=False)(
@@ -391,26 +442,57 @@ def main(argv):
     if method != reference:
       row['max_relative_difference'] = float(np.max(np.abs(
           variances[method] / variances[reference] - 1)))
-      share = row['seconds'] / figures['rpca'][reference]['seconds']
+      share = row['seconds'] / figures[reference]['seconds']
       compared = (f" ({share:.2f} of {reference}'s time; sigma^2 differs "
                   f"from {reference}'s by at most "
                   f"{row['max_relative_difference']:.1e} relative)")
-    figures['rpca'][method] = row
+    figures[method] = row
     print(f'RPCA {method} on the {matrix.shape[0]} x {matrix.shape[1]} '
           f"updates: {row['seconds']:.3f} s{compared}")
-  print(rpca_profile(tf, rpca, matrix, figures['rpca']))
-  if _OUTPUT.value:
-    with open(_OUTPUT.value, 'w') as f:
-      json.dump(figures, f, indent=1)
-  # One machine-readable line of the ratios issues 41 and 51 set goals for.
+  print(rpca_profile(tf, rpca, matrix, figures))
+  return figures
+
+
+def print_summary(figures):
+  """One machine-readable line of the ratios issues 41 and 51 set goals
+  for."""
+  timed_clients = figures['round']['clients']
   driver, second = timed_clients['driver'], timed_clients['other']
   print(f"dp_sgd_over_sgd={figures['steps'][64]['ratio']:.2f} "
         f"rpca_ialm_seconds={figures['rpca']['ialm']['seconds']:.3f} "
         f"clients_fraction_of_peak={driver['fraction_of_peak']:.2f} "
-        f"{other_form}_clients_fraction_of_peak="
+        f"{second['form']}_clients_fraction_of_peak="
         f"{second['fraction_of_peak']:.2f} "
         f"seconds_per_round={driver['seconds_per_round']:.1f} "
         f"run_minutes_200_rounds={driver['run_minutes_200_rounds']:.0f}")
+
+
+def main(argv):
+  cli.check_no_arguments(argv)
+  _check_flags()
+  import numpy as np
+  import tensorflow as tf
+  from tff_hdp import models
+  # Retires TFF's default context, whose idle executor factory, collected
+  # at interpreter exit, prints a traceback (tff_hdp/runtime.py).
+  from tff_hdp import runtime  # pylint: disable=unused-import
+
+  peak = _machine_peak(tf)
+  spec = models.cnn5_model((28, 28), 10)
+  rng = np.random.default_rng(0)
+  figures = collections.OrderedDict(peak_gflops=peak / 1e9, steps={})
+  figures['steps'] = time_dp_steps(tf, spec, rng, peak)
+  full_round = FullRound(tf, spec, _CLIENTS.value, rng)
+  times = full_round.time(_ROUNDS.value)
+  figures['round'] = full_round.figures(
+      times, 3 * 2 * timing.forward_multiply_adds(spec), peak)
+  print_round(figures['round'], _CLIENTS.value)
+  figures['rpca'] = time_rpca(tf, times[-1])
+  if _OUTPUT.value:
+    with open(_OUTPUT.value, 'w') as f:
+      json.dump(figures, f, indent=1)
+  print_summary(figures)
+
 
 if __name__ == '__main__':
   app.run(cli.run_main(main), flags_parser=cli.parse_flags)
