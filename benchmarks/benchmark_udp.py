@@ -113,6 +113,75 @@ def local_step_profile(tf, target, cohort, batch, rng, repeats=10):
   return 1e3 * times['per_user'], 1e3 * times['shared']
 
 
+def time_setting(tf, name, peak):
+  """Items 2 to 4 of the module doc for setting `name`, printed."""
+  from tff_hdp import models
+  from tff_hdp.data import federated_data
+  from tff_hdp.udp import config as config_lib
+  from tff_hdp.udp import direct_backend
+  from tff_hdp.udp import hypernetwork
+  from tff_hdp.udp import training
+  num_users, q, size, shape, classes = SETTINGS[name]
+  cohort = int(round(q * num_users))
+  target = models.lenet_model(shape, classes)
+  net = hypernetwork.HyperNetwork(
+      target, hypernetwork.default_embedding_dim(num_users))
+  rng = np.random.default_rng(0)
+  users = [(rng.random((size,) + shape, dtype=np.float32),
+            rng.integers(0, classes, size).astype(np.int32))
+           for _ in range(cohort)]
+  data = federated_data.FederatedData(name=name, input_shape=shape,
+                                      num_classes=classes, train=users,
+                                      test=users, server_test=users[0])
+  config = config_lib.UdpConfig(sampling_rate=q)
+  round_fn = direct_backend.RoundStep(
+      net, training.round_constants(config, 1.0, q * num_users),
+      config.batch_size).round_fn
+  phi = [tf.constant(p) for p in net.init(0)]
+  embeddings = net.init_embeddings(cohort, 0)
+  weights = np.ones(cohort, np.float32)
+  chosen = np.arange(cohort)
+  batches = training.local_batches(data, chosen, config.local_steps,
+                                   config.batch_size, rng)
+  key = np.array([0, 1], np.int64)
+  with timing.Clock() as first:
+    round_fn(phi, embeddings, *batches, weights, key).phi[0].numpy()
+  seconds = []
+  for _ in range(_ROUNDS.value):
+    with timing.Clock() as c:
+      round_fn(phi, embeddings, *batches, weights, key).phi[0].numpy()
+    seconds.append(c.wall)
+  per_round = float(np.median(seconds))
+  local = (cohort * config.local_steps * config.batch_size * 3 * 2 *
+           lenet_multiply_adds(target))
+  # One multiply-add per hypernetwork weight and generated model.
+  hyper = cohort * 3 * 2 * net.num_parameters
+  flops = local + hyper
+  phi_mb = 4 * net.num_parameters / 2**20
+  table_mb = 4 * num_users * net.embedding_dim / 2**20
+  print(f'{name}: users={num_users} q={q} cohort={cohort} '
+        f'lenet_parameters={target.num_parameters} '
+        f'hypernetwork_parameters={net.num_parameters} '
+        f'first_round_seconds={first.wall:.1f} '
+        f'seconds_per_round={per_round:.2f} '
+        f'gflop_per_round={flops / 1e9:.1f} '
+        f'achieved_gflops={flops / per_round / 1e9:.1f} '
+        f'peak_fraction={flops / per_round / peak:.3f} '
+        f'phi_mib={phi_mb:.1f} embedding_table_mib={table_mb:.3f} '
+        f'run_minutes_500_rounds={500 * per_round / 60:.0f}', flush=True)
+  per_user_ms, shared_ms = local_step_profile(tf, target, cohort,
+                                              config.batch_size, rng)
+  step_flops = (cohort * config.batch_size * 3 * 2 *
+                lenet_multiply_adds(target))
+  of_peak = lambda ms: step_flops / (ms / 1e3) / peak
+  print(f'{name} local step of the {cohort} users: '
+        f'per_user_ms={per_user_ms:.1f} ({of_peak(per_user_ms):.2f} of '
+        f'peak), one_shared_lenet_ms={shared_ms:.1f} '
+        f'({of_peak(shared_ms):.2f} of peak); its {config.local_steps} '
+        f'steps alone: {config.local_steps * per_user_ms / 1e3:.2f} s of '
+        f'the {per_round:.2f} s round', flush=True)
+
+
 def main(argv):
   if len(argv) > 1:
     raise cli.UsageError(f'unexpected arguments: {" ".join(argv[1:])}')
@@ -121,79 +190,15 @@ def main(argv):
               f'allowed: {", ".join(SETTINGS)}')
   cli.check(_ROUNDS.value >= 1, f'--rounds must be >= 1, got {_ROUNDS.value}')
   import tensorflow as tf
-  from tff_hdp import models
   # Retires TFF's default context, whose idle executor factory, collected
   # at interpreter exit, prints a traceback (tff_hdp/runtime.py).
   from tff_hdp import runtime  # pylint: disable=unused-import
-  from tff_hdp.data import federated_data
-  from tff_hdp.udp import config as config_lib
-  from tff_hdp.udp import hypernetwork
-  from tff_hdp.udp import direct_backend
-  from tff_hdp.udp import training
 
   peak = timing.peak(tf)
   print(f'cpu: {timing.cpu_name()}')
   print(f'matmul_peak_gflops={peak / 1e9:.1f}', flush=True)
   for name in _SETTINGS.value:
-    num_users, q, size, shape, classes = SETTINGS[name]
-    cohort = int(round(q * num_users))
-    target = models.lenet_model(shape, classes)
-    net = hypernetwork.HyperNetwork(
-        target, hypernetwork.default_embedding_dim(num_users))
-    rng = np.random.default_rng(0)
-    users = [(rng.random((size,) + shape, dtype=np.float32),
-              rng.integers(0, classes, size).astype(np.int32))
-             for _ in range(cohort)]
-    data = federated_data.FederatedData(name=name, input_shape=shape,
-                                        num_classes=classes, train=users,
-                                        test=users, server_test=users[0])
-    config = config_lib.UdpConfig(sampling_rate=q)
-    round_fn = direct_backend.RoundStep(
-        net, training.round_constants(config, 1.0, q * num_users),
-        config.batch_size).round_fn
-    phi = [tf.constant(p) for p in net.init(0)]
-    embeddings = net.init_embeddings(cohort, 0)
-    weights = np.ones(cohort, np.float32)
-    chosen = np.arange(cohort)
-    batches = training.local_batches(data, chosen, config.local_steps,
-                                     config.batch_size, rng)
-    key = np.array([0, 1], np.int64)
-    with timing.Clock() as first:
-      round_fn(phi, embeddings, *batches, weights, key).phi[0].numpy()
-    seconds = []
-    for _ in range(_ROUNDS.value):
-      with timing.Clock() as c:
-        round_fn(phi, embeddings, *batches, weights, key).phi[0].numpy()
-      seconds.append(c.wall)
-    per_round = float(np.median(seconds))
-    local = (cohort * config.local_steps * config.batch_size * 3 * 2 *
-             lenet_multiply_adds(target))
-    # One multiply-add per hypernetwork weight and generated model.
-    hyper = cohort * 3 * 2 * net.num_parameters
-    flops = local + hyper
-    phi_mb = 4 * net.num_parameters / 2**20
-    table_mb = 4 * num_users * net.embedding_dim / 2**20
-    print(f'{name}: users={num_users} q={q} cohort={cohort} '
-          f'lenet_parameters={target.num_parameters} '
-          f'hypernetwork_parameters={net.num_parameters} '
-          f'first_round_seconds={first.wall:.1f} '
-          f'seconds_per_round={per_round:.2f} '
-          f'gflop_per_round={flops / 1e9:.1f} '
-          f'achieved_gflops={flops / per_round / 1e9:.1f} '
-          f'peak_fraction={flops / per_round / peak:.3f} '
-          f'phi_mib={phi_mb:.1f} embedding_table_mib={table_mb:.3f} '
-          f'run_minutes_500_rounds={500 * per_round / 60:.0f}', flush=True)
-    per_user_ms, shared_ms = local_step_profile(tf, target, cohort,
-                                                config.batch_size, rng)
-    step_flops = (cohort * config.batch_size * 3 * 2 *
-                  lenet_multiply_adds(target))
-    of_peak = lambda ms: step_flops / (ms / 1e3) / peak
-    print(f'{name} local step of the {cohort} users: '
-          f'per_user_ms={per_user_ms:.1f} ({of_peak(per_user_ms):.2f} of '
-          f'peak), one_shared_lenet_ms={shared_ms:.1f} '
-          f'({of_peak(shared_ms):.2f} of peak); its {config.local_steps} '
-          f'steps alone: {config.local_steps * per_user_ms / 1e3:.2f} s of '
-          f'the {per_round:.2f} s round', flush=True)
+    time_setting(tf, name, peak)
 
 
 if __name__ == '__main__':

@@ -90,6 +90,36 @@ def synthetic_data(preset: presets.Preset,
       client_labels=np.arange(preset.num_clients, dtype=np.int32) % 10)
 
 
+def _config(preset: presets.Preset, backend: str):
+  """FedHDP+Ditto at `preset`'s scale on `backend`, for --rounds rounds."""
+  return config_lib.FedHdpConfig(
+      algorithm='fedhdp', ratio=0.01, model=preset.model,
+      rounds=_ROUNDS.value, clients_per_round=preset.clients_per_round,
+      sampling_rate=preset.sampling_rate,
+      local_epochs=preset.local_epochs, batch_size=preset.batch_size,
+      learning_rate=preset.learning_rate,
+      personal_learning_rate=preset.personal_learning_rate,
+      initial_clip=preset.initial_clip,
+      noise_multiplier=preset.noise_multiplier,
+      optout_fraction=preset.optout_fraction,
+      eval_every=10 * _ROUNDS.value, backend=backend)
+
+
+def _client_work(spec, profile, peak):
+  """The client work's GFLOP/s (of `peak`) and its padded fractions (ours /
+  to largest), as the table prints them ('-' where the backend's profile
+  has no work count), over the timed rounds of `profile`."""
+  timed = profile[1:]  # As for the round's time: not the first round.
+  if not (timed and timed[0]['work']):
+    return '-', '-'
+  work = {k: sum(p['work'][k] for p in timed) for k in timed[0]['work']}
+  seconds = sum(p['seconds']['client_work'] for p in timed)
+  rate = 2 * timing.training_flops(spec, work['examples']) / seconds
+  return (f'{rate / 1e9:.1f} ({rate / peak:.2f})',
+          f"{1 - work['examples'] / work['computed']:.3f} / "
+          f"{1 - work['examples'] / work['padded_to_largest']:.3f}")
+
+
 def main(argv):
   cli.check_no_arguments(argv)
   for name in _PRESETS.value:
@@ -133,17 +163,7 @@ def main(argv):
           spec, preset.clients_per_round * mean_size * preset.local_epochs)
       for backend in _BACKENDS.value:
         peaks.append(timing.matmul_peak(tf)[0])
-        config = config_lib.FedHdpConfig(
-            algorithm='fedhdp', ratio=0.01, model=preset.model,
-            rounds=_ROUNDS.value, clients_per_round=preset.clients_per_round,
-            sampling_rate=preset.sampling_rate,
-            local_epochs=preset.local_epochs, batch_size=preset.batch_size,
-            learning_rate=preset.learning_rate,
-            personal_learning_rate=preset.personal_learning_rate,
-            initial_clip=preset.initial_clip,
-            noise_multiplier=preset.noise_multiplier,
-            optout_fraction=preset.optout_fraction,
-            eval_every=10 * _ROUNDS.value, backend=backend)
+        config = _config(preset, backend)
         stamps, profile = [], []
         experiment = training.prepare(config, data)
         training.run_rounds(
@@ -154,15 +174,7 @@ def main(argv):
         peak = max(peaks)
         per_round = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
         round_rate = round_flops / per_round
-        client_rate, padded = '-', '-'
-        timed = profile[1:]  # As for `per_round`: not the first round.
-        if timed and timed[0]['work']:
-          work = {k: sum(p['work'][k] for p in timed) for k in timed[0]['work']}
-          seconds = sum(p['seconds']['client_work'] for p in timed)
-          rate = 2 * timing.training_flops(spec, work['examples']) / seconds
-          client_rate = f'{rate / 1e9:.1f} ({rate / peak:.2f})'
-          padded = (f"{1 - work['examples'] / work['computed']:.3f} / "
-                    f"{1 - work['examples'] / work['padded_to_largest']:.3f}")
+        client_rate, padded = _client_work(spec, profile, peak)
         run_hours = per_round * preset.rounds / 3600
         table = (f'{run_hours * rows:.0f} h ({rows} rows)' if rows else '-')
         print(f'| {name} | {backend} | {preset.clients_per_round} | '

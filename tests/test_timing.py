@@ -11,12 +11,15 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""The benchmarks' FLOP counts, against layer-by-layer counts by hand.
+"""The benchmarks' FLOP counts, against layer-by-layer counts by hand; their
+flags' errors; the size of their functions (the project's rule).
 
 `benchmarks/` is not installed; the tests import its `timing` from the
 repository root (pytest.ini's pythonpath), as `benchmarks.timing`.
 """
 
+import ast
+import glob
 import os
 import subprocess
 import sys
@@ -85,3 +88,26 @@ def test_benchmark_binaries_refuse_bad_flags_in_one_line(script, flag):
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and lines[0].startswith(f'{script}: error: --'), lines
 
+
+
+def test_benchmark_functions_are_short():
+  # The project's rule, benchmarks included: no function over 80 lines or 8
+  # parameters (self and cls not counted).
+  folder = os.path.join(os.path.dirname(os.path.dirname(__file__)),
+                        'benchmarks')
+  too_big = []
+  for path in sorted(glob.glob(os.path.join(folder, '*.py'))):
+    with open(path) as f:
+      tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+      if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        continue
+      a = node.args
+      names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+      params = len(names) + bool(a.vararg) + bool(a.kwarg) - (
+          names[:1] in (['self'], ['cls']))
+      lines = node.end_lineno - node.lineno + 1
+      if lines > 80 or params > 8:
+        too_big.append(f'{os.path.basename(path)}:{node.lineno} {node.name}: '
+                       f'{lines} lines, {params} parameters')
+  assert not too_big, too_big
