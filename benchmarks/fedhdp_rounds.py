@@ -160,7 +160,12 @@ class ApiProcess:
 
   Default: the DP-FedAvg baseline without Ditto, reproducible keys. With
   `config` (a `FedHdpConfig`), that config, and the data source's cohorts
-  from a secret key as a user's; `keras_fn` as `StockTff`'s.
+  from a secret key as a user's; `keras_fn` as `StockTff`'s. A Keras model
+  with Dropout (the CNN) cannot be one: TFF's `functional_model_from_keras`
+  does not support Dropout (its graph keeps Keras' learning-phase
+  placeholder, and the round fails in the worker), so the process is built
+  from `spec`, the package's model of the same architecture, dropout
+  included.
   """
 
   def __init__(self, spec, client_data, epochs, *, keras_fn=None,
@@ -170,11 +175,14 @@ class ApiProcess:
     import tff_hdp.fedhdp
     input_spec = (tf.TensorSpec((None,) + spec.input_shape, tf.float32),
                   tf.TensorSpec((None,), tf.int32))
-    keras_fn = keras_fn or (lambda: keras_model(tf, spec))
-    model = tff.learning.models.functional_model_from_keras(
-        keras_fn(),
-        tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        input_spec)
+    keras = (keras_fn or (lambda: keras_model(tf, spec)))()
+    if any(isinstance(l, tf.keras.layers.Dropout) for l in keras.layers):
+      model = spec
+    else:
+      model = tff.learning.models.functional_model_from_keras(
+          keras,
+          tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+          input_spec)
     k = len(client_data)
     if config is None:
       config = tff_hdp.fedhdp.FedHdpConfig(
