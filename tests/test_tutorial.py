@@ -15,10 +15,13 @@
 
 docs/tutorials/heterogeneous_dp_with_your_model.ipynb is executed with
 nbclient in a new kernel of this interpreter (the project's .venv), with the
-repository root as its working directory. Any cell error fails the test;
-then the printed epsilons and accuracies are checked, and the kernel must
-have no TFF `worker_binary` child left (the notebook runs TFF in
-`tff_hdp.runtime.local_cpp_context`, which ends its worker).
+repository root as its working directory, with its training loops cut to
+`ROUNDS` rounds (the reader's 20 and 30 rounds teach the same API; the
+test's time goes to what fails: a cell's error, an epsilon, a worker left).
+Any cell error fails the test; then the printed epsilons and accuracies are
+checked, and the kernel must have no TFF `worker_binary` child left (the
+notebook runs TFF in `tff_hdp.runtime.local_cpp_context`, which ends its
+worker).
 
 To refresh the outputs stored in the notebook (what GitHub shows):
 
@@ -43,10 +46,35 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK = os.path.join(REPO, 'docs', 'tutorials',
                         'heterogeneous_dp_with_your_model.ipynb')
 KERNEL = 'tff_hdp_tutorial'
+# The test's rounds of each training loop (and of Robust-HDP's calibration):
+# more than train_model's 2, whose epsilons must be the smaller.
+ROUNDS = 3
+# The notebook's round counts, and how many times each appears: FedHDP's and
+# UDP's loops (30), Robust-HDP's config and loop (20).
+_NOTEBOOK_ROUNDS = {'rounds=30': 2, 'rounds=20': 2}
 
 
-def execute(path: str = NOTEBOOK, timeout: int = 600):
-  """Runs the notebook at `path` in a fresh kernel of `sys.executable`.
+def shortened(nb, rounds: int = ROUNDS):
+  """`nb` with each of its training loops' round counts (`_NOTEBOOK_ROUNDS`)
+  set to `rounds`; a notebook whose counts changed fails here, not
+  silently at full length."""
+  found = {}
+  for cell in nb.cells:
+    if cell.cell_type != 'code':
+      continue
+    for count in _NOTEBOOK_ROUNDS:
+      pattern = r'\b' + count + r'\b'
+      found[count] = found.get(count, 0) + len(re.findall(pattern, cell.source))
+      cell.source = re.sub(pattern, f'rounds={rounds}', cell.source)
+  assert found == _NOTEBOOK_ROUNDS, (
+      f'the notebook\'s round counts changed: {found}; update '
+      f'_NOTEBOOK_ROUNDS in {__file__}')
+  return nb
+
+
+def execute(path: str = NOTEBOOK, timeout: int = 600, rounds=None):
+  """Runs the notebook at `path` in a fresh kernel of `sys.executable`, with
+  its training loops cut to `rounds` rounds if given (`shortened`).
 
   Returns:
     (the executed notebook, the kernel's worker_binary children left after
@@ -59,6 +87,8 @@ def execute(path: str = NOTEBOOK, timeout: int = 600):
     nbclient.exceptions.CellExecutionError: If a cell raises.
   """
   nb = nbformat.read(path, as_version=4)
+  if rounds is not None:
+    nb = shortened(nb, rounds)
   probe = nbformat.v4.new_notebook(cells=[
       nbformat.v4.new_code_cell('from tff_hdp import runtime\n'
                                 'runtime.install_local_cpp_context()'),
@@ -118,7 +148,7 @@ def epsilon_lines(text: str) -> dict[str, dict[str, float]]:
 
 
 def test_tutorial_notebook_runs_and_reports_finite_epsilons():
-  nb, left, seen = execute()
+  nb, left, seen = execute(rounds=ROUNDS)
   assert not left, f'the notebook left worker_binary processes: {left}'
   assert len(seen) == 2 and len(seen[0]) == 1 and not seen[1], (
       f'the check did not see the probe\'s worker come and go: {seen}')
@@ -135,14 +165,15 @@ def test_tutorial_notebook_runs_and_reports_finite_epsilons():
   assert set(epsilons['fedhdp']) == {'private_1', 'private_2'}
   assert epsilons['dp_fedavg']['private'] == epsilons['fedhdp']['private_1']
   assert epsilons['fedhdp']['private_1'] < epsilons['fedhdp']['private_2']
-  # Robust-HDP: each client's epsilon, after the calibrated rounds, is its
-  # own target (1, 3 or 8).
+  # Robust-HDP: each client's epsilon, after the rounds its noise was
+  # calibrated for, is its own target (1, 3 or 8).
   assert len(epsilons['robust_hdp']) == 12
   for e in epsilons['robust_hdp'].values():
     assert min(abs(e - t) for t in (1.0, 3.0, 8.0)) < 0.01, e
   assert set(epsilons['udp']) == {'users'}
   assert 'train_model ran 2 rounds' in text, text
-  # train_model's 2 rounds of the same FedHDP process spend less than 30.
+  # train_model's 2 rounds of the same FedHDP process spend less than
+  # ROUNDS.
   for group in ('private_1', 'private_2'):
     assert epsilons['train_model'][group] < epsilons['fedhdp'][group]
 
