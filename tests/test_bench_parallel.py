@@ -105,10 +105,11 @@ def test_populations_share_the_workers_and_match_one_process(toy_file):
       # One thread per worker: the same run to float round-off.
       assert a.accuracy == pytest.approx(b.accuracy, abs=1e-4)
       assert a.spent == b.spent and a.planned == b.planned
-  # A resumed benchmark runs only what is not done.
+  # A resumed benchmark runs only what is not done (decided before the
+  # runs go to workers or not: here in this process, with no new workers).
   done = [[r for r in there[0] if r.seed == 0], []]
-  again = benchmark.run_populations(populations, methods[:1], jobs=2,
-                                    done=done, method_files=[toy_file], **kw)
+  again = benchmark.run_populations(populations, methods[:1], jobs=1,
+                                    done=done, **kw)
   assert [(r.method, r.seed) for r in again[0]] == [
       (r.method, r.seed) for r in done[0]] + [('toy_parallel_majority', 1)]
   assert len(again[1]) == 2
