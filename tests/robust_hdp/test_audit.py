@@ -188,9 +188,12 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
 
 def test_binary_prints_one_line_per_audited_client(tmp_path):
   out = tmp_path / 'audit'
+  # Four clients of two privacy choices: two noise multipliers to
+  # calibrate, not one per choice of Dist1's twenty clients.
   result = binaries.run('audit_robust_hdp.py', [
       '--dataset=digits', '--model=fc', '--rounds=2', '--canaries=10',
-      '--audit_clients=0,1', '--noprogress', f'--output_dir={out}'])
+      '--audit_clients=0,1', '--num_clients=4', '--epsilons=1.5,3,1.5,3',
+      '--batch_sizes=16,32,16,32', '--noprogress', f'--output_dir={out}'])
   assert result.returncode == 0, result.stderr
   lines = [l for l in result.stdout.splitlines() if l.startswith('client=')]
   number = r'(inf|nan|\d+\.\d{3})'
