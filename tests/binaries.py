@@ -203,3 +203,79 @@ def run_in_one_process(script: str, runs: Sequence[tuple[Sequence[str],
     result.results_json = json.loads(line)
     results.append(result)
   return results
+
+
+# What `ScriptSession`'s process runs: one command of its script per line of
+# stdin (its arguments, as JSON), answered by one line of stdout
+# ([exit status, its stdout, its stderr], as JSON).
+_SESSION = """
+import contextlib, io, json, runpy, sys, traceback
+from absl import app, flags
+
+app.define_help_flags()  # What app.run defines once per process.
+pristine = set(flags.FLAGS)
+answer = sys.stdout
+
+
+def run(args):
+  for name in set(flags.FLAGS) - pristine:  # The last command's own flags.
+    delattr(flags.FLAGS, name)
+  flags.FLAGS.unparse_flags()
+  sys.argv = [PATH, *args]
+  try:
+    runpy.run_path(PATH, run_name='__main__')
+  except SystemExit as e:
+    if e.code is None or isinstance(e.code, int):
+      return e.code or 0
+    print(e.code, file=sys.stderr)
+  except BaseException:  # pylint: disable=broad-except
+    traceback.print_exc()
+  return 1
+
+
+for line in sys.stdin:
+  out, err = io.StringIO(), io.StringIO()
+  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    status = run(json.loads(line))
+  answer.write(json.dumps([status, out.getvalue(), err.getvalue()]) + '\\n')
+  answer.flush()
+"""
+
+
+class ScriptSession:
+  """One Python process that runs run_scripts/`script` once per `run`, as
+  its own `__main__` with its own flags (those it defines are removed from
+  absl's FLAGS before the next command): a script's commands without a
+  Python start-up each. For TensorFlow-free scripts whose output is Python's
+  (print, sys.stderr), which the session captures; what they import stays
+  imported for the next command, so a test of what a fresh process imports
+  needs a process of its own.
+  """
+
+  def __init__(self, script: str):
+    self._path = script_path(script)
+    self._process = None
+
+  def run(self, *args: str, timeout: float = 300
+          ) -> subprocess.CompletedProcess:
+    """The command `script args...`: its exit status, stdout and stderr."""
+    if self._process is None:
+      self._process = subprocess.Popen(  # pylint: disable=consider-using-with
+          [sys.executable, '-c', f'PATH = {self._path!r}\n' + _SESSION],
+          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    self._process.stdin.write(json.dumps(list(args)) + '\n')
+    self._process.stdin.flush()
+    line = self._process.stdout.readline()
+    assert line, f'the session of {self._path} ended (exit ' \
+        f'{self._process.wait(timeout)})'
+    status, stdout, stderr = json.loads(line)
+    return subprocess.CompletedProcess([self._path, *args], status, stdout,
+                                       stderr)
+
+  def close(self) -> None:
+    """Ends the process (it exits when its stdin closes)."""
+    if self._process is not None:
+      self._process.stdin.close()
+      self._process.wait(60)
+      self._process.stdout.close()
+      self._process = None

@@ -11,7 +11,13 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""End-to-end tests of run_scripts/privacy_report.py, run as a subprocess."""
+"""End-to-end tests of run_scripts/privacy_report.py, run in a subprocess.
+
+Its commands run in one Python process (`binaries.ScriptSession`: each as
+the script's own `__main__`, with its own flags), one start-up for all;
+the checks that it imports no TensorFlow and refuses bad input in one line
+also run it in processes of their own.
+"""
 
 import os
 import re
@@ -21,22 +27,24 @@ import sys
 from absl.testing import absltest
 from absl.testing import parameterized
 
+from tests import binaries
 from tff_hdp.privacy import accounting
 from tff_hdp.fedhdp import presets
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-_SCRIPT = os.path.join('run_scripts', 'privacy_report.py')
 _LINE = re.compile(r'^group=(\S+) epsilon=(\S+) noise_multiplier=(\S+)$')
 
 
+_SESSION = binaries.ScriptSession('privacy_report.py')
+
+
+def tearDownModule():  # pylint: disable=invalid-name
+  _SESSION.close()
+
+
 def _run(*args):
-  return subprocess.run([sys.executable, _SCRIPT, *args],
-                        cwd=_REPO_ROOT,
-                        capture_output=True,
-                        text=True,
-                        timeout=300,
-                        check=False)
+  return _SESSION.run(*args)
 
 
 def _parse(stdout):
@@ -168,6 +176,12 @@ class PrivacyReportTest(parameterized.TestCase):
     lines = result.stderr.strip().splitlines()
     self.assertLen(lines, 1, result.stderr)
     self.assertIn(flag, lines[0])
+
+  def test_a_fresh_process_refuses_in_one_line_too(self):
+    # The session's later commands import nothing new: a warning printed
+    # at import would only show in a process of its own.
+    binaries.assert_usage_error(
+        binaries.run('privacy_report.py', ['--preset=cifar']), '--preset')
 
   def test_does_not_import_tensorflow(self):
     code = (
