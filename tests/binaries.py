@@ -14,8 +14,10 @@
 """Runs the binaries of run_scripts/ as a user does, and checks refusals."""
 
 import asyncio
+import atexit
 import json
 import os
+import select
 import subprocess
 import sys
 from typing import Optional, Sequence
@@ -50,10 +52,131 @@ def assert_usage_error(result: subprocess.CompletedProcess,
 
 def assert_refused(script: str, args, message: str, output_dir) -> None:
   """run_scripts/`script` refuses `args` (`assert_usage_error`) and writes
-  nothing to its --output_dir, `output_dir`."""
-  result = run(script, [*args, f'--output_dir={output_dir}'], timeout=120)
+  nothing to its --output_dir, `output_dir` (run by
+  `run_before_tensorflow`)."""
+  result = run_before_tensorflow(script,
+                                 [*args, f'--output_dir={output_dir}'])
   assert_usage_error(result, message)
   assert not os.path.exists(output_dir)
+
+
+# What `run_before_tensorflow`'s process runs: one command per line of
+# stdin ([script path, its arguments], as JSON), each as that script's
+# `__main__` with its stdout and stderr (file descriptors 1 and 2, so C++
+# output too) captured, answered by one line ([exit status, stdout, stderr,
+# whether TensorFlow is still unloaded], as JSON) on a copy of the original
+# stdout. After each, what the command defined is forgotten: its flags, and
+# the modules of tff_hdp.run_scripts it imported (which define flags when
+# imported).
+_REFUSALS = """
+import json, os, runpy, sys, tempfile, traceback
+from absl import app, flags
+
+app.define_help_flags()  # What app.run defines once per process.
+pristine = set(flags.FLAGS)
+answer = os.fdopen(os.dup(1), 'w')
+
+
+def run(path, args):
+  sys.argv = [path, *args]
+  sys.path[0] = os.path.dirname(path)  # As `python <path>` has it.
+  try:
+    runpy.run_path(path, run_name='__main__')
+  except SystemExit as e:
+    if e.code is None or isinstance(e.code, int):
+      return e.code or 0
+    print(e.code, file=sys.stderr)
+  except BaseException:  # pylint: disable=broad-except
+    traceback.print_exc()
+  return 1
+
+
+def captured(path, args):
+  with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    saved = os.dup(1), os.dup(2)
+    os.dup2(out.fileno(), 1)
+    os.dup2(err.fileno(), 2)
+    try:
+      status = run(path, args)
+    finally:
+      sys.stdout.flush()
+      sys.stderr.flush()
+      for fd, copy in zip((1, 2), saved):
+        os.dup2(copy, fd)
+        os.close(copy)
+    texts = []
+    for f in (out, err):
+      f.seek(0)
+      texts.append(f.read().decode(errors='replace'))
+  return [status, *texts]
+
+
+for line in sys.stdin:
+  modules = set(sys.modules)
+  result = captured(*json.loads(line))
+  for name in set(flags.FLAGS) - pristine:
+    delattr(flags.FLAGS, name)
+  flags.FLAGS.unparse_flags()
+  for name in set(sys.modules) - modules:
+    if name.startswith('tff_hdp.run_scripts.'):
+      del sys.modules[name]
+      parent, _, child = name.rpartition('.')
+      if hasattr(sys.modules.get(parent), child):  # Else `from` reuses it.
+        delattr(sys.modules[parent], child)
+  unloaded = 'tensorflow' not in sys.modules
+  answer.write(json.dumps([*result, unloaded]) + '\\n')
+  answer.flush()
+  if not unloaded:
+    break  # Its next command would not print TensorFlow's start-up lines.
+"""
+
+# The process of `run_before_tensorflow`, started on first use; a new one
+# once TensorFlow is loaded in it.
+_REFUSER = []
+
+
+def _end_refuser() -> None:
+  for process in _REFUSER:
+    process.stdin.close()
+    process.wait(60)
+    process.stdout.close()
+  _REFUSER.clear()
+
+
+atexit.register(_end_refuser)
+
+
+def run_before_tensorflow(script: str, args, timeout: float = 120
+                          ) -> subprocess.CompletedProcess:
+  """`run(script, args)` for a command that ends before the script loads
+  TensorFlow (a refusal, --list, --helpfull), without a Python start-up of
+  its own: such commands run one after another in one process, each as the
+  script's `__main__` with its own flags, its stdout and stderr (C++ output
+  too) captured. What a fresh process would print that this one does not:
+  TensorFlow's start-up lines (the process is replaced once a command loads
+  TensorFlow, so the next command that loads it prints them), and warnings
+  printed when a module other than tff_hdp.run_scripts' is first imported
+  (only the first command that imports it shows them)."""
+  if _REFUSER and _REFUSER[0].poll() is not None:
+    _end_refuser()
+  if not _REFUSER:
+    _REFUSER.append(subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, '-c', _REFUSALS], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True, cwd=REPO))
+  process = _REFUSER[0]
+  process.stdin.write(json.dumps([script_path(script), list(args)]) + '\n')
+  process.stdin.flush()
+  ready, _, _ = select.select([process.stdout], [], [], timeout)
+  line = process.stdout.readline() if ready else ''
+  if not line:
+    process.kill()
+    _end_refuser()
+    raise AssertionError(f'{script} {args}: no answer in {timeout} s')
+  status, stdout, stderr, unloaded = json.loads(line)
+  if not unloaded:
+    _end_refuser()
+  return subprocess.CompletedProcess([script_path(script), *args], status,
+                                     stdout, stderr)
 
 
 def saved_key(checkpoint_dir):
@@ -204,78 +327,3 @@ def run_in_one_process(script: str, runs: Sequence[tuple[Sequence[str],
     results.append(result)
   return results
 
-
-# What `ScriptSession`'s process runs: one command of its script per line of
-# stdin (its arguments, as JSON), answered by one line of stdout
-# ([exit status, its stdout, its stderr], as JSON).
-_SESSION = """
-import contextlib, io, json, runpy, sys, traceback
-from absl import app, flags
-
-app.define_help_flags()  # What app.run defines once per process.
-pristine = set(flags.FLAGS)
-answer = sys.stdout
-
-
-def run(args):
-  for name in set(flags.FLAGS) - pristine:  # The last command's own flags.
-    delattr(flags.FLAGS, name)
-  flags.FLAGS.unparse_flags()
-  sys.argv = [PATH, *args]
-  try:
-    runpy.run_path(PATH, run_name='__main__')
-  except SystemExit as e:
-    if e.code is None or isinstance(e.code, int):
-      return e.code or 0
-    print(e.code, file=sys.stderr)
-  except BaseException:  # pylint: disable=broad-except
-    traceback.print_exc()
-  return 1
-
-
-for line in sys.stdin:
-  out, err = io.StringIO(), io.StringIO()
-  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    status = run(json.loads(line))
-  answer.write(json.dumps([status, out.getvalue(), err.getvalue()]) + '\\n')
-  answer.flush()
-"""
-
-
-class ScriptSession:
-  """One Python process that runs run_scripts/`script` once per `run`, as
-  its own `__main__` with its own flags (those it defines are removed from
-  absl's FLAGS before the next command): a script's commands without a
-  Python start-up each. For TensorFlow-free scripts whose output is Python's
-  (print, sys.stderr), which the session captures; what they import stays
-  imported for the next command, so a test of what a fresh process imports
-  needs a process of its own.
-  """
-
-  def __init__(self, script: str):
-    self._path = script_path(script)
-    self._process = None
-
-  def run(self, *args: str, timeout: float = 300
-          ) -> subprocess.CompletedProcess:
-    """The command `script args...`: its exit status, stdout and stderr."""
-    if self._process is None:
-      self._process = subprocess.Popen(  # pylint: disable=consider-using-with
-          [sys.executable, '-c', f'PATH = {self._path!r}\n' + _SESSION],
-          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
-    self._process.stdin.write(json.dumps(list(args)) + '\n')
-    self._process.stdin.flush()
-    line = self._process.stdout.readline()
-    assert line, f'the session of {self._path} ended (exit ' \
-        f'{self._process.wait(timeout)})'
-    status, stdout, stderr = json.loads(line)
-    return subprocess.CompletedProcess([self._path, *args], status, stdout,
-                                       stderr)
-
-  def close(self) -> None:
-    """Ends the process (it exits when its stdin closes)."""
-    if self._process is not None:
-      self._process.stdin.close()
-      self._process.wait(60)
-      self._process.stdout.close()
-      self._process = None

@@ -13,10 +13,10 @@
 # limitations under the License.
 """End-to-end tests of run_scripts/privacy_report.py, run in a subprocess.
 
-Its commands run in one Python process (`binaries.ScriptSession`: each as
-the script's own `__main__`, with its own flags), one start-up for all;
-the checks that it imports no TensorFlow and refuses bad input in one line
-also run it in processes of their own.
+Its commands run in one Python process (`binaries.run_before_tensorflow`:
+each as the script's own `__main__`, with its own flags), one start-up for
+all; the checks that it imports no TensorFlow and refuses bad input in one
+line also run it in processes of their own.
 """
 
 import os
@@ -36,15 +36,9 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 _LINE = re.compile(r'^group=(\S+) epsilon=(\S+) noise_multiplier=(\S+)$')
 
 
-_SESSION = binaries.ScriptSession('privacy_report.py')
-
-
-def tearDownModule():  # pylint: disable=invalid-name
-  _SESSION.close()
-
-
 def _run(*args):
-  return _SESSION.run(*args)
+  return binaries.run_before_tensorflow('privacy_report.py', args,
+                                        timeout=300)
 
 
 def _parse(stdout):

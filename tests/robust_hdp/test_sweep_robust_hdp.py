@@ -36,6 +36,12 @@ def _run(args, timeout=600):
   return binaries.run('sweep_robust_hdp.py', args, timeout)
 
 
+def _before_tensorflow(args):
+  """A command that ends before any run starts (--list, a refusal), in the
+  process `binaries.run_before_tensorflow` keeps."""
+  return binaries.run_before_tensorflow('sweep_robust_hdp.py', args)
+
+
 def test_runs_for_each_figure():
   assert sweep.runs_for([3], ['dist1'], [5, 6], [20, 40]) == [
       Run('dist6', 20, 5)]
@@ -180,7 +186,7 @@ def test_draw_writes_every_figure(tmp_path):
 
 
 def test_list_names_the_runs():
-  result = _run(['--figures=3,4', '--list'], timeout=120)
+  result = _before_tensorflow(['--figures=3,4', '--list'])
   assert result.returncode == 0, result.stderr
   assert result.stdout.splitlines() == [
       'dist6_n20_seed0\t--privacy_distribution=dist6 --num_clients=20 '
@@ -197,16 +203,16 @@ def test_per_rule_gives_each_rule_its_own_folder():
       ('dist1_n20_seed0', ['oracle', 'weiavg'])]
   assert sweep._jobs(Run('dist1', 20, 0), list(rule_registry.names()),
                      False) == [('dist1_n20_seed0', ['all'])]
-  result = _run(['--figures=4', '--per_rule', '--algorithms=robust_hdp,pfa',
-                 '--list'], timeout=120)
+  result = _before_tensorflow(['--figures=4', '--per_rule',
+                               '--algorithms=robust_hdp,pfa', '--list'])
   assert result.returncode == 0, result.stderr
   assert [line.split('\t')[0] for line in result.stdout.splitlines()] == [
       'dist8_n20_seed0_robust_hdp', 'dist8_n20_seed0_pfa']
 
 
 def test_reproducible_gives_each_run_its_seed_as_mechanism_seed():
-  result = _run(['--figures=2', '--distributions=dist1', '--seeds=0,1',
-                 '--reproducible', '--list'], timeout=120)
+  result = _before_tensorflow(['--figures=2', '--distributions=dist1',
+                               '--seeds=0,1', '--reproducible', '--list'])
   assert result.returncode == 0, result.stderr
   assert [line.split('\t')[1].split()[-1]
           for line in result.stdout.splitlines()] == [
@@ -288,6 +294,6 @@ def test_per_rule_runs_a_rule_in_its_own_folder_then_skips_it(tmp_path):
      '--reproducible sets each run\'s --mechanism_seed'),
 ])
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, args, message):
-  result = _run([f'--results_dir={tmp_path / "r"}'] + args, timeout=120)
+  result = _before_tensorflow([f'--results_dir={tmp_path / "r"}'] + args)
   binaries.assert_usage_error(result, message)
   assert not (tmp_path / 'r').exists()
