@@ -68,7 +68,7 @@ def assert_refused(script: str, args, message: str, output_dir) -> None:
 # stdout. After each, what the command defined is forgotten: its flags, and
 # the modules of tff_hdp.run_scripts it imported (which define flags when
 # imported).
-_REFUSALS = """
+_BEFORE_TENSORFLOW = """
 import json, os, runpy, sys, tempfile, traceback
 from absl import app, flags
 
@@ -132,18 +132,18 @@ for line in sys.stdin:
 
 # The process of `run_before_tensorflow`, started on first use; a new one
 # once TensorFlow is loaded in it.
-_REFUSER = []
+_KEPT = []
 
 
-def _end_refuser() -> None:
-  for process in _REFUSER:
+def _end_kept() -> None:
+  for process in _KEPT:
     process.stdin.close()
     process.wait(60)
     process.stdout.close()
-  _REFUSER.clear()
+  _KEPT.clear()
 
 
-atexit.register(_end_refuser)
+atexit.register(_end_kept)
 
 
 def run_before_tensorflow(script: str, args, timeout: float = 120
@@ -157,24 +157,24 @@ def run_before_tensorflow(script: str, args, timeout: float = 120
   TensorFlow, so the next command that loads it prints them), and warnings
   printed when a module other than tff_hdp.run_scripts' is first imported
   (only the first command that imports it shows them)."""
-  if _REFUSER and _REFUSER[0].poll() is not None:
-    _end_refuser()
-  if not _REFUSER:
-    _REFUSER.append(subprocess.Popen(  # pylint: disable=consider-using-with
-        [sys.executable, '-c', _REFUSALS], stdin=subprocess.PIPE,
+  if _KEPT and _KEPT[0].poll() is not None:
+    _end_kept()
+  if not _KEPT:
+    _KEPT.append(subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, '-c', _BEFORE_TENSORFLOW], stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, text=True, cwd=REPO))
-  process = _REFUSER[0]
+  process = _KEPT[0]
   process.stdin.write(json.dumps([script_path(script), list(args)]) + '\n')
   process.stdin.flush()
   ready, _, _ = select.select([process.stdout], [], [], timeout)
   line = process.stdout.readline() if ready else ''
-  if not line:
+  if not line:  # It timed out, or its process ended.
     process.kill()
-    _end_refuser()
-    raise AssertionError(f'{script} {args}: no answer in {timeout} s')
+    _end_kept()
+    raise AssertionError(f'{script} {args}: no answer (timeout {timeout} s)')
   status, stdout, stderr, unloaded = json.loads(line)
   if not unloaded:
-    _end_refuser()
+    _end_kept()
   return subprocess.CompletedProcess([script_path(script), *args], status,
                                      stdout, stderr)
 
