@@ -27,6 +27,7 @@ import sys
 
 import pytest
 
+from tests import binaries
 from tff_hdp.fedhdp import paper_tables
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -318,7 +319,8 @@ def test_bad_input_is_refused(script, tmp_path):
     cases.append(([f'--results_dir={results}', '--table=7'], '--table'))
     cases.append(([f'--results_dir={results}', '--table=x'], 'table'))
   for args, message in cases:
-    result = _run(script, *args, f'--output_dir={out}')
+    result = binaries.run_before_tensorflow(
+        os.path.basename(script), [*args, f'--output_dir={out}'])
     assert result.returncode == 2, (args, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], (args, result.stderr)
@@ -326,7 +328,8 @@ def test_bad_input_is_refused(script, tmp_path):
 
 
 def test_plots_missing_output_dir_is_refused(results_dir):
-  result = _run(_PLOTS, f'--results_dir={results_dir}')
+  result = binaries.run_before_tensorflow(
+      os.path.basename(_PLOTS), [f'--results_dir={results_dir}'])
   assert result.returncode == 2
   assert '--output_dir' in result.stderr and len(
       result.stderr.strip().splitlines()) == 1
