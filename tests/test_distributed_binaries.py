@@ -21,6 +21,7 @@ import sys
 import portpicker
 import pytest
 
+from tests import binaries
 from tff_hdp import distributed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,6 +50,12 @@ def _run(script, args):
       cwd=REPO, check=False)
 
 
+def _refused(script, args):
+  """`_run` of a command refused before TensorFlow loads, in the process
+  `binaries.run_before_tensorflow` keeps."""
+  return binaries.run_before_tensorflow(script, [*args, '--noprogress'])
+
+
 @pytest.mark.parametrize('script', sorted(RUNS))
 def test_binary_runs_on_two_workers(tmp_path, two_workers, script):
   addresses = distributed.local_addresses(two_workers)
@@ -65,8 +72,8 @@ def test_binary_runs_on_two_workers(tmp_path, two_workers, script):
 def test_unreachable_worker_is_one_line_exit_2(tmp_path, script):
   address = f'127.0.0.1:{portpicker.pick_unused_port()}'
   out = tmp_path / 'out'
-  result = _run(script, RUNS[script] + [f'--tff_workers={address}',
-                                        f'--output_dir={out}'])
+  result = _refused(script, RUNS[script] + [f'--tff_workers={address}',
+                                            f'--output_dir={out}'])
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and f'no TFF worker answers at {address}' in lines[0]
@@ -76,9 +83,9 @@ def test_unreachable_worker_is_one_line_exit_2(tmp_path, script):
 @pytest.mark.parametrize('script', ['run_robust_hdp.py', 'run_udp.py'])
 def test_workers_need_the_tff_backend(tmp_path, script):
   out = tmp_path / 'out'
-  result = _run(script, RUNS[script] + ['--backend=direct',
-                                        '--tff_workers=127.0.0.1:1',
-                                        f'--output_dir={out}'])
+  result = _refused(script, RUNS[script] + ['--backend=direct',
+                                            '--tff_workers=127.0.0.1:1',
+                                            f'--output_dir={out}'])
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and 'tff_workers needs backend tff' in lines[0]
