@@ -168,7 +168,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
 def test_audit_binary_prints_the_phi_line(tmp_path):
   out = tmp_path / 'audit'
   result = binaries.run('audit_udp.py', [
-      '--num_users=12', '--rounds=2', '--local_steps=2', '--canaries=10',
+      '--num_users=12', '--rounds=3', '--local_steps=2', '--canaries=10',
       '--noprogress', f'--output_dir={out}'])
   assert result.returncode == 0, result.stderr
   line, = [l for l in result.stdout.splitlines() if l.startswith('group=')]
