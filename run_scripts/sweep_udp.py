@@ -81,8 +81,8 @@ _PLOT_ONLY = flags.DEFINE_bool('plot_only', False,
 
 def run_args(pair: Optional[tuple[float, float]]) -> list[str]:
   if pair is None:
-    return ['--algorithm=noiseless']
-  return ['--algorithm=udp', f'--clip={pair[0]:g}',
+    return [f'--algorithm={paper_tables.ceiling()}']
+  return [f'--algorithm={paper_tables.proposed()}', f'--clip={pair[0]:g}',
           f'--noise_stddev={pair[1]:g}']
 
 
@@ -108,8 +108,9 @@ def draw(runs: dict[str, dict], figure_dir: str, dataset: str) -> None:
       eps, acc = paper_tables.curve(record)
       ax.plot(eps, acc, marker='o', markersize=3,
               label=f'S = {pair[0]:g}, σ = {pair[1]:g}')
-  if 'noiseless' in runs:
-    ax.axhline(runs['noiseless']['metrics']['accuracy_mean'], color='black',
+  ceiling = runs.get(paper_tables.run_name(None))
+  if ceiling is not None:
+    ax.axhline(ceiling['metrics']['accuracy_mean'], color='black',
                linestyle='--', label='Noiseless')
   ax.set_xlabel('ε (δ = 1e-5)')
   ax.set_ylabel('accuracy of the generated models (%)')

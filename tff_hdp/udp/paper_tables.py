@@ -29,14 +29,32 @@ import csv
 from importlib import resources
 from typing import Optional
 
+from tff_hdp.udp import algorithm_registry
+import tff_hdp.udp.algorithms  # pylint: disable=unused-import  # Registered.
+
 # Package data (setup.py's package_data), found wherever tff_hdp is installed.
 REFERENCE_CSV = (resources.files('tff_hdp.udp') / 'reference' /
                  'paper004_quoted.csv')
 
 
+def proposed() -> str:
+  """The registered variant the sweeps run on the (S, sigma) grid: the
+  proposed one (UDP-Alg)."""
+  return next(n for n in algorithm_registry.names()
+              if algorithm_registry.get(n).role == 'proposed')
+
+
+def ceiling() -> str:
+  """The registered variant the sweeps draw as the ceiling: the one whose
+  round neither clips nor adds noise, on Poisson cohorts (Noiseless)."""
+  return next(n for n in algorithm_registry.names() if not any(
+      getattr(algorithm_registry.get(n), a)
+      for a in ('clips', 'private', 'one_user_per_step')))
+
+
 def run_name(pair: Optional[tuple[float, float]]) -> str:
-  """A sweep run's name: S<S>_sigma<sigma>, or noiseless."""
-  return 'noiseless' if pair is None else f'S{pair[0]:g}_sigma{pair[1]:g}'
+  """A sweep run's name: S<S>_sigma<sigma>, or the ceiling's (`ceiling`)."""
+  return ceiling() if pair is None else f'S{pair[0]:g}_sigma{pair[1]:g}'
 
 
 def curve(record) -> tuple[list[float], list[float]]:
@@ -66,7 +84,7 @@ def _number(text: str) -> Optional[float]:
 
 def comparison(runs: dict[str, dict], dataset: str) -> list[list[str]]:
   """The paper's quoted numbers beside ours (one row per quote)."""
-  noiseless = runs.get('noiseless')
+  noiseless = runs.get(ceiling())
   base = (noiseless['metrics']['accuracy_mean'] if noiseless else None)
   rows = []
   for ref in reference_rows(dataset):
@@ -75,7 +93,7 @@ def comparison(runs: dict[str, dict], dataset: str) -> list[list[str]]:
       pair = (float(ref['clip']), float(ref['noise_stddev']))
       candidates = [runs.get(run_name(pair))]
     else:
-      candidates = [r for name, r in runs.items() if name != 'noiseless']
+      candidates = [r for name, r in runs.items() if name != ceiling()]
     values = [accuracy_at(r, epsilon) for r in candidates if r is not None]
     values = [v for v in values if v is not None]
     ours = max(values) if values else None
