@@ -22,6 +22,20 @@ from tff_hdp import distributed
 BACKENDS = ('direct', 'tff', 'distributed')
 
 
+def executor_workers(backend: str, request) -> tuple[str, ...]:
+  """What a round executor on `backend` ('direct', 'tff' or 'distributed',
+  `tff_hdp.round_executor.BACKENDS`) needs of the test session: our TFF
+  context unless direct, and the addresses of the session's two local
+  workers for 'distributed' (returned; none otherwise)."""
+  if backend == 'direct':
+    return ()
+  request.getfixturevalue('tff_runtime')
+  if backend != 'distributed':
+    return ()
+  return tuple(distributed.local_addresses(
+      request.getfixturevalue('two_workers')))
+
+
 def on_backend(config, backend: str, request):
   """`config` on `backend`: 'direct', 'tff' (our TFF context) or
   'distributed' (TFF over the session's two local workers)."""

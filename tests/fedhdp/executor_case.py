@@ -24,9 +24,8 @@ import collections
 
 import numpy as np
 
-from tff_hdp import distributed
+from tests import backends
 from tff_hdp import models
-from tff_hdp import round_executor
 from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import executors
 from tff_hdp.fedhdp import hdp_factory
@@ -57,12 +56,7 @@ def _factory_and_settings():
 
 def executor(backend, request):
   """FedHDP's round on `backend` (one of `round_executor.BACKENDS`)."""
-  workers = ()
-  if backend != round_executor.DIRECT:
-    request.getfixturevalue('tff_runtime')
-  if backend == round_executor.DISTRIBUTED:
-    workers = tuple(distributed.local_addresses(
-        request.getfixturevalue('two_workers')))
+  workers = backends.executor_workers(backend, request)
   factory, settings = _factory_and_settings()
   return executors.build_executor(backend, SPEC, SPEC.init(1), factory,
                                   settings=settings, workers=workers)

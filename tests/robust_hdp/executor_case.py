@@ -20,9 +20,8 @@ not calibrate): a cohort of three clients, then the empty one.
 
 import numpy as np
 
-from tff_hdp import distributed
+from tests import backends
 from tff_hdp import models
-from tff_hdp import round_executor
 from tff_hdp.robust_hdp import config as config_lib
 from tff_hdp.robust_hdp import executors
 from tff_hdp.robust_hdp import privacy_preferences
@@ -56,12 +55,7 @@ def _info():
 
 def executor(backend, request):
   """Robust-HDP's round on `backend` (one of `round_executor.BACKENDS`)."""
-  workers = ()
-  if backend != round_executor.DIRECT:
-    request.getfixturevalue('tff_runtime')
-  if backend == round_executor.DISTRIBUTED:
-    workers = tuple(distributed.local_addresses(
-        request.getfixturevalue('two_workers')))
+  workers = backends.executor_workers(backend, request)
   clients = [privacy_preferences.ClientPrivacy(e, b, n, 2 * -(-n // b), z)
              for e, b, n, z in zip(EPSILONS, BATCH_SIZES, SIZES,
                                    NOISE_MULTIPLIERS)]

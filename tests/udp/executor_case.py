@@ -20,9 +20,9 @@ import functools
 
 import numpy as np
 
+from tests import backends
 from tests.udp import conftest
 from tff_hdp import datasets
-from tff_hdp import distributed
 from tff_hdp import round_executor
 from tff_hdp.udp import executors
 from tff_hdp.udp import training
@@ -44,12 +44,7 @@ def _experiment() -> training.Experiment:
 def executor(backend: str, request) -> round_executor.RoundExecutor:
   """The tiny round on `backend`."""
   experiment = _experiment()
-  workers = ()
-  if backend != round_executor.DIRECT:
-    request.getfixturevalue('tff_runtime')
-  if backend == round_executor.DISTRIBUTED:
-    workers = tuple(distributed.local_addresses(
-        request.getfixturevalue('two_workers')))
+  workers = backends.executor_workers(backend, request)
   return executors.build_executor(backend, experiment.net, experiment.config,
                                   experiment.constants,
                                   experiment.data.num_clients,
