@@ -60,26 +60,15 @@ def assert_refused(script: str, args, message: str, output_dir) -> None:
   assert not os.path.exists(output_dir)
 
 
-# What `run_before_tensorflow`'s process runs: one command per line of
-# stdin ([script path, its arguments], as JSON), each as that script's
-# `__main__` with its stdout and stderr (file descriptors 1 and 2, so C++
-# output too) captured, answered by one line ([exit status, stdout, stderr,
-# whether TensorFlow is still unloaded], as JSON) on a copy of the original
-# stdout. After each, what the command defined is forgotten: its flags, and
-# the modules of tff_hdp.run_scripts it imported (which define flags when
-# imported).
-_BEFORE_TENSORFLOW = """
-import json, os, runpy, sys, tempfile, traceback
-from absl import app, flags
-
-app.define_help_flags()  # What app.run defines once per process.
-pristine = set(flags.FLAGS)
-answer = os.fdopen(os.dup(1), 'w')
+# Both kept processes below run a command so: `path` as `__main__` with
+# `args`, its exit status as `python <path>` would give it (a SystemExit's
+# code, a message printed as exit 1, a traceback for anything else).
+_RUN_AS_MAIN = """
+import runpy, sys, traceback
 
 
-def run(path, args):
+def run_as_main(path, args):
   sys.argv = [path, *args]
-  sys.path[0] = os.path.dirname(path)  # As `python <path>` has it.
   try:
     runpy.run_path(path, run_name='__main__')
   except SystemExit as e:
@@ -89,6 +78,29 @@ def run(path, args):
   except BaseException:  # pylint: disable=broad-except
     traceback.print_exc()
   return 1
+"""
+
+
+# What `run_before_tensorflow`'s process runs: one command per line of
+# stdin ([script path, its arguments], as JSON), each as that script's
+# `__main__` with its stdout and stderr (file descriptors 1 and 2, so C++
+# output too) captured, answered by one line ([exit status, stdout, stderr,
+# whether TensorFlow is still unloaded], as JSON) on a copy of the original
+# stdout. After each, what the command defined is forgotten: its flags, and
+# the modules of tff_hdp.run_scripts it imported (which define flags when
+# imported).
+_BEFORE_TENSORFLOW = _RUN_AS_MAIN + """
+import json, os, runpy, sys, tempfile, traceback
+from absl import app, flags
+
+app.define_help_flags()  # What app.run defines once per process.
+pristine = set(flags.FLAGS)
+answer = os.fdopen(os.dup(1), 'w')
+
+
+def run(path, args):
+  sys.path[0] = os.path.dirname(path)  # As `python <path>` has it.
+  return run_as_main(path, args)
 
 
 def captured(path, args):
@@ -212,7 +224,7 @@ _BEGIN = '@@ tests.binaries: run {} begins @@'
 _END = '@@ tests.binaries: run {} exits {} @@'
 _RESULTS = '@@ tests.binaries: run {} results.json @@ '
 
-_IN_ONE_PROCESS = """
+_IN_ONE_PROCESS = _RUN_AS_MAIN + """
 import json, os, runpy, sys, traceback
 import numpy as np
 from absl import flags
@@ -228,16 +240,7 @@ def run(path, args, key):
     fixed = np.array(key, np.int64)
     mechanism_key.new_key = lambda mechanism_seed=None: fixed.copy()
   flags.FLAGS.unparse_flags()  # Each run parses its own flags afresh.
-  sys.argv = [path, *args]
-  try:
-    runpy.run_path(path, run_name='__main__')
-  except SystemExit as e:
-    if e.code is None or isinstance(e.code, int):
-      return e.code or 0
-    print(e.code, file=sys.stderr)
-  except BaseException:  # pylint: disable=broad-except
-    traceback.print_exc()
-  return 1
+  return run_as_main(path, args)
 
 
 def end_of_process():
