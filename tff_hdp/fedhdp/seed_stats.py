@@ -76,32 +76,37 @@ def _mean_clip(record) -> Optional[float]:
   return statistics.fmean(clips) if clips else None
 
 
-def rows(runs: Sequence[paper_tables.Run]) -> list[Row]:
-  """Table 2's rows (runs matching a Table 2 cell, with Ditto), each over
-  its seeds, in the paper's order of blocks and algorithms."""
+def _by_row(runs: Sequence[paper_tables.Run]
+            ) -> list[tuple[paper_tables.PaperRow, dict[int, Mapping]]]:
+  """The Table 2 cell each run matches (with Ditto) and that row's records
+  by seed, in the paper's order of blocks and algorithms."""
   reference = paper_tables.load_reference()
-  found = collections.defaultdict(dict)
+  found = {}
   for run in runs:
     row = paper_tables.match_record(reference, run.record, table=2)
     if row is None:
       continue
-    config = run.record['config']
     key = (row.dataset, row.algorithm, row.r, row.values['acc_g'])
-    seed = int(config['seed'])
-    if seed in found[key]:
+    records = found.setdefault(key, (row, {}))[1]
+    seed = int(run.record['config']['seed'])
+    if seed in records:
       raise ValueError(f'{run.source}: a second run of {key[:3]} at seed '
                        f'{seed}')
-    found[key][seed] = run.record
+    records[seed] = run.record
   order = {a: i for i, a in enumerate(LABELS)}
-  out = []
-  for (dataset, algorithm, r, paper), records in sorted(
-      found.items(), key=lambda kv: (list(BLOCKS).index(kv[0][0]),
-                                     order[kv[0][1]], kv[0][2] or 0)):
-    seeds = sorted(records)
-    out.append(Row(dataset, algorithm, r,
-                   {s: float(records[s]['metrics']['acc_g']) for s in seeds},
-                   {s: _mean_clip(records[s]) for s in seeds}, paper))
-  return out
+  keys = sorted(found, key=lambda k: (list(BLOCKS).index(k[0]), order[k[1]],
+                                      k[2] or 0))
+  return [(found[k][0], dict(sorted(found[k][1].items()))) for k in keys]
+
+
+def rows(runs: Sequence[paper_tables.Run]) -> list[Row]:
+  """Table 2's rows (runs matching a Table 2 cell, with Ditto), each over
+  its seeds, in the paper's order of blocks and algorithms."""
+  return [Row(paper.dataset, paper.algorithm, paper.r,
+              {s: float(r['metrics']['acc_g']) for s, r in records.items()},
+              {s: _mean_clip(r) for s, r in records.items()},
+              paper.values['acc_g'])
+          for paper, records in _by_row(runs)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,11 +196,13 @@ def _signed(x: float) -> str:
   return f'{x:+.2f}'.replace('-', '−')
 
 
-def _name(row_or_gain) -> str:
-  algorithm = getattr(row_or_gain, 'algorithm', 'fedhdp')
-  r = row_or_gain.r
+def _label(algorithm: str, r: Optional[float]) -> str:
   return LABELS[algorithm] + (f' (r = {r:g})' if algorithm == 'fedhdp' and
                               r is not None else '')
+
+
+def _name(row_or_gain) -> str:
+  return _label(getattr(row_or_gain, 'algorithm', 'fedhdp'), row_or_gain.r)
 
 
 def markdown(runs: Sequence[paper_tables.Run],
@@ -354,27 +361,22 @@ def _max_clip(record) -> Optional[float]:
   return max(clips) if clips else None
 
 
-def ablations(table_runs: Sequence[Kept], kept: Sequence[Kept]
-              ) -> list[Ablation]:
-  """The runs of `kept` grouped by folder, Table 2 row and setting, in the
-  order of their folders and then of the paper's blocks and algorithms.
-
-  Each run's setting is what its command changed from the command of the
-  Table 2 runs (`table_runs`) of the same block, algorithm and r.
+def settings(table_runs: Sequence[Kept], kept: Sequence[Kept]
+             ) -> list[tuple[Kept, tuple[str, ...]]]:
+  """Each run of `kept` with its setting: what its command changed from
+  the command of the Table 2 runs (`table_runs`) of the same block,
+  algorithm and r (`--name=value`, sorted).
 
   Raises:
-    ValueError: If a run's row has no Table 2 run, or a setting ran twice
-      at one seed.
+    ValueError: If a run's row has no Table 2 run.
   """
-  table = {(row.dataset, row.algorithm, row.r): row
+  table = {(row.dataset, row.algorithm, row.r)
            for row in rows([k.run for k in table_runs])}
   baseline = {}
   for k in table_runs:
     if _key(k.run.record) in table:
       baseline.setdefault(_key(k.run.record), flags_of(k.argv))
-  reference = [row for row in paper_tables.load_reference()
-               if row.table == 2]
-  found = collections.defaultdict(dict)
+  out = []
   for k in kept:
     key = _key(k.run.record)
     if key not in table:
@@ -382,10 +384,30 @@ def ablations(table_runs: Sequence[Kept], kept: Sequence[Kept]
                        f'run of {key[0]} {key[1]}'
                        + ('' if key[2] is None else f' r={key[2]:g}'))
     flags, base = flags_of(k.argv), baseline[key]
-    setting = tuple(sorted(
+    out.append((k, tuple(sorted(
         [f'--{n}={v}' if v else f'--{n}' for n, v in flags.items()
          if base.get(n) != v] +
-        [f'--{n} (not given)' for n in base if n not in flags]))
+        [f'--{n} (not given)' for n in base if n not in flags]))))
+  return out
+
+
+def ablations(table_runs: Sequence[Kept], kept: Sequence[Kept]
+              ) -> list[Ablation]:
+  """The runs of `kept` grouped by folder, Table 2 row and setting
+  (`settings`), in the order of their folders and then of the paper's
+  blocks and algorithms.
+
+  Raises:
+    ValueError: If a run's row has no Table 2 run, or a setting ran twice
+      at one seed.
+  """
+  table = {(row.dataset, row.algorithm, row.r): row
+           for row in rows([k.run for k in table_runs])}
+  reference = [row for row in paper_tables.load_reference()
+               if row.table == 2]
+  found = collections.defaultdict(dict)
+  for k, setting in settings(table_runs, kept):
+    key = _key(k.run.record)
     seed = int(k.run.record['config']['seed'])
     group = found[(k.folder, key, setting)]
     if seed in group:
