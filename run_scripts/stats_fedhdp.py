@@ -32,10 +32,17 @@ folder each changed setting over its seeds: Acc_g, Acc_l and S^t beside the
 Table 2 row at the same seeds and the paper's cell, then what the noise
 costs wherever a setting also ran with the noise off.
 
+With --ablation_dirs and --row_analyses it prints instead the per-row
+analyses of docs/results/paper001_rows.md (`seed_stats.markdown_rows`):
+
+    python run_scripts/stats_fedhdp.py --results_dir=docs/runs/paper_scale \
+        --ablation_dirs=docs/runs/paper_scale_noise_off,... --row_analyses
+
 docs/results/paper001.md holds this output for docs/runs/paper_scale, its
-noise-off runs and its ablations (the command is on the page);
-tests/fedhdp/test_seed_stats.py and tests/test_prose_numbers.py check that
-the page and the command agree.
+noise-off runs and its ablations, docs/results/paper001_rows.md the per-row
+analyses (the commands are on the pages); tests/fedhdp/test_seed_stats.py
+and tests/test_prose_numbers.py check that the pages and the command
+agree.
 """
 
 import os
@@ -64,6 +71,15 @@ _ABLATION_DIRS = flags.DEFINE_list(
     'changed, one run a results.json (e.g. docs/runs/paper_scale_fixed_clip). '
     'Then a summary of Table 2 and, per directory, each setting over its '
     'seeds beside its Table 2 row are printed too, after a blank line.')
+_ROW_ANALYSES = flags.DEFINE_boolean(
+    'row_analyses', False,
+    'With --ablation_dirs: print, instead of the tables, the per-row '
+    'analyses of docs/results/paper001_rows.md: the Non-Private row '
+    'clipped, FedHDP\'s gain at a changed setting, the personal models '
+    'against the paper\'s cells, what the local test sets\' size gives '
+    'the variances, the personal models on every held-out image and their '
+    'runs\' global model over the rounds, and the opted-out clients\' '
+    'standard errors.')
 
 
 def main(argv):
@@ -75,6 +91,8 @@ def main(argv):
     for directory in directories:
       cli.check(os.path.isdir(directory),
                 f'--{name}: {directory} is not a directory')
+  cli.check(_ABLATION_DIRS.value or not _ROW_ANALYSES.value,
+            '--row_analyses needs --ablation_dirs')
   try:
     runs = paper_tables.load_runs(_RESULTS_DIR.value)
     noise_off = [run for directory in _NOISE_OFF_DIRS.value
@@ -83,8 +101,11 @@ def main(argv):
     if _ABLATION_DIRS.value:
       kept = [k for directory in _ABLATION_DIRS.value
               for k in seed_stats.load_kept(directory)]
-      text += '\n\n' + seed_stats.markdown_ablations(
-          seed_stats.load_kept(_RESULTS_DIR.value), kept)
+      table_runs = seed_stats.load_kept(_RESULTS_DIR.value)
+      if _ROW_ANALYSES.value:
+        text = seed_stats.markdown_rows(table_runs, kept)
+      else:
+        text += '\n\n' + seed_stats.markdown_ablations(table_runs, kept)
   except ValueError as e:
     raise cli.UsageError(str(e)) from None
   print(text)
