@@ -19,7 +19,9 @@ kept runs (docs/runs/), and the first test runs it and compares. Every
 other decimal number on the page (its text and its hand-written tables;
 not its code blocks, which hold commands) must then be one of the numbers
 of those blocks, or be one of the page's few `EXCEPTIONS`, each with its
-reason. A hand-written figure fails the test.
+reason. A hand-written figure fails the test. A page may quote the
+blocks of a page it links to (`QUOTES`), and a block another test
+regenerates (`CHECKED_ELSEWHERE`) counts as a generated block too.
 """
 
 import dataclasses
@@ -40,6 +42,11 @@ _ABLATION_DIRS = ','.join(
     f'docs/runs/{name}' for name in (
         'paper_scale_noise_off', 'paper_scale_noise_off_fedhdp',
         'paper_scale_fixed_clip', 'paper_scale_fedhdp_skewed',
+        'paper_scale_sensitivity', 'paper_scale_personal'))
+# The ablations paper001_rows.md reads.
+_ROWS_ABLATION_DIRS = ','.join(
+    f'docs/runs/{name}' for name in (
+        'paper_scale_noise_off', 'paper_scale_fixed_clip',
         'paper_scale_sensitivity', 'paper_scale_personal'))
 
 
@@ -78,6 +85,14 @@ GENERATED = {
         Command('privacy_report.py', ('--preset=mnist', '--fixed_cohort'),
                 ('privacy_report.py --preset=mnist --fixed_cohort',)),
     ),
+    'paper001_rows.md': (
+        Command('stats_fedhdp.py', (
+            '--results_dir=docs/runs/paper_scale',
+            f'--ablation_dirs={_ROWS_ABLATION_DIRS}', '--row_analyses'),
+                tuple(f'stats_fedhdp.py --row_analyses ({part})' for part in (
+                    'clipping', 'variances', 'personal models',
+                    'opted-out clients'))),
+    ),
     'paper003_full_scale.md': (
         Command('stats_robust_hdp.py', (
             '--results_dirs=docs/runs/paper_scale_robust,'
@@ -100,6 +115,19 @@ GENERATED = {
             '--results_dirs=docs/runs/paper_scale_fmnist/sweep_robust_hdp',),
                 ('stats_robust_hdp.py',)),
     ),
+}
+
+# Pages whose generated blocks a page quotes (it links to them): their
+# numbers count as printed for it too.
+QUOTES = {'paper001_rows.md': ('paper001.md',)}
+
+# Blocks of a page that another test regenerates and compares, with that
+# test.
+CHECKED_ELSEWHERE = {
+    'paper001_rows.md': {
+        'cell_commands.py': 'tests/test_kept_runs.py (tools/cell_commands.py '
+                            'prints it from the Makefile)',
+    },
 }
 
 # Numbers a page may state that no command prints from the kept runs.
@@ -185,10 +213,13 @@ def written_numbers(text: str) -> list[tuple[int, str]]:
   return out
 
 
-def unsourced(text: str, exceptions) -> list[str]:
+def unsourced(text: str, exceptions, quoted: tuple[str, ...] = ()
+              ) -> list[str]:
   """'line: number' of each written number that no generated block of
-  `text` prints and that is not an exception."""
-  printed = {_value(n) for body in blocks(text).values()
+  `text` or of the `quoted` pages' texts prints and that is not an
+  exception."""
+  printed = {_value(n) for page in (text, *quoted)
+             for body in blocks(page).values()
              for n in _SOURCE_NUMBER.findall(body)}
   allowed = {_value(n) for n in exceptions}
   return [f'{line}: {n}' for line, n in written_numbers(text)
@@ -230,12 +261,14 @@ def test_each_generated_block_is_its_commands_output(page, command,
 def test_every_block_has_its_command(page):
   # A block no command regenerates would vouch for hand-written numbers.
   assert sorted(blocks(_read(page))) == sorted(
-      b for command in GENERATED[page] for b in command.blocks)
+      [b for command in GENERATED[page] for b in command.blocks] +
+      list(CHECKED_ELSEWHERE.get(page, {})))
 
 
 @pytest.mark.parametrize('page', sorted(GENERATED))
 def test_every_written_number_is_printed_by_a_command(page):
-  missing = unsourced(_read(page), EXCEPTIONS.get(page, {}))
+  missing = unsourced(_read(page), EXCEPTIONS.get(page, {}),
+                      tuple(_read(other) for other in QUOTES.get(page, ())))
   assert not missing, (
       f'{page}: numbers in no generated block (print them with a command '
       f'from the kept runs, or give the source in EXCEPTIONS): {missing}')
@@ -260,5 +293,9 @@ def test_a_hand_written_number_fails():
   assert unsourced(page, {'202.4': 'peak', '0.0': 'version'}) == [
       '1: 93.80', '5: 12.34', '6: 94.9']
   assert blocks(page) == {'made': '| row | 94.88 (0) | 0.50 |'}
+  # A quoted page's blocks print numbers for the page; its prose does not.
+  quoted = '12.34 in prose\n<!-- other: begin -->\n93.80\n<!-- other: end -->'
+  assert unsourced(page, {'202.4': 'peak', '0.0': 'version'}, (quoted,)) == [
+      '5: 12.34', '6: 94.9']
   with pytest.raises(AssertionError, match='never ends'):
     blocks('<!-- made: begin -->\n1.5')
