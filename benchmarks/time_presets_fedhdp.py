@@ -35,6 +35,18 @@ its client work alone; with the fraction of padded work its batched steps
 ran (a client's last, smaller batch of an epoch is padded to the batch
 size) and the fraction that padding every client to the largest of its part
 would have run.
+
+Evaluation: the timed rounds do not evaluate; the server's evaluation of the
+global model (every `eval_every` rounds of the preset, on a test set of the
+dataset's size: MNIST's 10,000 images, EMNIST's union of its clients'
+test sets) is timed after them (median of 3)
+and added to the run's projection, whose fraction of the peak counts it.
+The personal models' evaluation, once at the end of a run, is not counted.
+
+`--ditto_updates=fused,ops` times the direct backend twice in the same run:
+with Ditto's personal step fused by XLA (`direct_backend.
+fused_personal_update`, the default) and as four TensorFlow ops
+(`direct_backend.personal_update`, the code before 2026-11-29).
 """
 
 import os
@@ -42,6 +54,7 @@ import os
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
+import contextlib
 import time
 
 from absl import app
@@ -67,6 +80,13 @@ _BACKENDS = flags.DEFINE_list('backends', list(config_lib.BACKENDS),
                               'Backends to time.')
 _ROUNDS = flags.DEFINE_integer('rounds', 3, 'Rounds run (the first is not '
                                'timed).')
+_DITTO_UPDATES = flags.DEFINE_list(
+    'ditto_updates', ['fused'], 'The direct backend\'s Ditto step: '
+    '"fused" (XLA, the default) and/or "ops" (four TensorFlow ops), one row '
+    'each.')
+# The server's test set of MNIST (the evaluation's cost); EMNIST's server
+# tests on the union of its clients' test sets, as `datasets/emnist.py`.
+_MNIST_TEST = 10_000
 
 
 def synthetic_data(preset: presets.Preset,
@@ -86,7 +106,9 @@ def synthetic_data(preset: presets.Preset,
   test = [make(max(1, int(n) // 9)) for n in sizes]
   return federated_data.FederatedData(
       name=preset.dataset, input_shape=shape, num_classes=preset.num_classes,
-      train=train, test=test, server_test=make(1000),
+      train=train, test=test,
+      server_test=(make(_MNIST_TEST) if preset.dataset in (
+          'mnist', 'skewed_mnist') else None),
       client_labels=np.arange(preset.num_clients, dtype=np.int32) % 10)
 
 
@@ -120,6 +142,98 @@ def _client_work(spec, profile, peak):
           f"{1 - work['examples'] / work['padded_to_largest']:.3f}")
 
 
+_HEADER = ('| preset | backend | clients/round | E | s/round (measured) | '
+           'round GFLOP/s (of peak) | client-work GFLOP/s (of peak) | padded '
+           'work (ours / to largest) | evaluation s (every k rounds) | per '
+           'run, T rounds, evaluation included (extrapolated; of peak) | per '
+           'table (extrapolated) |')
+
+
+@contextlib.contextmanager
+def _ditto_update(which: str):
+  """The direct backend's Ditto step as `which` ('fused' or 'ops') inside,
+  traced anew (its traced client work is cached per model)."""
+  from tff_hdp.fedhdp import direct_backend  # pylint: disable=g-import-not-at-top
+  kept = direct_backend.fused_personal_update
+  if which == 'ops':
+    direct_backend.fused_personal_update = direct_backend.personal_update
+  direct_backend._client_work_fn.cache_clear()  # pylint: disable=protected-access
+  try:
+    yield
+  finally:
+    direct_backend.fused_personal_update = kept
+    direct_backend._client_work_fn.cache_clear()  # pylint: disable=protected-access
+
+
+def _variants() -> list[tuple[str, str]]:
+  """(backend, Ditto update) of each row: the direct backend once per
+  --ditto_updates, the others once."""
+  return [(backend, update) for backend in _BACKENDS.value
+          for update in (_DITTO_UPDATES.value if backend == 'direct'
+                         else ['-'])]
+
+
+class _LastState:
+  """A round observer keeping the last round's state."""
+
+  state = None
+
+  def before_round(self, round_num, state):
+    del round_num, state
+
+  def after_round(self, round_num, state, entry):
+    del round_num, entry
+    self.state = state
+
+
+def _time_rounds(preset, data, backend: str):
+  """Seconds per timed round, the executor's profile, and the median
+  seconds of 3 evaluations of the last global model."""
+  from tff_hdp import round_loop  # pylint: disable=g-import-not-at-top
+  from tff_hdp import templates  # pylint: disable=g-import-not-at-top
+  from tff_hdp.fedhdp import evaluation  # pylint: disable=g-import-not-at-top
+  from tff_hdp.fedhdp import training  # pylint: disable=g-import-not-at-top
+  stamps, profile = [], []
+  experiment = training.prepare(_config(preset, backend), data)
+  last = _LastState()
+  training.run_rounds(
+      experiment,
+      observers=[training.ProfileObserver(experiment.executor, profile),
+                 last],
+      options=round_loop.Options(
+          on_round=lambda r, e: stamps.append(time.time())))
+  per_round = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
+  weights = templates.global_weights(last.state)
+  evaluations = []
+  for _ in range(3):
+    start = time.perf_counter()
+    evaluation.loss_and_accuracy(experiment.spec, weights,
+                                 *experiment.data.server_test)
+    evaluations.append(time.perf_counter() - start)
+  return per_round, profile, float(np.median(evaluations))
+
+
+def _row(name, preset, variant, timed, rates) -> str:
+  """One table row: `timed` = `_time_rounds`'s, `rates` = (the round's
+  FLOPs, the same-run peak, the table's rows, the client-work cells)."""
+  backend, update = variant
+  per_round, _, eval_seconds = timed
+  round_flops, peak, rows, (client_rate, padded) = rates
+  label = backend if update == '-' else f'{backend} ({update} Ditto step)'
+  run_seconds = (per_round * preset.rounds +
+                 eval_seconds * (preset.rounds // preset.eval_every))
+  run_rate = round_flops * preset.rounds / run_seconds
+  table = (f'{run_seconds * rows / 3600:.0f} h ({rows} rows)' if rows
+           else '-')
+  return (f'| {name} | {label} | {preset.clients_per_round} | '
+          f'{preset.local_epochs} | {per_round:.2f} | '
+          f'{round_flops / per_round / 1e9:.1f} '
+          f'({round_flops / per_round / peak:.2f}) | {client_rate} | '
+          f'{padded} | {eval_seconds:.3f} ({preset.eval_every}) | '
+          f'{run_seconds / 60:.1f} min ({preset.rounds} rounds; '
+          f'{run_rate / peak:.2f}) | {table} |')
+
+
 def main(argv):
   cli.check_no_arguments(argv)
   for name in _PRESETS.value:
@@ -129,14 +243,15 @@ def main(argv):
     cli.check(backend in config_lib.BACKENDS,
               f'--backends: unknown backend {backend!r}; allowed: '
               f'{", ".join(config_lib.BACKENDS)}')
+  for update in _DITTO_UPDATES.value:
+    cli.check(update in ('fused', 'ops'), f'--ditto_updates: unknown '
+              f'{update!r}; allowed: fused, ops')
   cli.check(_ROUNDS.value >= 2, f'--rounds must be >= 2, got {_ROUNDS.value}')
 
   import tensorflow as tf
   from tff_hdp import models
   from tff_hdp import runtime
   from tff_hdp.fedhdp import batched_models
-  from tff_hdp import round_loop
-  from tff_hdp.fedhdp import training
 
   reference = paper_tables.load_reference()
   print(f'# {timing.cpu_name()}, {os.cpu_count()} cores, TensorFlow '
@@ -144,11 +259,8 @@ def main(argv):
         f'{len(tf.config.list_physical_devices("GPU"))}; the direct '
         f'backend\'s CNN uses {batched_models.default_cnn_conv()} '
         'convolutions')
-  print('| preset | backend | clients/round | E | s/round (measured) | '
-        'round GFLOP/s (of peak) | client-work GFLOP/s (of peak) | padded '
-        'work (ours / to largest) | per run, T rounds (extrapolated) | '
-        'per table (extrapolated) |')
-  print('|---|---|---|---|---|---|---|---|---|---|')
+  print(_HEADER)
+  print('|---|---|---|---|---|---|---|---|---|---|---|')
   peaks = []
   with runtime.local_cpp_context():
     for name in _PRESETS.value:
@@ -161,27 +273,13 @@ def main(argv):
       # FedHDP+Ditto: each client trains the global and its personal model.
       round_flops = 2 * timing.training_flops(
           spec, preset.clients_per_round * mean_size * preset.local_epochs)
-      for backend in _BACKENDS.value:
+      for variant in _variants():
         peaks.append(timing.matmul_peak(tf)[0])
-        config = _config(preset, backend)
-        stamps, profile = [], []
-        experiment = training.prepare(config, data)
-        training.run_rounds(
-            experiment,
-            observers=[training.ProfileObserver(experiment.executor, profile)],
-            options=round_loop.Options(
-                on_round=lambda r, e: stamps.append(time.time())))
-        peak = max(peaks)
-        per_round = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
-        round_rate = round_flops / per_round
-        client_rate, padded = _client_work(spec, profile, peak)
-        run_hours = per_round * preset.rounds / 3600
-        table = (f'{run_hours * rows:.0f} h ({rows} rows)' if rows else '-')
-        print(f'| {name} | {backend} | {preset.clients_per_round} | '
-              f'{preset.local_epochs} | {per_round:.2f} | '
-              f'{round_rate / 1e9:.1f} ({round_rate / peak:.2f}) | '
-              f'{client_rate} | {padded} | {run_hours:.1f} h '
-              f'({preset.rounds} rounds) | {table} |', flush=True)
+        with _ditto_update(variant[1]):
+          timed = _time_rounds(preset, data, variant[0])
+        client_cells = _client_work(spec, timed[1], max(peaks))
+        print(_row(name, preset, variant, timed,
+                   (round_flops, max(peaks), rows, client_cells)), flush=True)
   print(f'# matmul peak (2048x2048 float32, best of {len(peaks)}): '
         f'{max(peaks) / 1e9:.1f} GFLOP/s; FLOPs per round are expected '
         'values (the mean client size times the cohort)')
