@@ -82,7 +82,8 @@ def main(argv):
   run = fedhdp_flags.RUN
   run_flags.begin_main(argv, run)
   configs, preset, num_clients = fedhdp_flags.build_configs()
-  run_flags.check_tff_workers(run.tff_workers.value)
+  run_flags.check_tff_workers(run.tff_workers.value,
+                             run.tff_worker_timeout.value)
   data = fedhdp_flags.load_data(configs, preset, num_clients)
   # A run on other draws of the clients' images is another run: its name
   # says so, so neither reuses nor resumes the other's results.

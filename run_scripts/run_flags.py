@@ -106,6 +106,7 @@ class RunFlags(NamedTuple):
   checkpoint_every: flags.FlagHolder
   keep_checkpoints: flags.FlagHolder
   tff_workers: flags.FlagHolder
+  tff_worker_timeout: flags.FlagHolder
   rounds: flags.FlagHolder
   eval_every: flags.FlagHolder
   delta: flags.FlagHolder
@@ -128,7 +129,8 @@ def define_run_flags(config_class, *, output_dir: str, backend_help: str,
   --rounds, --eval_every, --seed, --mechanism_seed, --delta, --accountant
   (`accountant_drives`: what it computes in this binary), --backend
   (`backend_help`: what each backend is here) and --tff_workers (see
-  `define_tff_workers_flag` for `merged`), each defaulting to the field's
+  `define_tff_workers_flag` for `merged`, and --tff_worker_timeout with
+  it), each defaulting to the field's
   default in `config_class` (the system's config, a `RunConfig`), but
   those named in `from_preset`, which default to None: the binary fills
   them from its dataset's preset (`shared_config`); and --output_dir
@@ -166,6 +168,7 @@ def define_run_flags(config_class, *, output_dir: str, backend_help: str,
           'a finished output directory holds no secret (docs/secrets.md).'),
       tff_workers=define_tff_workers_flag(merged,
                                           list(default('tff_workers'))),
+      tff_worker_timeout=define_tff_worker_timeout_flag(),
       accountant=define_accountant_flag(accountant_drives,
                                         default('accountant')),
       **numbers)
@@ -249,8 +252,24 @@ def define_tff_workers_flag(merged: str, default: Sequence[str] = ()):
       'worker_binary --port=PORT (docs/distributed.md).')
 
 
-def check_tff_workers(values: Sequence[str]) -> tuple[str, ...]:
-  """The --tff_workers addresses, each answering, or one line and exit 2.
+# How long a binary waits for each --tff_workers address to answer.
+DEFAULT_WORKER_TIMEOUT = 10.0
+
+
+def define_tff_worker_timeout_flag():
+  """--tff_worker_timeout: seconds to wait for each worker to answer."""
+  return flags.DEFINE_float(
+      'tff_worker_timeout', DEFAULT_WORKER_TIMEOUT,
+      'Seconds to wait, before anything is written, for each --tff_workers '
+      'address to answer (a worker just started may need a few); one that '
+      'does not is refused in one line (exit 2).', lower_bound=0.0)
+
+
+def check_tff_workers(values: Sequence[str],
+                      timeout: float = DEFAULT_WORKER_TIMEOUT
+                      ) -> tuple[str, ...]:
+  """The --tff_workers addresses, each answering within `timeout` seconds
+  (--tff_worker_timeout), or one line and exit 2.
 
   It loads no TensorFlow: call it before the binary does."""
   if not values:
@@ -258,7 +277,7 @@ def check_tff_workers(values: Sequence[str]) -> tuple[str, ...]:
   from tff_hdp import worker_addresses  # pylint: disable=g-import-not-at-top
   try:
     addresses = worker_addresses.parse_workers(','.join(values))
-    worker_addresses.check_workers(addresses)
+    worker_addresses.check_workers(addresses, timeout)
   except ValueError as e:
     raise cli.UsageError(f'--{e}') from None
   except ConnectionError as e:

@@ -67,7 +67,8 @@ def main(argv):
   run = robust_hdp_flags.RUN
   run_flags.begin_main(argv, run)
   configs = robust_hdp_flags.build_configs()
-  run_flags.check_tff_workers(run.tff_workers.value)
+  run_flags.check_tff_workers(run.tff_workers.value,
+                             run.tff_worker_timeout.value)
   data = robust_hdp_flags.load_data()
 
   named_configs = [(c.algorithm, c) for c in configs]

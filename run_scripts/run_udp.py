@@ -64,7 +64,8 @@ def main(argv):
   run = udp_flags.RUN
   run_flags.begin_main(argv, run)
   data, configs = udp_flags.load_and_configure()
-  run_flags.check_tff_workers(run.tff_workers.value)
+  run_flags.check_tff_workers(run.tff_workers.value,
+                             run.tff_worker_timeout.value)
   named_configs = [(c.algorithm, c) for c in configs]
   resume.check_finished(run, named_configs)
 

@@ -70,13 +70,16 @@ def test_binary_runs_on_two_workers(tmp_path, two_workers, script):
 
 @pytest.mark.parametrize('script', sorted(RUNS))
 def test_unreachable_worker_is_one_line_exit_2(tmp_path, script):
+  # Refused after --tff_worker_timeout (a short one: nothing listens).
   address = f'127.0.0.1:{portpicker.pick_unused_port()}'
   out = tmp_path / 'out'
   result = _refused(script, RUNS[script] + [f'--tff_workers={address}',
+                                            '--tff_worker_timeout=0.5',
                                             f'--output_dir={out}'])
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
-  assert len(lines) == 1 and f'no TFF worker answers at {address}' in lines[0]
+  assert len(lines) == 1 and (
+      f'no TFF worker answers at {address} after 0.5s' in lines[0]), lines
   assert not out.exists()
 
 
