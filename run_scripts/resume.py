@@ -16,6 +16,7 @@
 the results and the audit written once every run has finished.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -35,7 +36,8 @@ def train_each(run: run_flags.RunFlags, named_configs, train: Callable[..., dict
   output directory, then trains each (name, config) on `data` with its
   TensorBoard summaries under `tensorboard/<name>/` and its checkpoints
   under `checkpoints/<name>/` (a 0700 folder; resuming from them), in our
-  TFF context, printing `<name>: <describe(record)>` after each.
+  TFF context (`_tff_context`), printing `<name>: <describe(record)>` after
+  each.
 
   The checkpoints are kept until `train_and_write` has written results.json:
   a command of several runs killed after the first resumes each exactly. A
@@ -61,9 +63,8 @@ def train_each(run: run_flags.RunFlags, named_configs, train: Callable[..., dict
   run_flags.mechanism_notice(run.mechanism_seed.value)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from tff_hdp import checkpoint  # pylint: disable=g-import-not-at-top
-  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   records = []
-  with runtime.local_cpp_context():
+  with _tff_context(config for _, config in named_configs):
     for name, config in named_configs:
       if reused[name] is not None:
         records.append(reused[name])
@@ -89,6 +90,25 @@ def train_each(run: run_flags.RunFlags, named_configs, train: Callable[..., dict
       records.append(record)
       print(f'{name}: {describe(record)}', flush=True)
   return records
+
+
+@contextlib.contextmanager
+def _tff_context(configs):
+  """Our TFF context (`runtime.local_cpp_context`, its worker started now)
+  for the block if any of `configs` runs on the TFF backend. The direct
+  backend's rounds, evaluation and checkpoints run no TFF computation, so
+  runs on it alone start no worker (a second's wait for it to answer, in
+  every command): should one call TFF, TFF's default context (`runtime`'s
+  managed one) starts its worker then, and it ends with the block too."""
+  from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
+  if any(config.backend == 'tff' for config in configs):
+    with runtime.local_cpp_context():
+      yield
+    return
+  try:
+    yield
+  finally:
+    runtime.shutdown()
 
 
 # A binary's checkpoints: <output_dir>/CHECKPOINTS/<run>/.
