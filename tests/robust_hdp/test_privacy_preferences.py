@@ -104,11 +104,14 @@ def test_epsilon_floor_is_the_minimum_epsilon_baseline():
 def test_calibrate_runs_from_a_script_without_a_main_guard(tmp_path):
   # The parallel calibration must not re-run the caller's script (as
   # multiprocessing's spawn did, ending in BrokenProcessPool). The script
-  # prints its z's; a line per run of its top level shows it ran once.
+  # prints its z's; a line per run of its top level shows it ran once. (Its
+  # three calibrations run in parallel only with one worker per
+  # calibration.)
   script = tmp_path / 'no_guard.py'
   script.write_text(textwrap.dedent("""
       from tff_hdp.robust_hdp import privacy_preferences as prefs
       print('top level ran')
+      prefs.MIN_CALIBRATIONS_PER_WORKER = 1
       clients = prefs.calibrate([1.0, 2.0, 3.0], [16, 32, 64], [250] * 3,
                                 rounds=5, local_epochs=1, delta=1e-4)
       print(repr([c.noise_multiplier for c in clients]))

@@ -185,6 +185,12 @@ def calibrate(epsilons: Sequence[Optional[float]],
 # the same clients.
 _NOISE_MULTIPLIERS = {}
 
+# The fewest calibrations a worker process of `_calibrate_elsewhere` takes:
+# a new Python spends about 0.7 s importing the accountant, about what one
+# calibration takes, so fewer than this many a worker run sooner, and with
+# less processor time, one after another in this process.
+MIN_CALIBRATIONS_PER_WORKER = 4
+
 
 def noise_multipliers(calibrations) -> list[float]:
   """z for each (epsilon, rate, steps, delta, accountant name, RDP orders,
@@ -192,12 +198,14 @@ def noise_multipliers(calibrations) -> list[float]:
 
   A calibration takes about a second (`dp_accounting`'s RDP, in Python, at
   each of ~80 orders, ~12 times), so the ones not yet known run in parallel,
-  one Python process per core (`_calibrate_elsewhere`), and every result is
-  remembered for this process.
+  one Python process per core (`_calibrate_elsewhere`) when each gets at
+  least `MIN_CALIBRATIONS_PER_WORKER` of them (else in this process), and
+  every result is remembered for this process. Either way each z is
+  `_calibrate`'s, bit for bit.
   """
   calibrations = [tuple(c) for c in calibrations]
   todo = [c for c in dict.fromkeys(calibrations) if c not in _NOISE_MULTIPLIERS]
-  workers = min(len(todo), os.cpu_count() or 1)
+  workers = min(len(todo) // MIN_CALIBRATIONS_PER_WORKER, os.cpu_count() or 1)
   if workers > 1:
     _NOISE_MULTIPLIERS.update(zip(todo, _calibrate_elsewhere(todo, workers)))
   else:
