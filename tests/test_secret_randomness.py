@@ -38,7 +38,10 @@ from tff_hdp.fedhdp import config as fedhdp_config
 from tff_hdp.fedhdp import training as fedhdp_training
 from tff_hdp.privacy import mechanism_key
 
-# Tiny runs of each binary: one algorithm, two rounds, offline data.
+# Tiny runs of each binary: one algorithm, two rounds, offline data, the
+# direct backend (the key is drawn, kept and deleted by the driver and the
+# checkpoints, the same on every backend; tests/test_round_conformance.py
+# runs each backend).
 # Robust-HDP's is robust_hdp, whose history holds robust PCA's estimate of
 # each client's noise (a continuous function of the draw): two keys give
 # other estimates. (Under DPFedAvg a tiny model could collapse to one class
@@ -48,7 +51,7 @@ RUNS = {
     'run_fedhdp.py': ['--preset=digits', '--num_clients=40',
                       '--clients_per_round=20', '--noise_multiplier=1.0',
                       '--local_epochs=1', '--rounds=2', '--eval_every=2',
-                      '--algorithm=fedhdp', '--r=0.1'],
+                      '--algorithm=fedhdp', '--r=0.1', '--backend=direct'],
     'run_robust_hdp.py': ['--dataset=digits', '--model=fc', '--rounds=2',
                           '--eval_every=2', '--backend=direct',
                           '--algorithm=robust_hdp',
