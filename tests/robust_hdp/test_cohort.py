@@ -112,15 +112,17 @@ def _assert_close(got, want):
         1.0, np.abs(w).max()))
 
 
+# The model enters a STACKED step only through its grouped forward pass
+# (`cohort.grouped_forward`): the sampling, the noise and the parts are the
+# same code for every model, so each of them is varied on fc (whose traces
+# are cheap), and cnn5's forward pass is checked once, with one part.
 @pytest.mark.parametrize('name,n,poisson,private,parts', [
     ('fc', 20, True, True, None),
     ('fc', 40, False, True, None),
-    ('fc', 60, True, True, None),
+    ('fc', 60, True, True, 2),
     ('fc', 20, True, False, None),
+    ('fc', 30, True, True, 1),
     ('cnn5', 20, True, True, 1),
-    ('cnn5', 40, False, True, 1),
-    ('cnn5', 60, True, True, None),
-    ('cnn5', 20, True, False, 1),
 ])
 def test_stacked_equals_each_clients_own_update(name, n, poisson, private,
                                                 parts):
@@ -146,7 +148,7 @@ def test_stacked_equals_each_clients_own_update(name, n, poisson, private,
 @pytest.mark.parametrize('name,n,poisson,private,parts', [
     ('fc', 7, True, True, 2),
     ('cnn5', 7, True, True, 2),
-    ('cnn5', 5, False, True, 3),
+    ('fc', 5, False, True, 3),
     ('cnn5', 4, True, False, 2),
     ('cnn', 3, True, True, 5),  # More lanes than clients; any model.
 ])
