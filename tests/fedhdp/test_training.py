@@ -77,20 +77,16 @@ def test_each_algorithm_runs(tff_runtime, data, algorithm, ratio, ditto):
 
 
 def test_secret_by_default_reproducible_only_when_asked(tff_runtime, data):
+  # That two runs of one configuration differ under secret keys and agree
+  # bit for bit under one mechanism seed, from the binary, is
+  # tests/test_secret_randomness.py's
+  # test_secret_by_default_reproducible_only_with_the_flag[run_fedhdp.py];
+  # here: another public seed gives another run, and the seeded record
+  # says what the mechanism seed costs.
   del tff_runtime
-  # The same public configuration: fresh secret keys, other noise.
-  a = training.train(TINY, data)
-  b = training.train(TINY, data)
-  assert a['history'] != b['history']
-  assert a['privacy']['is_bound']
-  assert a['privacy']['mechanism_randomness'].startswith('secret')
-  # A mechanism seed: bit-identical, and the record says what that costs.
   seeded = dataclasses.replace(TINY, mechanism_seed=7)
   c = training.train(seeded, data)
-  d = training.train(seeded, data)
   e = training.train(dataclasses.replace(seeded, seed=2), data)
-  assert c['metrics'] == d['metrics']
-  assert c['history'] == d['history']
   assert c['history'] != e['history']
   assert c['privacy']['is_bound'] is False
   assert 'mechanism_seed=7' in c['privacy']['not_bound_because']
