@@ -13,7 +13,6 @@
 # limitations under the License.
 """run_robust_hdp.py as a user runs it: bad input, a short run, resume."""
 
-import json
 import os
 
 import pytest
@@ -26,10 +25,6 @@ TINY = ['--dataset=digits', '--model=fc', '--rounds=2', '--eval_every=1',
         '--noprogress', '--backend=direct', '--rpca_max_iterations=100',
         '--epsilons=' + ','.join(['1.5', '3'] * 10),
         '--batch_sizes=' + ','.join(['16', '32'] * 10)]
-
-
-def _run(args, timeout=600):
-  return binaries.run('run_robust_hdp.py', args, timeout)
 
 
 @pytest.mark.parametrize('args,message', [
@@ -68,12 +63,13 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
 def test_short_run_writes_results_and_resumes(tmp_path):
   out = tmp_path / 'out'
   args = TINY + ['--algorithm=robust_hdp', f'--output_dir={out}']
-  first = _run(args)
+  # The command, then the same command again, one after the other in one
+  # process (one start-up of TensorFlow for both).
+  first, second = binaries.run_in_one_process('run_robust_hdp.py',
+                                              [(args, None), (args, None)])
   assert first.returncode == 0, first.stderr
   assert 'Robust-HDP' in first.stdout
-  with open(out / 'results.json') as f:
-    results = json.load(f)
-  (run,) = results['runs']
+  (run,) = first.results_json['runs']
   assert run['config']['algorithm'] == 'robust_hdp'
   assert len(run['clients']) == 20
   for client in run['clients']:
@@ -89,13 +85,13 @@ def test_short_run_writes_results_and_resumes(tmp_path):
   # Finished: no checkpoint (nor its key) is left; the same command again
   # reuses the finished results, and another configuration is refused.
   assert not (out / 'checkpoints').exists()
-  second = _run(args)
   assert second.returncode == 0, second.stderr
   assert 'finished: from results.json' in second.stdout
-  with open(out / 'results.json') as f:
-    again = json.load(f)['runs'][0]
+  again = second.results_json['runs'][0]
   assert again['history'] == run['history']
   assert again['metrics'] == run['metrics']
+  # Refused before TensorFlow loads.
   binaries.assert_usage_error(
-      _run(args + ['--learning_rate=0.2']),
+      binaries.run_before_tensorflow('run_robust_hdp.py',
+                                     args + ['--learning_rate=0.2']),
       'results.json holds a finished run robust_hdp of another configuration')
