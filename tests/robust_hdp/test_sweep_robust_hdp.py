@@ -235,25 +235,30 @@ def test_figure2_claim_says_when_a_mechanism_seed_was_published():
 
 
 def test_sweeps_a_real_run_then_skips_it(tmp_path):
+  # Two rules in one run's folder: Robust-HDP (Figure 4's) and the Oracle.
+  # (The sweep's 'all' is test_per_rule_gives_each_rule_its_own_folder's;
+  # every rule's run, tests/robust_hdp/test_process.py's.)
   args = ['--figures=4', '--dataset=digits', f'--results_dir={tmp_path}',
-          '--', '--model=fc', '--rounds=2', '--backend=direct',
-          '--rpca_max_iterations=100', '--checkpoint_every=1']
+          '--algorithms=robust_hdp,oracle', '--', '--model=fc', '--rounds=2',
+          '--backend=direct', '--rpca_max_iterations=100',
+          '--checkpoint_every=1']
   first = _run(args)
   assert first.returncode == 0, first.stderr
   run_dir = tmp_path / 'sweep_robust_hdp' / 'digits' / 'dist8_n20_seed0'
   with open(run_dir / 'results.json') as f:
     records = json.load(f)['runs']
-  assert [r['config']['algorithm'] for r in records] == list(
-      rule_registry.names())
+  assert [r['config']['algorithm'] for r in records] == ['robust_hdp',
+                                                         'oracle']
   assert records[0]['config']['distribution'] == 'dist8'
   figure = (tmp_path / 'sweep_robust_hdp' / 'digits' / 'figures' /
             'figure4_noise_estimates.png')
   assert figure.exists()
-  second = _run(args)
+  # Neither the skip nor the refusal starts a run (nor TensorFlow).
+  second = _before_tensorflow(args)
   assert second.returncode == 0, second.stderr
   assert 'skip dist8_n20_seed0: results exist' in second.stdout
   # A secret-key run is not reused as a reproducible one (or back).
-  third = _run(args[:3] + ['--reproducible'] + args[3:])
+  third = _before_tensorflow(args[:3] + ['--reproducible'] + args[3:])
   binaries.assert_usage_error(
       third, f'{run_dir} holds a run with mechanism_seed=None, this sweep '
       'asks for 0')
@@ -275,7 +280,7 @@ def test_per_rule_runs_a_rule_in_its_own_folder_then_skips_it(tmp_path):
   for path in (sweep_dir / 'dist8_n20_seed0_dpfedavg').iterdir():
     if path.name != 'results.json':
       shutil.rmtree(path) if path.is_dir() else path.unlink()
-  second = _run(args)
+  second = _before_tensorflow(args)  # It starts no run.
   assert second.returncode == 0, second.stderr
   assert 'skip dist8_n20_seed0_dpfedavg: results exist' in second.stdout
 
