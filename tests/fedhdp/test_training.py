@@ -24,12 +24,16 @@ from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import table_rows
 from tff_hdp.fedhdp import training
 
+# On the direct backend: the driver's records are the same on TFF's, whose
+# rounds the direct backend's match (tests/fedhdp/test_direct_backend.py;
+# every backend: tests/test_round_conformance.py), at a few seconds of
+# tracing a run.
 TINY = config.FedHdpConfig(
     model='fc', rounds=2, clients_per_round=8, sampling_rate=0.2,
     local_epochs=1, batch_size=5, learning_rate=0.1,
     personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,
     clipped_count_stddev=1.0, optout_fraction=0.25, eval_every=1,
-    lambda_p=0.1, lambda_np=0.1, seed=1)
+    lambda_p=0.1, lambda_np=0.1, seed=1, backend='direct')
 
 
 @pytest.fixture(scope='module')
@@ -42,8 +46,7 @@ def data():
                                              ('dp_fedavg', 1.0),
                                              ('hdp_fedavg', 1.0),
                                              ('fedhdp', 0.1)])
-def test_each_algorithm_runs(tff_runtime, data, algorithm, ratio, ditto):
-  del tff_runtime
+def test_each_algorithm_runs(data, algorithm, ratio, ditto):
   run = dataclasses.replace(TINY, algorithm=algorithm, ratio=ratio,
                             ditto=ditto)
   result = training.train(run, data)
@@ -76,14 +79,13 @@ def test_each_algorithm_runs(tff_runtime, data, algorithm, ratio, ditto):
         assert 0.0 <= pools[f'acc_l_pool_{group}'] <= 100.0
 
 
-def test_secret_by_default_reproducible_only_when_asked(tff_runtime, data):
+def test_secret_by_default_reproducible_only_when_asked(data):
   # That two runs of one configuration differ under secret keys and agree
   # bit for bit under one mechanism seed, from the binary, is
   # tests/test_secret_randomness.py's
   # test_secret_by_default_reproducible_only_with_the_flag[run_fedhdp.py];
   # here: another public seed gives another run, and the seeded record
   # says what the mechanism seed costs.
-  del tff_runtime
   seeded = dataclasses.replace(TINY, mechanism_seed=7)
   c = training.train(seeded, data)
   e = training.train(dataclasses.replace(seeded, seed=2), data)
@@ -95,7 +97,7 @@ def test_secret_by_default_reproducible_only_when_asked(tff_runtime, data):
 
 def test_profile_records_each_round_of_the_direct_backend(data):
   profile = []
-  run = dataclasses.replace(TINY, backend='direct')
+  run = TINY
   experiment = training.prepare(run, data)
   training.run_rounds(experiment, observers=[
       training.ProfileObserver(experiment.executor, profile)])
@@ -107,8 +109,7 @@ def test_profile_records_each_round_of_the_direct_backend(data):
         'padded_to_largest']
 
 
-def test_r_zero_never_uses_private_clients(tff_runtime, data):
-  del tff_runtime
+def test_r_zero_never_uses_private_clients(data):
   run = dataclasses.replace(TINY, algorithm='fedhdp', ratio=0.0, rounds=3)
   result = training.train(run, data)
   # No private client trained: their personal model is the global model.
@@ -122,8 +123,7 @@ def test_r_zero_never_uses_private_clients(tff_runtime, data):
 
 
 def test_pld_accountant_reports_the_same_rounds_tighter(data):
-  run = dataclasses.replace(TINY, algorithm='dp_fedavg', ditto=False,
-                            backend='direct')
+  run = dataclasses.replace(TINY, algorithm='dp_fedavg', ditto=False)
   rdp = training.train(run, data)['epsilon']['private']
   pld = training.train(dataclasses.replace(run, accountant='pld'),
                        data)['epsilon']['private']
@@ -143,7 +143,7 @@ def test_epsilon_is_accounted_for_the_runs_sampling(data, poisson,
                                                     denominators, relation,
                                                     is_bound):
   run = dataclasses.replace(TINY, algorithm='dp_fedavg', ditto=False,
-                            backend='direct', poisson_sampling=poisson,
+                            poisson_sampling=poisson,
                             denominators=denominators)
   record = training.train(run, data)
   population = None if poisson else data.num_clients
@@ -219,7 +219,7 @@ def test_where_a_clients_ditto_model_starts(data, ditto_init):
   # theta^0; a client first in round 2 or 3 starts from theta^1 or theta^2
   # at its first round, from theta^0 under 'initial'.
   run = dataclasses.replace(TINY, algorithm='non_private', rounds=3,
-                            personal_learning_rate=0.0, backend='direct',
+                            personal_learning_rate=0.0,
                             ditto_init=ditto_init,
                             mechanism_seed=5)  # Fixed cohorts.
   experiment = training.prepare(run, data)
