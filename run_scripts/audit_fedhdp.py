@@ -129,7 +129,7 @@ def main(argv):
   # Everything was checked: only now is anything written.
   output_dir = flags.FLAGS.output_dir
   output_dirs.claim_output_dir(output_dir)
-  with runtime.local_cpp_context():
+  with runtime.on_demand_context():  # The direct backend: no TFF call.
     record = audit_lib.train_audited(config, data, audit, _STATISTIC.value,
                                      progress=flags.FLAGS.progress)
   lines = [canary_audit.format_line(row) for row in record['audit']]

@@ -306,7 +306,9 @@ def _run_all(loaded, methods, seeds, output_dir):
             flush=True)
 
   jobs = _JOBS.value or parallel.available_cores()
-  with runtime.local_cpp_context():
+  # The methods run on the direct backend (a method of the user's that
+  # calls TFF starts a worker then).
+  with runtime.on_demand_context():
     # Every population at once: with jobs > 1 they share the workers.
     results = benchmark.run_populations(
         [(setting, prefs) for _, setting, prefs in loaded], methods, seeds,

@@ -16,7 +16,6 @@
 the results and the audit written once every run has finished.
 """
 
-import contextlib
 import dataclasses
 import json
 import os
@@ -92,23 +91,16 @@ def train_each(run: run_flags.RunFlags, named_configs, train: Callable[..., dict
   return records
 
 
-@contextlib.contextmanager
 def _tff_context(configs):
   """Our TFF context (`runtime.local_cpp_context`, its worker started now)
-  for the block if any of `configs` runs on the TFF backend. The direct
-  backend's rounds, evaluation and checkpoints run no TFF computation, so
-  runs on it alone start no worker (a second's wait for it to answer, in
-  every command): should one call TFF, TFF's default context (`runtime`'s
-  managed one) starts its worker then, and it ends with the block too."""
+  if any of `configs` runs on the TFF backend; else
+  `runtime.on_demand_context()`: the direct backend's rounds, evaluation and
+  checkpoints run no TFF computation, so runs on it alone start no worker
+  (a second's wait for it to answer, in every command)."""
   from tff_hdp import runtime  # pylint: disable=g-import-not-at-top
   if any(config.backend == 'tff' for config in configs):
-    with runtime.local_cpp_context():
-      yield
-    return
-  try:
-    yield
-  finally:
-    runtime.shutdown()
+    return runtime.local_cpp_context()
+  return runtime.on_demand_context()
 
 
 # A binary's checkpoints: <output_dir>/CHECKPOINTS/<run>/.

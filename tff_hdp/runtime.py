@@ -35,6 +35,8 @@ Use:
     with runtime.local_cpp_context():
       ...  # call TFF computations
 
+(`runtime.on_demand_context()` for a block that seldom calls one)
+
 or `runtime.install_local_cpp_context()` once per process; with
 `asynchronous=True` either gives the async context that TFF's program logic
 (`tff.learning.programs`) awaits.
@@ -284,3 +286,18 @@ def local_cpp_context(*, asynchronous: bool = False):
     shutdown()
     if not getattr(previous, '_tff_hdp_worker', False):
       tff.framework.set_default_context(previous)  # The user's, as it was.
+
+
+@contextlib.contextmanager
+def on_demand_context():
+  """For a block that may call TFF computations but need not (a run on the
+  direct backend): no worker is started up front, as `local_cpp_context`
+  starts one (about a second before it answers). A TFF call in the block
+  runs on TFF's current context, in a process that installed none the
+  managed one this module installs (`ManagedContext`: the same executors
+  on a worker of ours, started on that first call); the block ends every
+  worker of this module's (`shutdown`)."""
+  try:
+    yield
+  finally:
+    shutdown()

@@ -265,7 +265,7 @@ def main() -> None:
     registry.load_file(path)
   known = registry.registered()
   settings = {}
-  with runtime.local_cpp_context():
+  with runtime.on_demand_context():  # As the binary's process.
     while True:
       try:
         kind, key, value = pickle.load(inputs)
