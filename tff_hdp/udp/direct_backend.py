@@ -23,6 +23,7 @@ them to one contract); `executors.build_executor` picks one.
 """
 
 import collections
+import functools
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -117,6 +118,18 @@ class RoundStep:
             {k: float(v) for k, v in result.measurements.items()})
 
 
+@functools.lru_cache(maxsize=8)
+def round_step(net: hypernetwork.HyperNetwork,
+               constants: hypernetfl.RoundConstants,
+               batch_size: int) -> RoundStep:
+  """`RoundStep(net, constants, batch_size)`, one for each of them in a
+  process: a round's graph is theirs alone (every other input is a tensor
+  of its signature), so a second run of the same round (a resumed run, or
+  one of another seed or key) reuses the first's traces, bit for bit the
+  same ops, instead of tracing them again (some seconds)."""
+  return RoundStep(net, constants, batch_size)
+
+
 class DirectRound(round_executor.RoundExecutor):
   """A round without TFF, on one machine.
 
@@ -141,11 +154,12 @@ class DirectRound(round_executor.RoundExecutor):
       config: The run's (its seed and batch size).
       constants: The rounds' constants.
       num_users: N, the embedding table's rows.
-      step: The round's maths, called as `RoundStep` is (default: a
-        `RoundStep`; the canary audit passes its own, `audit.AuditedRound`).
+      step: The round's maths, called as `RoundStep` is (default: the
+        process's `round_step`; the canary audit passes its own,
+        `audit.AuditedRound`).
     """
     self._net, self._num_users, self._seed = net, num_users, config.seed
-    self._step = step or RoundStep(net, constants, config.batch_size)
+    self._step = step or round_step(net, constants, config.batch_size)
 
   def initialize(self, key) -> collections.OrderedDict:
     return initial_state(self._net, self._num_users, self._seed, key)
