@@ -114,12 +114,19 @@ GENERATED = {
         Command('stats_robust_hdp.py', (
             '--results_dirs=docs/runs/paper_scale_fmnist/sweep_robust_hdp',),
                 ('stats_robust_hdp.py',)),
+        Command('sweep_robust_hdp.py', (
+            '--dataset=fashion_mnist', '--figures=2', '--distributions=dist1',
+            '--seeds=0', '--results_dir=docs/runs/paper_scale_fmnist',
+            '--plot_only'),
+                ('sweep_robust_hdp.py --figures=2',),
+                copy='docs/runs/paper_scale_fmnist', ignore='wrote '),
     ),
 }
 
 # Pages whose generated blocks a page quotes (it links to them): their
 # numbers count as printed for it too.
-QUOTES = {'paper001_rows.md': ('paper001.md',)}
+QUOTES = {'paper001_rows.md': ('paper001.md',),
+          'paper003_fmnist.md': ('paper003_full_scale.md',)}
 
 # Blocks of a page that another test regenerates and compares, with that
 # test.
