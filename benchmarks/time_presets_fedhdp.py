@@ -27,7 +27,8 @@ Prints seconds per round, and per run (T rounds) and per table (rows x T),
 both extrapolated from the measured rounds and labelled so.
 
 Against the machine: a 2048x2048 float32 `tf.matmul` is timed in the same
-run (before each preset; the best rate is the peak), and each round's
+run (before each row and after the last; the best rate is the peak, and
+every row's fraction is of it), and each round's
 client training is counted as 6 x (forward multiply-adds) FLOPs per example
 and epoch (`timing.training_flops`), twice with Ditto. GFLOP/s are given
 over the whole round (both backends) and, for the direct backend, over
@@ -259,9 +260,7 @@ def main(argv):
         f'{len(tf.config.list_physical_devices("GPU"))}; the direct '
         f'backend\'s CNN uses {batched_models.default_cnn_conv()} '
         'convolutions')
-  print(_HEADER)
-  print('|---|---|---|---|---|---|---|---|---|---|---|')
-  peaks = []
+  peaks, timed = [], []
   with runtime.local_cpp_context():
     for name in _PRESETS.value:
       preset = presets.get_preset(name)
@@ -276,10 +275,17 @@ def main(argv):
       for variant in _variants():
         peaks.append(timing.matmul_peak(tf)[0])
         with _ditto_update(variant[1]):
-          timed = _time_rounds(preset, data, variant[0])
-        client_cells = _client_work(spec, timed[1], max(peaks))
-        print(_row(name, preset, variant, timed,
-                   (round_flops, max(peaks), rows, client_cells)), flush=True)
+          timed.append((name, preset, variant, spec, round_flops, rows,
+                        _time_rounds(preset, data, variant[0])))
+  peaks.append(timing.matmul_peak(tf)[0])
+  # Every row against the run's best peak, timed before each row and after
+  # the last.
+  print(_HEADER)
+  print('|---|---|---|---|---|---|---|---|---|---|---|')
+  for name, preset, variant, spec, round_flops, rows, times in timed:
+    client_cells = _client_work(spec, times[1], max(peaks))
+    print(_row(name, preset, variant, times,
+               (round_flops, max(peaks), rows, client_cells)))
   print(f'# matmul peak (2048x2048 float32, best of {len(peaks)}): '
         f'{max(peaks) / 1e9:.1f} GFLOP/s; FLOPs per round are expected '
         'values (the mean client size times the cohort)')
