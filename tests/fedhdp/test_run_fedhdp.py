@@ -21,7 +21,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 
 from tests import binaries
