@@ -150,7 +150,7 @@ def test_stacked_equals_each_clients_own_update(name, n, poisson, private,
     ('cnn5', 7, True, True, 2),
     ('fc', 5, False, True, 3),
     ('cnn5', 4, True, False, 2),
-    ('cnn', 3, True, True, 5),  # More lanes than clients; any model.
+    ('cnn', 2, True, True, 3),  # More lanes than clients; any model.
 ])
 def test_in_lanes_equals_each_clients_own_update_bit_for_bit(
     name, n, poisson, private, parts):
