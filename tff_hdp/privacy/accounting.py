@@ -325,17 +325,44 @@ def _solve_classic(eps_at: Callable[[float], float], eps: float, lo: float,
   return float(z)
 
 
+class _RememberedRdp:
+  """What `dp_accounting.calibrate_dp_mechanism` asks of a fresh accountant
+  (an empty ledger; compose the event of z; epsilon), answered by
+  `_rdp_epsilon`: the same composition of T rounds of `round_event(q, z)`
+  on a fresh accountant, remembered. The calibrator's evaluations at the
+  bracket's ends (`_bracket_root` composed them) and its repeats, and
+  another target's at the same (q, T), are then not composed again; each
+  epsilon, and so the root, is the one a fresh accountant gives."""
+
+  ledger = dp_accounting.NoOpDpEvent()
+
+  def __init__(self, q: float, t: int,
+               orders: Optional[Tuple[float, ...]],
+               population: Optional[int]):
+    self._terms = (q, t, orders, population)
+    self._z = None
+
+  def compose(self, z: float) -> '_RememberedRdp':
+    self._z = float(z)
+    return self
+
+  def get_epsilon(self, delta: float) -> float:
+    q, t, orders, population = self._terms
+    return _rdp_epsilon(q, self._z, t, delta, orders, population)
+
+
 def _calibrate_rdp(eps: float, q: float, t: int, d: float, *,
                    orders: Optional[Tuple[float, ...]],
                    population: Optional[int], bracket: Tuple[float, float],
                    tol: float) -> float:
-  """`dp_accounting.calibrate_dp_mechanism` on the RDP accountant."""
+  """`dp_accounting.calibrate_dp_mechanism` on the RDP accountant, each
+  epsilon by `_rdp_epsilon` (`_RememberedRdp`: the event of a parameter z
+  is z itself)."""
   return float(
       dp_accounting.calibrate_dp_mechanism(
-          make_fresh_accountant=lambda: fresh_accountant(
-              orders, relation_of(population)),
-          make_event_from_param=lambda z: dp_accounting.SelfComposedDpEvent(
-              round_event(q, z, population), t),
+          make_fresh_accountant=lambda: _RememberedRdp(q, t, orders,
+                                                       population),
+          make_event_from_param=lambda z: z,
           target_epsilon=eps,
           target_delta=d,
           bracket_interval=dp_accounting.ExplicitBracketInterval(*bracket),
