@@ -84,23 +84,25 @@ def two_workers(tff_context):
   assert all(w.process.poll() is not None for w in started)
 
 
-# The files of a few long end-to-end tests, longest first (CPU seconds on a
-# loaded 2-core machine, issue 64). Under `make test` (pytest-xdist,
-# --dist=loadfile) xdist hands out files by their number of tests, most
-# first, so these would come last and one worker would run them while the
-# other idles; started first, the many short files fill the end and the two
-# workers finish together. A scheduling hint only: a file that is no longer
-# long, or no longer exists, costs nothing.
+# The files of a few long end-to-end tests, longest first (seconds of a
+# file run alone on a 2-core machine, after issue 64's cuts). Under `make
+# test` (pytest-xdist, --dist=loadfile) xdist hands out files by their
+# number of tests, most first, so these would come last and one worker would
+# run them while the other idles; started first, the many short files fill
+# the end and the two workers finish together. A scheduling hint only: a
+# file that is no longer long, or no longer exists, costs nothing.
 LONG_FILES_FIRST = (
-    'tests/test_secret_randomness.py',  # 107 s, 4 tests
-    'tests/test_tutorial.py',  # 90 s, 1 test
-    'tests/fedhdp/test_sweep_fedhdp.py',  # 51 s, 1 test
-    'tests/test_distributed_binaries.py',  # 42 s, 8 tests
-    'tests/test_empty_cohorts.py',  # 41 s, 9 tests
-    'tests/test_mnist_full.py',  # 39 s, 9 tests
-    'tests/udp/test_distributed.py',  # 36 s, 4 tests
-    'tests/test_round_executors.py',  # 31 s, 6 tests
-    'tests/test_bench_parallel.py',  # 26 s, 2 tests
+    'tests/test_round_conformance.py',  # 78 s, 12 tests
+    'tests/test_secret_randomness.py',  # 62 s, 4 tests
+    'tests/test_tutorial.py',  # 43 s, 1 test
+    'tests/fedhdp/test_sweep_fedhdp.py',  # 37-53 s, 1 test
+    'tests/test_distributed_binaries.py',  # 40 s, 8 tests
+    'tests/test_empty_cohorts.py',  # 35-54 s, 9 tests
+    'tests/udp/test_distributed.py',  # 30 s, 4 tests
+    'tests/test_round_executors.py',  # 30-40 s, 6 tests
+    'tests/test_mnist_full.py',  # 28 s, 9 tests
+    'tests/robust_hdp/test_distributed.py',  # 25 s, 4 tests
+    'tests/test_bench_parallel.py',  # 15 s, 2 tests
 )
 
 

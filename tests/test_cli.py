@@ -61,7 +61,9 @@ def _run(script, args):
 def test_binaries_refuse_a_file_as_output_dir(tmp_path, script):
   path = tmp_path / 'results'
   path.write_text('keep me')
-  result = _run(script, [f'--output_dir={path}'])
+  # Refused before TensorFlow loads: in binaries.run_before_tensorflow's
+  # kept process.
+  result = binaries.run_before_tensorflow(script, [f'--output_dir={path}'])
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and 'is a file, not a directory' in lines[0], (
@@ -79,7 +81,9 @@ def test_a_directory_in_use_is_refused_then_free_once_its_holder_ends(
           f'--output_dir={out}']
   with open(out / '.lock', 'a+') as holder:  # A live run's lock.
     fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    result = _run('run_robust_hdp.py', args)
+    # Refused before TensorFlow loads (the kept process of
+    # binaries.run_before_tensorflow).
+    result = binaries.run_before_tensorflow('run_robust_hdp.py', args)
   assert result.returncode == 2, result.stderr
   lines = result.stderr.strip().splitlines()
   assert len(lines) == 1 and 'is in use by a running run' in lines[0], (
