@@ -67,3 +67,59 @@ def print_profile(profile, direct_row, num_clients, samples):
         'ms; its big operations, timed alone (ms):')
   for name, seconds in profile.items():
     print(f'    {name}: {seconds * 1e3:.2f}')
+
+
+def _median_seconds(fn, args, calls: int = 5, repeats: int = 5) -> float:
+  """Median over `repeats` of the mean seconds of `calls` calls."""
+  fn(*args).numpy()  # Traced, and its buffers allocated, before timing.
+  times = []
+  for _ in range(repeats):
+    with timing.Clock() as c:
+      for _ in range(calls):
+        out = fn(*args)
+      out.numpy()
+    times.append(c.wall / calls)
+  return sorted(times)[len(times) // 2]
+
+
+def matmul_ceiling(tf, spec, num_clients: int, batches) -> dict[int, tuple]:
+  """{b: (forward s, weight-gradient s)}: an FC NN's first layer's two
+  matmuls for `num_clients` stacked clients at batch b, timed alone.
+
+  They are the FC step's arithmetic (layer 1 holds 98% of the FC NN's
+  weights, and its input gradient is never formed); a round that ran only
+  them, at these rates, would take `ceiling_seconds`.
+  """
+  d, h = spec.shapes[0]
+  w = tf.random.stateless_normal([num_clients, d, h], seed=[2, 1])
+  forward = tf.function(lambda a, b: tf.matmul(a, b))
+  gradient = tf.function(lambda a, b: tf.matmul(a, b, adjoint_a=True))
+  out = {}
+  for b in batches:
+    x = tf.random.stateless_normal([num_clients, b, d], seed=[2, 2])
+    dz = tf.random.stateless_normal([num_clients, b, h], seed=[2, 3])
+    out[b] = (_median_seconds(forward, (x, w)),
+              _median_seconds(gradient, (x, dz)))
+  return out
+
+
+def ceiling_seconds(ceiling, batch_counts, models: int) -> float:
+  """A round's seconds if it ran only `matmul_ceiling`'s matmuls:
+  `batch_counts` = {b: steps at batch b per client and round}, for each of
+  `models` models a client trains (2 with Ditto)."""
+  return models * sum(n * sum(ceiling[b]) for b, n in batch_counts.items())
+
+
+def print_ceiling(ceiling, num_clients, spec, peak):
+  """Each matmul of `matmul_ceiling` with its GFLOP/s and fraction of
+  `peak`."""
+  d, h = spec.shapes[0]
+  print(f'# the FC step\'s arithmetic, timed alone: layer 1 ({d}x{h}) of '
+        f'{num_clients} stacked clients')
+  for b, (forward, gradient) in ceiling.items():
+    flops = 2 * num_clients * b * d * h
+    cells = ', '.join(
+        f'{name} {s * 1e3:.2f} ms = {flops / s / 1e9:.1f} GFLOP/s '
+        f'({flops / s / peak:.2f})'
+        for name, s in (('x @ W1', forward), ('x^T dz', gradient)))
+    print(f'#   batch {b}: {cells}')

@@ -44,6 +44,14 @@ test sets) is timed after them (median of 3)
 and added to the run's projection, whose fraction of the peak counts it.
 The personal models' evaluation, once at the end of a run, is not counted.
 
+`--matmul_ceiling` (on by default) bounds the direct row from above: the
+FC NN's first layer (98% of its weights) in the cohort's batched matmuls,
+forward x @ W1 and weight gradient x^T dz, timed alone in the same run at
+each batch size of a client's epoch (non-IID MNIST: 20 and the last 7). A
+round running only them, for both models Ditto trains, would take their
+summed time; its fraction of the peak, on the same FLOP count as the rows,
+is the most the row could reach if every other pass were free.
+
 `--ditto_updates=fused,ops` times the direct backend twice in the same run:
 with Ditto's personal step fused by XLA (`direct_backend.
 fused_personal_update`, the default) and as four TensorFlow ops
@@ -64,6 +72,7 @@ import numpy as np
 
 from tff_hdp.run_scripts import cli
 # benchmarks/timing.py: Python searches a script's own folder first.
+import fedhdp_fc_step_profile
 import timing
 from tff_hdp.fedhdp import config as config_lib
 from tff_hdp.data import federated_data
@@ -85,6 +94,11 @@ _DITTO_UPDATES = flags.DEFINE_list(
     'ditto_updates', ['fused'], 'The direct backend\'s Ditto step: '
     '"fused" (XLA, the default) and/or "ops" (four TensorFlow ops), one row '
     'each.')
+_MATMUL_CEILING = flags.DEFINE_bool(
+    'matmul_ceiling', True, 'For an FC NN preset of equal-sized clients '
+    '(MNIST), also time its first layer\'s two matmuls alone at the '
+    'round\'s batch sizes, and print the fraction of the peak a round '
+    'running only them would reach: the ceiling of the row\'s fraction.')
 # The server's test set of MNIST (the evaluation's cost); EMNIST's server
 # tests on the union of its clients' test sets, as `datasets/emnist.py`.
 _MNIST_TEST = 10_000
@@ -214,6 +228,21 @@ def _time_rounds(preset, data, backend: str):
   return per_round, profile, float(np.median(evaluations))
 
 
+def _batch_counts(preset: presets.Preset, spec) -> dict[int, int]:
+  """{batch size: steps at it per client and round} of an FC NN preset
+  whose clients are equal-sized (the batches a client's epochs run); {}
+  for any other preset."""
+  size = _MEAN_TRAIN[preset.dataset]
+  if not (len(spec.shapes[0]) == 2 and size == int(size)
+          and preset.dataset in ('mnist', 'skewed_mnist')):
+    return {}
+  full, last = divmod(int(size), preset.batch_size)
+  counts = {preset.batch_size: full * preset.local_epochs}
+  if last:
+    counts[last] = preset.local_epochs
+  return counts
+
+
 def _row(name, preset, variant, timed, rates) -> str:
   """One table row: `timed` = `_time_rounds`'s, `rates` = (the round's
   FLOPs, the same-run peak, the table's rows, the client-work cells)."""
@@ -277,6 +306,15 @@ def main(argv):
         with _ditto_update(variant[1]):
           timed.append((name, preset, variant, spec, round_flops, rows,
                         _time_rounds(preset, data, variant[0])))
+  ceilings = []
+  if _MATMUL_CEILING.value:
+    for name, preset, variant, spec, round_flops, rows, times in timed:
+      counts = _batch_counts(preset, spec)
+      if variant[0] == 'direct' and counts and name not in dict(ceilings):
+        ceilings.append((name, (spec, preset, round_flops, counts,
+                                fedhdp_fc_step_profile.matmul_ceiling(
+                                    tf, spec, preset.clients_per_round,
+                                    counts))))
   peaks.append(timing.matmul_peak(tf)[0])
   # Every row against the run's best peak, timed before each row and after
   # the last.
@@ -286,6 +324,15 @@ def main(argv):
     client_cells = _client_work(spec, times[1], max(peaks))
     print(_row(name, preset, variant, times,
                (round_flops, max(peaks), rows, client_cells)))
+  for name, (spec, preset, round_flops, counts, ceiling) in ceilings:
+    fedhdp_fc_step_profile.print_ceiling(ceiling, preset.clients_per_round,
+                                         spec, max(peaks))
+    seconds = fedhdp_fc_step_profile.ceiling_seconds(ceiling, counts, 2)
+    print(f'# {name}: a round of only these matmuls (both models, '
+          f'{sum(counts.values())} steps a client) would take '
+          f'{seconds:.3f} s: {round_flops / seconds / max(peaks):.2f} of the '
+          'peak on the rows\' FLOP count, the ceiling of the row\'s '
+          'fraction')
   print(f'# matmul peak (2048x2048 float32, best of {len(peaks)}): '
         f'{max(peaks) / 1e9:.1f} GFLOP/s; FLOPs per round are expected '
         'values (the mean client size times the cohort)')
