@@ -46,7 +46,6 @@ import atexit
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -112,9 +111,15 @@ class Worker:
       time.sleep(0.05)
 
   def stop(self) -> None:
-    """Ends the process (SIGINT, then SIGKILL after 5 s) and closes its log."""
+    """Ends the process (SIGTERM, then SIGKILL after 5 s) and closes its log.
+
+    SIGTERM, not SIGINT: a process started in the background by a
+    non-interactive shell (`cmd &`, as CI scripts and nohup'd jobs run)
+    ignores SIGINT, and so does every process it starts, the worker too; a
+    SIGINT then ended it only by the SIGKILL 5 s later.
+    """
     if self.process.poll() is None:
-      self.process.send_signal(signal.SIGINT)
+      self.process.terminate()
       try:
         self.process.wait(timeout=5)
       except subprocess.TimeoutExpired:
