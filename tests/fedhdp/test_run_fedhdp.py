@@ -106,8 +106,10 @@ def test_all_algorithms_short_run_writes_results(tmp_path):
 
 def test_killed_run_resumes_to_the_uninterrupted_run_of_its_key(tmp_path):
   # A default run: its noise and cohorts come from a secret key, kept in
-  # its checkpoint, so the resumed run continues the same draws.
-  args = TINY + ['--algorithm=fedhdp', '--r=0.1', '--rounds=6',
+  # its checkpoint, so the resumed run continues the same draws. Killed
+  # after round 2's checkpoint, it resumes for rounds 3 and 4 (one more
+  # checkpoint, one more evaluation).
+  args = TINY + ['--algorithm=fedhdp', '--r=0.1', '--rounds=4',
                  '--checkpoint_every=2']
   killed = tmp_path / 'killed'
   process = subprocess.Popen(
@@ -128,14 +130,16 @@ def test_killed_run_resumes_to_the_uninterrupted_run_of_its_key(tmp_path):
   for folder in (killed / 'checkpoints', checkpoints):
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
 
-  resumed = _run(args + [f'--output_dir={killed}'])
+  # The same command resumes it, in a fresh process; then, in the same
+  # process (one start-up of TensorFlow for both), the run that key gives,
+  # uninterrupted (`binaries.run_with_key`'s).
+  reference = tmp_path / 'reference'
+  resumed, whole = binaries.run_in_one_process('run_fedhdp.py', [
+      (args + [f'--output_dir={killed}'], None),
+      (args + [f'--output_dir={reference}'], key)])
   assert resumed.returncode == 0, resumed.stderr[-3000:]
+  assert whole.returncode == 0, whole.stderr[-3000:]
   # Finished: its checkpoints, and with them its key, are gone.
   assert not (killed / 'checkpoints').exists()
-  # The run that key gives, uninterrupted.
-  reference = tmp_path / 'reference'
-  whole = binaries.run_with_key('run_fedhdp.py',
-                                args + [f'--output_dir={reference}'], key)
-  assert whole.returncode == 0, whole.stderr[-3000:]
   assert _record(killed / 'results.json') == _record(reference /
                                                      'results.json')
