@@ -89,12 +89,14 @@ def test_a_directory_in_use_is_refused_then_free_once_its_holder_ends(
   assert len(lines) == 1 and 'is in use by a running run' in lines[0], (
       result.stderr)
   assert not (out / 'results.json').exists()
-  # The holder has ended (its file closed): the same command runs.
-  result = _run('run_robust_hdp.py', args)
-  assert result.returncode == 0, result.stderr
-  assert (out / 'results.json').exists()
-  # A finished run's lock is free for the next one (resuming works).
+  # The holder has ended (its file closed, its .lock left behind): the
+  # directory is free, the binary's claim on it (above, refused) succeeds.
+  # That the same command then runs, in a folder whose holder was killed,
+  # is tests/fedhdp/test_run_fedhdp.py's
+  # test_killed_run_resumes_to_the_uninterrupted_run_of_its_key.
+  assert (out / '.lock').exists()
   output_dirs.claim_output_dir(str(out))
+  assert (out / '.lock').read_text() == f'pid {os.getpid()}'
 
 
 def test_a_lost_worker_ends_the_binary_in_one_line(capsys):
