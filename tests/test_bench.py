@@ -461,16 +461,10 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
                  for s, a in zip(run['spent'], run['asked']))
   assert (out / 'leaderboard.png').stat().st_size > 10_000
   assert (out / 'runs.jsonl').read_text().count('\n') == 6
-  # A run in one of the two worker processes (one thread each) is the run
-  # of this process, to float round-off of the threads' reductions.
-  setting = bench.Setting(data=datasets.load_robust_hdp_data(
-      'digits', num_clients=20), rounds=2, model='fc')
-  [here] = benchmark.run(
-      setting, [preferences_lib.from_csv(str(tmp_path / 'mixed.csv'), 20)],
-      bench.get(['non_private']), seeds=[0], mechanism_seed=0)
-  [there] = [r for r in record['runs']
-             if (r['method'], r['preferences']) == ('non_private', 'mixed')]
-  assert there['accuracy'] == pytest.approx(here.accuracy, abs=1e-4)
+  # That a run in one of the two worker processes (one thread each) is the
+  # run of this process, to float round-off, is tests/test_bench_parallel.py's
+  # test_populations_share_the_workers_and_match_one_process (the same
+  # workers, `parallel`, that --jobs=2 starts).
 
 
 @pytest.mark.parametrize('args,message', [
