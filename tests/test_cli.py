@@ -135,8 +135,10 @@ def test_a_lost_worker_ends_the_binary_in_one_line(capsys):
 ])
 def test_help_lists_the_system_and_shared_flags(script, listed):
   # absl's --help lists a binary's own flags; the system's flag module and
-  # the shared ones (run_scripts/cli.py) are adopted as key flags.
-  result = binaries.run(script, ['--help'], timeout=120)
+  # the shared ones (run_scripts/cli.py) are adopted as key flags. It ends
+  # before TensorFlow loads: in the process binaries.run_before_tensorflow
+  # keeps, as `python <script> --help` runs it.
+  result = binaries.run_before_tensorflow(script, ['--help'])
   defined = {line.split(':')[0].strip().replace('[no]', '')
              for line in result.stdout.splitlines()
              if line.startswith('  --')}
