@@ -19,7 +19,7 @@ TFF := tensorflow-federated==0.87.0 google-vizier==0.1.11
 # apt-get runs as root; elsewhere one line saying how to get it.
 FASHION_MNIST := sh tools/install_fashion_mnist.sh
 
-.PHONY: install demo table2-mnist table2-mnist-seeds table2-mnist-ablations figure2-mnist figure4-mnist table2-fmnist figure2-fmnist bench bench-quick test clean-venv
+.PHONY: install demo demo-runs table2-mnist table2-mnist-seeds table2-mnist-ablations figure2-mnist figure4-mnist table2-fmnist figure2-fmnist bench bench-quick test clean-venv
 
 install: $(STAMP)
 
@@ -59,7 +59,13 @@ $(STAMP): requirements.txt requirements-data.txt constraints.txt setup.py
 # says its epsilon is the mechanism's, not a guarantee for these outputs.
 # Without the flag every run draws a secret key.
 DEMO_SEED := --mechanism_seed=0
+# `make demo` ends with one line: its wall time, commit, CPU and same-run
+# matmul peak (run_scripts/timed.py); `make demo-runs` runs it without.
 demo: install
+	@$(PY) run_scripts/timed.py --name='make demo' -- \
+	    $(MAKE) --no-print-directory demo-runs
+
+demo-runs: install
 	$(PY) run_scripts/run_fedhdp.py --dataset=mnist5k --algorithm=all --r=0.1 \
 	    --lambda_p=0.05 --lambda_np=0.05 --backend=direct --noprogress \
 	    $(DEMO_SEED) --output_dir=results/mnist5k
@@ -270,12 +276,14 @@ figure2-fmnist: install
 # MNIST), three seeds; bench-quick: one seed, Dist1, Dist5 and Dist9
 # cross-silo, and cross-device on the 200 clients of mnist5k. Resumable
 # (runs.jsonl); the mechanism's randomness is secret unless you add
-# --mechanism_seed.
+# --mechanism_seed. bench-quick ends with one line: its wall time, commit,
+# CPU and same-run matmul peak (run_scripts/timed.py).
 bench: install
 	$(PY) run_scripts/hdp_bench.py --noprogress --output_dir=results/hdp_bench
 
 bench-quick: install
-	$(PY) run_scripts/hdp_bench.py --quick --noprogress \
+	@$(PY) run_scripts/timed.py --name='make bench-quick' -- \
+	    $(PY) run_scripts/hdp_bench.py --quick --noprogress \
 	    --output_dir=results/hdp_bench_quick
 
 # Two workers, one file each at a time (pytest-xdist): the suite's files are

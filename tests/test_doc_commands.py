@@ -39,6 +39,8 @@ _SCRIPT = re.compile(r'((?:run_scripts|benchmarks)/\w+)\.py')
 # Sweeps pass the flags after a bare `--` on to every run of this binary.
 DELEGATES = {f'run_scripts/sweep_{system}': f'run_scripts/run_{system}'
              for system in ('fedhdp', 'robust_hdp', 'udp')}
+# A wrapper runs the command after its `--`: that command is checked too.
+WRAPPERS = {'run_scripts/timed'}
 
 
 def _documents() -> list[str]:
@@ -72,7 +74,9 @@ def parse_block(where: str, block: str) -> list[tuple[str, str, list[str]]]:
     own, passed = (words[:words.index('--')], words[words.index('--') + 1:]
                    ) if '--' in words else (words, [])
     found.append((where, binary, _flag_names(own)))
-    if passed:
+    if passed and binary in WRAPPERS:
+      found += parse_block(where, shlex.join(passed))
+    elif passed:
       assert binary in DELEGATES, f'{where}: {binary} takes no -- flags'
       found.append((where, DELEGATES[binary], _flag_names(passed)))
   return found
