@@ -35,6 +35,8 @@ worker's own stdout goes to its stderr, so that nothing a method prints
 corrupts a result). TensorFlow-free in the parent.
 """
 
+import atexit
+import gc
 import os
 import pickle
 import queue
@@ -250,6 +252,10 @@ def _drain(todo: queue.Queue) -> None:
 
 def main() -> None:
   """A worker: the setting, then runs until its input ends."""
+  # Its parent waits for its exit (`_Worker.close`): at exit, every object
+  # is frozen first, so Python's shutdown collections skip TensorFlow's
+  # (some 1.3 s a process; see run_scripts/cli.py's run_main).
+  atexit.register(gc.freeze)
   results = os.fdopen(os.dup(1), 'wb')
   os.dup2(2, 1)  # What methods print goes to stderr.
   sys.stdout = sys.stderr
