@@ -249,7 +249,8 @@ def test_default_form(cores, threads, lanes, monkeypatch):
 
 
 _ONE_THREAD_PER_LANE = """
-import os, sys
+import atexit, gc, os, sys
+atexit.register(gc.freeze)  # Its exit skips collecting TensorFlow's objects.
 import tensorflow as tf
 from tff_hdp.robust_hdp import cohort
 from tff_hdp.robust_hdp import direct_backend as robust_direct_backend
