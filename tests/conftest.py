@@ -20,6 +20,8 @@ its parent and is ended here; at the end of the session we check that no
 `worker_binary` child of this process is left.
 """
 
+import atexit
+import gc
 import os
 from typing import Optional
 
@@ -60,6 +62,16 @@ def tff_context():
     sys.modules['tff_hdp.runtime'].shutdown()
   leftover = worker_children()
   assert not leftover, f'worker_binary processes left running: {leftover}'
+
+
+def pytest_unconfigure(config):
+  """The session is over: at exit, every object is frozen first
+  (gc.freeze), so Python's shutdown collections skip the millions of
+  objects TensorFlow and TFF keep (a few seconds of a test process that
+  loaded them all, which xdist's controller waits for at the end of the
+  run). The session's checks (`tff_context`) have run."""
+  del config
+  atexit.register(gc.freeze)
 
 
 @pytest.fixture
