@@ -61,6 +61,14 @@ GRPC_OPTIONS = [('grpc.max_message_length', -1),
                  ('grpc.max_send_message_length', -1)]
 
 
+# The channel to a worker we start: its first connection is tried before
+# the worker listens (some 40 ms after it starts) and is refused; gRPC then
+# waits its initial reconnect backoff, 1 s by default, before the next try,
+# so a worker answered 1 s after it started. Locally, retrying after 50 ms
+# (then 80, 128, ...: gRPC's multiplier 1.6) costs nothing.
+_LOCAL_OPTIONS = [('grpc.initial_reconnect_backoff_ms', 50)]
+
+
 def worker_binary_path() -> str:
   """The `worker_binary` shipped in the TFF wheel."""
   return os.path.join(os.path.dirname(tff.__file__), 'data', 'worker_binary')
@@ -88,7 +96,8 @@ class Worker:
       log_path = os.path.join(tempfile.gettempdir(),
                               f'tff_hdp_worker_{os.getpid()}_{self.port}.log')
     self.log_path = log_path
-    self.channel = grpc.insecure_channel(f'localhost:{self.port}', GRPC_OPTIONS)
+    self.channel = grpc.insecure_channel(f'localhost:{self.port}',
+                                         GRPC_OPTIONS + _LOCAL_OPTIONS)
     self.stub = tff.framework.RemoteExecutorGrpcStub(self.channel)
     self._log = open(log_path, 'ab')
     self.process = subprocess.Popen(
@@ -297,7 +306,7 @@ def local_cpp_context(*, asynchronous: bool = False):
 def on_demand_context():
   """For a block that may call TFF computations but need not (a run on the
   direct backend): no worker is started up front, as `local_cpp_context`
-  starts one (about a second before it answers). A TFF call in the block
+  starts one (a process of its own). A TFF call in the block
   runs on TFF's current context, in a process that installed none the
   managed one this module installs (`ManagedContext`: the same executors
   on a worker of ours, started on that first call); the block ends every
