@@ -68,8 +68,11 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args,
 
 
 def test_missing_file_error_says_how_to_fetch(tmp_path):
-  result = _run(['--preset=mnist', f'--data_dir={tmp_path}',
-                 f'--output_dir={tmp_path}/out'], timeout=120)
+  # Refused before TensorFlow loads (the kept process of
+  # binaries.run_before_tensorflow).
+  result = binaries.run_before_tensorflow(
+      'run_fedhdp.py', ['--preset=mnist', f'--data_dir={tmp_path}',
+                        f'--output_dir={tmp_path}/out'])
   assert result.returncode == 2
   assert str(tmp_path / 'mnist.npz') in result.stderr
   assert 'fetch' in result.stderr and 'mnist.npz' in result.stderr
