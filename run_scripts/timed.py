@@ -60,7 +60,11 @@ def main(argv):
   print(summary(_NAME.value or ' '.join(command), seconds,
                 machine.commit(os.path.dirname(os.path.abspath(__file__))),
                 machine.peak(tf)), flush=True)
-  sys.exit(status)
+  sys.stderr.flush()
+  # Not sys.exit: TensorFlow's objects, torn down with the interpreter,
+  # print 'Exception ignored in ... __del__' after the line. Nothing is
+  # left to write.
+  os._exit(status)  # pylint: disable=protected-access
 
 
 if __name__ == '__main__':
