@@ -200,23 +200,6 @@ def saved_key(checkpoint_dir):
   return checkpoint._arrays_from_bytes(value['key'])[0]  # pylint: disable=protected-access
 
 
-def run_with_key(script: str, args, key, timeout: float = 600
-                 ) -> subprocess.CompletedProcess:
-  """`run(script, args)` with the run's mechanism key set to `key`: a new
-  run of that key, as no flag can give (a test's monkeypatch of
-  `mechanism_key.new_key` in the binary's process)."""
-  path = script_path(script)
-  code = ('import runpy, sys\n'
-          'import numpy as np\n'
-          'from tff_hdp.privacy import mechanism_key\n'
-          f'key = np.array({[int(w) for w in key]}, np.int64)\n'
-          'mechanism_key.new_key = lambda mechanism_seed=None: key.copy()\n'
-          f'sys.argv = [{path!r}] + {list(args)!r}\n'
-          f'runpy.run_path({path!r}, run_name="__main__")\n')
-  return subprocess.run([sys.executable, '-c', code], capture_output=True,
-                        text=True, timeout=timeout, cwd=REPO, check=False)
-
-
 # Printed (on a line of its own, to stdout and to stderr) before each run of
 # `run_in_one_process` and, with the run's exit status, after it; then, to
 # stdout, its --output_dir's results.json as the run left it (or null).
@@ -287,9 +270,10 @@ def run_in_one_process(script: str, runs: Sequence[tuple[Sequence[str],
                        timeout: float = 900
                        ) -> list[subprocess.CompletedProcess]:
   """Runs run_scripts/`script` once per (args, key) of `runs`, one after the
-  other in one Python process: what `run` (key None: the operating system
-  draws it) or `run_with_key` does for each, with one start-up of
-  TensorFlow and TFF for all. Each run parses its flags afresh (absl's
+  other in one Python process: what `run` does for each (key None: the
+  operating system draws it; else the run's mechanism key is `key`, a new
+  run of that key, as no flag can give), with one start-up of TensorFlow
+  and TFF for all. Each run parses its flags afresh (absl's
   `unparse_flags`), so none inherits another's. For binaries whose flags are
   defined by the modules they import (run_fedhdp.py, run_robust_hdp.py,
   run_udp.py), not by the script itself, which a second run would define

@@ -127,7 +127,7 @@ def assert_key_only_in_checkpoints(output_dir, key) -> None:
 
 
 # A finished default run's key, set by the test (a run's key is otherwise
-# secret: `binaries.run_with_key`). Fixed, so the search is reproducible.
+# secret: `binaries.run_in_one_process` with a key). Fixed, so the search is reproducible.
 _KEY = np.random.SeedSequence(50).generate_state(2, np.uint64).view(np.int64)
 
 

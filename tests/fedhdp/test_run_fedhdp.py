@@ -135,7 +135,7 @@ def test_killed_run_resumes_to_the_uninterrupted_run_of_its_key(tmp_path):
 
   # The same command resumes it, in a fresh process; then, in the same
   # process (one start-up of TensorFlow for both), the run that key gives,
-  # uninterrupted (`binaries.run_with_key`'s).
+  # uninterrupted (`binaries.run_in_one_process` with its key).
   reference = tmp_path / 'reference'
   resumed, whole = binaries.run_in_one_process('run_fedhdp.py', [
       (args + [f'--output_dir={killed}'], None),
