@@ -437,7 +437,7 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
   result = _bench(['--cross_silo_dataset=digits', '--model=fc', '--rounds=2',
                    f'--preferences_csv={tmp_path / "strict.csv"},'
                    f'{tmp_path / "mixed.csv"}', '--seeds=0',
-                   '--methods=dpfedavg,non_private,toy_majority', '--jobs=2',
+                   '--methods=dpfedavg,non_private,toy_majority', '--jobs=1',
                    '--mechanism_seed=0',
                    f'--extra_methods={tmp_path / "toy_method.py"}'], out)
   assert result.returncode == 0, result.stderr[-3000:]
@@ -461,10 +461,14 @@ def test_the_binary_ranks_a_tiny_population(tmp_path):
                  for s, a in zip(run['spent'], run['asked']))
   assert (out / 'leaderboard.png').stat().st_size > 10_000
   assert (out / 'runs.jsonl').read_text().count('\n') == 6
-  # That a run in one of the two worker processes (one thread each) is the
-  # run of this process, to float round-off, is tests/test_bench_parallel.py's
+  # --jobs=1: the six runs in this process, one after another, not in two
+  # worker processes that each import TensorFlow and TFF again (23 s of
+  # three processes before, on two cores). That a run in one of the
+  # workers is the run of this process, to float round-off, is
+  # tests/test_bench_parallel.py's
   # test_populations_share_the_workers_and_match_one_process (the same
-  # workers, `parallel`, that --jobs=2 starts).
+  # workers, `parallel`, that --jobs=2 starts, with a file of
+  # --extra_methods in its other test).
 
 
 @pytest.mark.parametrize('args,message', [
