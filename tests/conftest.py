@@ -96,38 +96,25 @@ def two_workers(tff_context):
   assert all(w.process.poll() is not None for w in started)
 
 
-# The suite's longest files, longest first (the seconds of a file's tests in
-# a full `make test` at fb529f3 on a 2-core Intel Xeon). Under `make test`
-# (pytest-xdist, --dist=loadfile) xdist hands out files by their number of
-# tests, most first, so a long file of few tests would come last and one
-# worker would run it while the other idles; started first, the many short
-# files fill the end and the two workers finish together. A scheduling hint
-# only: a file that is no longer long, or no longer exists, costs nothing.
+# The files of a few long end-to-end tests, longest first (seconds of a
+# file run alone on a 2-core machine, after issue 64's cuts). Under `make
+# test` (pytest-xdist, --dist=loadfile) xdist hands out files by their
+# number of tests, most first, so these would come last and one worker would
+# run them while the other idles; started first, the many short files fill
+# the end and the two workers finish together. A scheduling hint only: a
+# file that is no longer long, or no longer exists, costs nothing.
 LONG_FILES_FIRST = (
-    'tests/robust_hdp/test_cohort.py',  # 78 s, 22 tests
-    'tests/test_secret_randomness.py',  # 73 s, 5 tests
-    'tests/test_bench.py',  # 67 s, 26 tests
-    'tests/test_round_conformance.py',  # 58 s, 9 tests
-    'tests/fedhdp/test_direct_backend.py',  # 50 s, 18 tests
-    'tests/udp/test_training.py',  # 47 s, 15 tests
-    'tests/test_learning_api.py',  # 46 s, 16 tests
-    'tests/test_api_first_week.py',  # 45 s, 16 tests
-    'tests/fedhdp/test_run_fedhdp.py',  # 43 s, 24 tests
-    'tests/fedhdp/test_sweep_fedhdp.py',  # 42 s, 1 test
-    'tests/test_tutorial.py',  # 40 s, 1 test
-    'tests/robust_hdp/test_process.py',  # 38 s, 15 tests
-    'tests/test_distributed_binaries.py',  # 36 s, 8 tests
-    'tests/robust_hdp/test_sweep_robust_hdp.py',  # 34 s, 15 tests
-    'tests/test_mnist_full.py',  # 33 s, 7 tests
-    'tests/udp/test_distributed.py',  # 31 s, 5 tests
-    'tests/test_empty_cohorts.py',  # 31 s, 11 tests
-    'tests/udp/test_learning_process.py',  # 29 s, 8 tests
-    'tests/test_api_cohorts_budgets.py',  # 29 s, 16 tests
-    'tests/test_algorithm_objects.py',  # 26 s, 8 tests
-    'tests/test_bench_populations.py',  # 25 s, 5 tests
-    'tests/robust_hdp/test_distributed.py',  # 20 s, 3 tests
-    'tests/test_round_executors.py',  # 19 s, 3 tests
-    'tests/test_bench_parallel.py',  # 11 s, 2 tests
+    'tests/test_round_conformance.py',  # 78 s, 12 tests
+    'tests/test_secret_randomness.py',  # 62 s, 4 tests
+    'tests/test_tutorial.py',  # 43 s, 1 test
+    'tests/fedhdp/test_sweep_fedhdp.py',  # 37-53 s, 1 test
+    'tests/test_distributed_binaries.py',  # 40 s, 8 tests
+    'tests/test_empty_cohorts.py',  # 35-54 s, 9 tests
+    'tests/udp/test_distributed.py',  # 30 s, 4 tests
+    'tests/test_round_executors.py',  # 30-40 s, 6 tests
+    'tests/test_mnist_full.py',  # 28 s, 9 tests
+    'tests/robust_hdp/test_distributed.py',  # 25 s, 4 tests
+    'tests/test_bench_parallel.py',  # 15 s, 2 tests
 )
 
 
