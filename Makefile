@@ -22,10 +22,11 @@ FASHION_MNIST := sh tools/install_fashion_mnist.sh
 # unpacks and byte-compiles in parallel where pip does each in turn. The same
 # packages at the same versions (`pip freeze` equal); on a 2-core Intel Xeon
 # at fb529f3, with nothing cached, the requirements took 35 s with uv and 97 s
-# with pip (29 s to download, 28 to unpack, 40 to byte-compile), so that
-# `.ci/run`'s install is a third of what it was. Byte-compiling is kept:
-# where PYTHONDONTWRITEBYTECODE is set (CI's machines), nothing compiled at
-# install is compiled ever, and importing TensorFlow then takes 19 s, not 5.
+# with pip (29 s to download, 28 to unpack, 40 to byte-compile), and all of
+# `make install` 56 s against 105. Byte-compiling is kept: where
+# PYTHONDONTWRITEBYTECODE is set (as on these machines), what is not compiled
+# at install is compiled again in every process, and importing TensorFlow
+# then took 19 s, not 5.
 # `make install INSTALLER=pip` installs with pip alone (a machine whose pip
 # is configured for an index uv does not read: uv reads UV_INDEX_URL).
 INSTALLER ?= uv
