@@ -16,7 +16,8 @@
     python benchmarks/robust_hdp_step_kernels.py
     ONEDNN_MAX_CPU_ISA=AVX2 python benchmarks/robust_hdp_step_kernels.py
 
-One plain SGD step of cnn5 (28 x 28 images) on one core (one intra-op
+One plain SGD step of cnn5 (28 x 28 images; `benchmark_robust_hdp.py`'s,
+the step of its table) on one core (one intra-op
 and one inter-op thread: each kernel's time is one core's, not two
 independent ones' at once), the core a lane of `run_robust_hdp.py`'s
 clients has, at each `--batch_sizes`:
@@ -55,8 +56,9 @@ _BATCH_SIZES = flags.DEFINE_list('batch_sizes', ['16', '32', '64', '128'],
                                  'Batch sizes of the timed steps.')
 _STEPS = flags.DEFINE_integer('steps', 20, 'Timed steps per batch size.')
 
-# What the child runs: the steps of one batch size, after a warm-up, between
-# two marker lines; oneDNN prints one `exec` line per primitive run.
+# What the child runs: `benchmark_robust_hdp.py`'s SGD step (the step of its
+# table) at one batch size, after a warm-up, between two marker lines;
+# oneDNN prints one `exec` line per primitive run.
 _CHILD = '''
 import sys, time
 import numpy as np
@@ -65,19 +67,14 @@ tf.config.threading.set_intra_op_parallelism_threads(1)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 from tff_hdp import models
 b, steps = int(sys.argv[1]), int(sys.argv[2])
+sys.path.insert(0, sys.argv[3])
+import benchmark_robust_hdp
 spec = models.cnn5_model((28, 28), 10)
+step = benchmark_robust_hdp._step_functions(tf, spec)['sgd']
 w = [tf.constant(v) for v in spec.init(0)]
 rng = np.random.default_rng(0)
 x = tf.constant(rng.random((b, 28, 28), np.float32))
 y = tf.constant(rng.integers(0, 10, b).astype(np.int32))
-
-@tf.function
-def step(w, x, y):
-  with tf.GradientTape() as tape:
-    tape.watch(w)
-    loss = models.loss_fn(spec.apply(w, x), y)
-  return [v - 0.1 * d for v, d in zip(w, tape.gradient(loss, w))]
-
 for _ in range(5):
   [t.numpy() for t in step(w, x, y)]
 print('==timed', flush=True)
@@ -122,8 +119,10 @@ def run_batch(batch_size: int, steps: int) -> str:
   """The child's output for one batch size."""
   env = dict(os.environ, ONEDNN_VERBOSE='profile_exec')
   result = subprocess.run([sys.executable, '-c', _CHILD, str(batch_size),
-                           str(steps)], capture_output=True, text=True,
-                          env=env, check=False)
+                           str(steps), os.path.dirname(
+                               os.path.abspath(__file__))],
+                          capture_output=True, text=True, env=env,
+                          check=False)
   if result.returncode != 0:
     raise RuntimeError(result.stderr.strip().splitlines()[-1])
   return result.stdout
