@@ -67,8 +67,7 @@ tf.config.threading.set_intra_op_parallelism_threads(1)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 from tff_hdp import models
 b, steps = int(sys.argv[1]), int(sys.argv[2])
-sys.path.insert(0, sys.argv[3])
-import benchmark_robust_hdp
+import benchmark_robust_hdp  # From the working directory, benchmarks/.
 spec = models.cnn5_model((28, 28), 10)
 step = benchmark_robust_hdp._step_functions(tf, spec)['sgd']
 w = [tf.constant(v) for v in spec.init(0)]
@@ -118,11 +117,11 @@ def parse_verbose(text: str, steps: int):
 def run_batch(batch_size: int, steps: int) -> str:
   """The child's output for one batch size."""
   env = dict(os.environ, ONEDNN_VERBOSE='profile_exec')
+  # `python -c` looks first in its working directory: benchmarks/.
   result = subprocess.run([sys.executable, '-c', _CHILD, str(batch_size),
-                           str(steps), os.path.dirname(
-                               os.path.abspath(__file__))],
-                          capture_output=True, text=True, env=env,
-                          check=False)
+                           str(steps)], capture_output=True, text=True,
+                          env=env, cwd=os.path.dirname(os.path.abspath(
+                              __file__)), check=False)
   if result.returncode != 0:
     raise RuntimeError(result.stderr.strip().splitlines()[-1])
   return result.stdout
