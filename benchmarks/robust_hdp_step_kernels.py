@@ -16,17 +16,17 @@
     python benchmarks/robust_hdp_step_kernels.py
     ONEDNN_MAX_CPU_ISA=AVX2 python benchmarks/robust_hdp_step_kernels.py
 
-One plain SGD step of cnn5 (28 x 28 images; `benchmark_robust_hdp.py`'s,
-the step of its table) on one core (one intra-op
-and one inter-op thread: each kernel's time is one core's, not two
-independent ones' at once), the core a lane of `run_robust_hdp.py`'s
-clients has, at each `--batch_sizes`:
-its wall milliseconds, and each oneDNN primitive it runs (TensorFlow's
-convolutions, pooling and dense layers on a CPU) with its implementation,
-its shape and its milliseconds per step, from oneDNN's own timer
-(`ONEDNN_VERBOSE=profile_exec`), each with its GFLOP/s where it is a
-convolution or an inner product. What is not in a primitive is TensorFlow's
-own (Eigen) ops and dispatch: the step's wall less the primitives' sum.
+One plain SGD step of cnn5 on 28 x 28 images (the step of
+`benchmark_robust_hdp.py`'s table) at each `--batch_sizes`, on one core,
+as a lane of `run_robust_hdp.py`'s clients has (one intra-op and one
+inter-op thread: each kernel's time is one core's, not two independent
+kernels' at once): its wall milliseconds, and each oneDNN primitive it
+runs (TensorFlow's convolutions, pooling and dense layers on a CPU) with
+its implementation, its shape and its milliseconds per step, from
+oneDNN's own timer (`ONEDNN_VERBOSE=profile_exec`), each with its GFLOP/s
+where it is a convolution or an inner product. What is not in a primitive
+is TensorFlow's own (Eigen) ops and dispatch: the step's wall less the
+primitives' sum.
 
 `ONEDNN_MAX_CPU_ISA` caps the instructions oneDNN uses (AVX2 on an AVX-512
 machine, say): the ISA line says which it took. The matmul peak of the same
