@@ -53,7 +53,9 @@ Every run draws its mechanism's key (noise, batches) in secret;
 the sweep can be regenerated cell for cell, and the claim lines then say
 that epsilon is not a guarantee for those outputs (`make demo` does this).
 A run whose `results.json` exists is skipped; an interrupted one resumes from
-its checkpoint. `--parallel=k` runs k at a time. Flags after `--` go to every
+its checkpoint. `--parallel=k` runs k at a time; `--runs_only` runs and
+draws nothing, for a sweep whose runs are started by several calls (`make
+demo` runs each seed as a process of its own). Flags after `--` go to every
 run (e.g. `-- --rounds=30 --model=fc`). The figures are PNGs in
 `<results_dir>/sweep_robust_hdp/<dataset>/figures/`, drawn from whatever runs
 have finished.
@@ -116,6 +118,10 @@ _REPRODUCIBLE = flags.DEFINE_bool(
 _LIST = flags.DEFINE_bool('list', False, 'Print the runs and stop.')
 _PLOT_ONLY = flags.DEFINE_bool('plot_only', False,
                                'Draw the figures from finished runs only.')
+_RUNS_ONLY = flags.DEFINE_bool(
+    'runs_only', False, 'Run the missing runs and stop, drawing nothing: a '
+    'later call draws the figures and the table from every finished run '
+    '(make demo runs each seed so, beside its other runs).')
 
 
 class Run(NamedTuple):
@@ -470,6 +476,9 @@ def main(argv):
             'authors\' distributions)')
   cli.check(_PARALLEL.value >= 1,
             f'--parallel must be >= 1, got {_PARALLEL.value}')
+  cli.check(not (_PLOT_ONLY.value and _RUNS_ONLY.value),
+            '--plot_only draws without running, --runs_only runs without '
+            'drawing: pass at most one')
   cli.check(not (_REPRODUCIBLE.value and any(
       a.startswith('--mechanism_seed') for a in extra)),
             '--reproducible sets each run\'s --mechanism_seed to its --seed; '
@@ -500,6 +509,9 @@ def main(argv):
           todo.append((name, functools.partial(run_one, run, output_dir,
                                                extra, rules)))
     failed = subprocess_jobs.run_jobs(todo, _PARALLEL.value)
+  if _RUNS_ONLY.value:
+    subprocess_jobs.exit_if_failed(failed, 'runs')
+    return
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top

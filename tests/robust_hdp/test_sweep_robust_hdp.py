@@ -237,26 +237,29 @@ def test_figure2_claim_says_when_a_mechanism_seed_was_published():
 def test_sweeps_a_real_run_then_skips_it(tmp_path):
   # Two rules in one run's folder: Robust-HDP (Figure 4's) and the Oracle.
   # (The sweep's 'all' is test_per_rule_gives_each_rule_its_own_folder's;
-  # every rule's run, tests/robust_hdp/test_process.py's.)
+  # every rule's run, tests/robust_hdp/test_process.py's.) The run is made
+  # with --runs_only (make demo's seeds), which draws nothing.
   args = ['--figures=4', '--dataset=digits', f'--results_dir={tmp_path}',
           '--algorithms=robust_hdp,oracle', '--', '--model=fc', '--rounds=2',
           '--backend=direct', '--rpca_max_iterations=100',
           '--checkpoint_every=1']
-  first = _run(args)
+  first = _run(['--runs_only'] + args)
   assert first.returncode == 0, first.stderr
+  assert 'wrote' not in first.stdout
+  assert not (tmp_path / 'sweep_robust_hdp' / 'digits' / 'figures').exists()
   run_dir = tmp_path / 'sweep_robust_hdp' / 'digits' / 'dist8_n20_seed0'
   with open(run_dir / 'results.json') as f:
     records = json.load(f)['runs']
   assert [r['config']['algorithm'] for r in records] == ['robust_hdp',
                                                          'oracle']
   assert records[0]['config']['distribution'] == 'dist8'
-  figure = (tmp_path / 'sweep_robust_hdp' / 'digits' / 'figures' /
-            'figure4_noise_estimates.png')
-  assert figure.exists()
-  # Neither the skip nor the refusal starts a run (nor TensorFlow).
+  # Neither the skip nor the refusal starts a run (nor TensorFlow); the
+  # skip draws the figures from the finished run.
   second = _before_tensorflow(args)
   assert second.returncode == 0, second.stderr
   assert 'skip dist8_n20_seed0: results exist' in second.stdout
+  assert (tmp_path / 'sweep_robust_hdp' / 'digits' / 'figures' /
+          'figure4_noise_estimates.png').exists()
   # A secret-key run is not reused as a reproducible one (or back).
   third = _before_tensorflow(args[:3] + ['--reproducible'] + args[3:])
   binaries.assert_usage_error(
@@ -297,6 +300,8 @@ def test_per_rule_runs_a_rule_in_its_own_folder_then_skips_it(tmp_path):
      '--per_rule runs the rules of --algorithms one by one'),
     (['--reproducible', '--', '--mechanism_seed=3'],
      '--reproducible sets each run\'s --mechanism_seed'),
+    (['--plot_only', '--runs_only'], '--plot_only draws without running, '
+     '--runs_only runs without drawing: pass at most one'),
 ])
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, args, message):
   result = _before_tensorflow([f'--results_dir={tmp_path / "r"}'] + args)
