@@ -241,3 +241,35 @@ def test_install_gets_fashion_mnist_or_says_how_in_one_line(tmp_path):
   assert len(lines) == 1 and not result.stderr, result
   assert "sudo apt-get install dataset-fashion-mnist" in lines[0]
   assert '--data_dir' in lines[0]
+
+
+def test_demo_runs_its_processes_one_thread_each_then_the_sweeps_table(
+    tmp_path):
+  """`make demo-runs`: Robust-HDP's three seeds (--runs_only), FedHDP's and
+  UDP-Alg's runs, DEMO_JOBS at once on one TensorFlow thread each, then the
+  sweep's call that finds the three seeds finished and draws its table."""
+  root, bin_dir = _checkout_with_pythons(tmp_path, ('python3.11', '3.11'))
+  assert _make(root, bin_dir, 'install').returncode == 0
+  python = root / '.venv' / 'bin' / 'python'
+  python.write_text('#!/bin/sh\necho "threads=$TF_NUM_INTRAOP_THREADS,'
+                    '$TF_NUM_INTEROP_THREADS $*" >> "$FAKE_LOG"\n')
+  (root / 'log').unlink()
+  result = _make(root, bin_dir, 'DEMO_JOBS=2', 'demo-runs')
+  assert result.returncode == 0, result.stderr
+  lines = (root / 'log').read_text().splitlines()
+  assert len(lines) == 6, lines
+  sweep = ('run_scripts/sweep_robust_hdp.py --figures=2 --distributions=dist1 '
+           '--reproducible --results_dir=results/robust_hdp_demo '
+           '--algorithms=robust_hdp,weiavg')
+  rounds = '-- --rounds=40 --backend=direct'
+  assert sorted(lines[:5]) == sorted(
+      [f'threads=1,1 {sweep} --seeds={s} --runs_only {rounds}'
+       for s in (0, 1, 2)] +
+      ['threads=1,1 run_scripts/run_fedhdp.py --dataset=mnist5k '
+       '--algorithm=all --r=0.1 --lambda_p=0.05 --lambda_np=0.05 '
+       '--backend=direct --noprogress --mechanism_seed=0 '
+       '--output_dir=results/mnist5k',
+       'threads=1,1 run_scripts/run_udp.py --dataset=mnist5k '
+       '--algorithm=udp,clip_only,noiseless --noprogress --mechanism_seed=0 '
+       '--output_dir=results/udp_mnist5k'])
+  assert lines[5] == f'threads=, {sweep} --seeds=0,1,2 {rounds}'
