@@ -162,7 +162,7 @@ class RobustHdpAudit:
         tf.TensorSpec((None,), tf.int32),
         [tf.TensorSpec((None,) + tuple(s), tf.float32) for s in spec.shapes],
         tf.TensorSpec((), tf.float32), tf.TensorSpec((), tf.float32),
-        tf.TensorSpec((2,), tf.int64)])
+        tf.TensorSpec((2,), tf.int64)], autograph=False)  # No tensor branches.
     def step(weights, xb, yb, canary_records, noise_multiplier, batch_size,
              key):
       query = dp_sgd.gaussian_query(settings.clip, noise_multiplier)

@@ -178,8 +178,10 @@ class AuditedRound(round_loop.Observer):
 
     batch_specs = hypernetfl.UserBatches(*signature[2:6])
 
+    # No autograph, as `direct_backend.RoundStep`'s round.
     @tf.function(input_signature=[phi_specs, signature[1], batch_specs,
-                                  signature[6], signature[7], phi_specs])
+                                  signature[6], signature[7], phi_specs],
+                 autograph=False)
     def round_fn(phi, embeddings, batches, weights, key, records):
       users = hypernetfl.users_step(net, phi, embeddings, batches, weights,
                                     constants)
@@ -187,7 +189,8 @@ class AuditedRound(round_loop.Observer):
       return (hypernetfl.round_result(users, step),
               observed(step, users.total))
 
-    @tf.function(input_signature=[phi_specs, signature[7], phi_specs])
+    @tf.function(input_signature=[phi_specs, signature[7], phi_specs],
+                 autograph=False)
     def empty_round_fn(phi, key, records):
       zeros = [tf.zeros_like(p) for p in phi]
       step = audited_phi_step(phi, zeros, records, key, constants)

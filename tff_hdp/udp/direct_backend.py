@@ -91,13 +91,17 @@ class RoundStep:
                constants: hypernetfl.RoundConstants, batch_size: int):
     signature = round_signature(net, batch_size)
 
-    @tf.function(input_signature=signature)
+    # No autograph: the round's loops are TensorFlow's own (`tf.while_loop`,
+    # `tf.map_fn`, `tf.vectorized_map`) and its Python branches on
+    # constants; converting the ~100 functions it calls took 10 s a trace.
+    @tf.function(input_signature=signature, autograph=False)
     def round_fn(phi, embeddings, x, y, indices, mask, weights, key):
       return hypernetfl.round_step(
           net, phi, embeddings, hypernetfl.UserBatches(x, y, indices, mask),
           weights, key, constants)
 
-    @tf.function(input_signature=[signature[0], signature[7]])
+    @tf.function(input_signature=[signature[0], signature[7]],
+                 autograph=False)
     def empty_round_fn(phi, key):
       step = hypernetfl.empty_round_step(phi, key, constants)
       return step.phi, step.noise_stddev
