@@ -91,15 +91,17 @@ demo: install
 # Its five processes (Robust-HDP's three seeds, FedHDP's four runs, UDP-Alg's
 # three runs) run one thread each, as many at once as there are cores
 # (DEMO_JOBS), the longest first, so that on two cores both stay busy to the
-# end (docs/performance_robust_hdp.md, `make demo`'s time). Each prints its
-# output when it ends (--output-sync); the sweep's table comes last, drawn
-# from its three finished seeds.
+# end (docs/performance_robust_hdp.md, `make demo`'s time); on a GPU they
+# share it, each taking memory as it needs it (TF_FORCE_GPU_ALLOW_GROWTH).
+# Each prints its output when it ends (--output-sync); the sweep's table
+# comes last, drawn from its three finished seeds.
 DEMO_JOBS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
 DEMO_SWEEP := $(PY) run_scripts/sweep_robust_hdp.py --figures=2 \
     --distributions=dist1 --reproducible --results_dir=results/robust_hdp_demo \
     --algorithms=robust_hdp,weiavg
 demo-runs: install
-	@TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 $(MAKE) \
+	@TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 \
+	    TF_FORCE_GPU_ALLOW_GROWTH=true $(MAKE) \
 	    --no-print-directory -j$(DEMO_JOBS) --output-sync=target \
 	    $(DEMO_ROBUST_HDP) demo-fedhdp demo-udp
 	$(DEMO_SWEEP) --seeds=0,1,2 -- --rounds=40 --backend=direct

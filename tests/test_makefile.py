@@ -252,7 +252,8 @@ def test_demo_runs_its_processes_one_thread_each_then_the_sweeps_table(
   assert _make(root, bin_dir, 'install').returncode == 0
   python = root / '.venv' / 'bin' / 'python'
   python.write_text('#!/bin/sh\necho "threads=$TF_NUM_INTRAOP_THREADS,'
-                    '$TF_NUM_INTEROP_THREADS $*" >> "$FAKE_LOG"\n')
+                    '$TF_NUM_INTEROP_THREADS growth=$TF_FORCE_GPU_ALLOW_GROWTH '
+                    '$*" >> "$FAKE_LOG"\n')
   (root / 'log').unlink()
   result = _make(root, bin_dir, 'DEMO_JOBS=2', 'demo-runs')
   assert result.returncode == 0, result.stderr
@@ -263,13 +264,13 @@ def test_demo_runs_its_processes_one_thread_each_then_the_sweeps_table(
            '--algorithms=robust_hdp,weiavg')
   rounds = '-- --rounds=40 --backend=direct'
   assert sorted(lines[:5]) == sorted(
-      [f'threads=1,1 {sweep} --seeds={s} --runs_only {rounds}'
+      [f'threads=1,1 growth=true {sweep} --seeds={s} --runs_only {rounds}'
        for s in (0, 1, 2)] +
-      ['threads=1,1 run_scripts/run_fedhdp.py --dataset=mnist5k '
+      ['threads=1,1 growth=true run_scripts/run_fedhdp.py --dataset=mnist5k '
        '--algorithm=all --r=0.1 --lambda_p=0.05 --lambda_np=0.05 '
        '--backend=direct --noprogress --mechanism_seed=0 '
        '--output_dir=results/mnist5k',
-       'threads=1,1 run_scripts/run_udp.py --dataset=mnist5k '
+       'threads=1,1 growth=true run_scripts/run_udp.py --dataset=mnist5k '
        '--algorithm=udp,clip_only,noiseless --noprogress --mechanism_seed=0 '
        '--output_dir=results/udp_mnist5k'])
-  assert lines[5] == f'threads=, {sweep} --seeds=0,1,2 {rounds}'
+  assert lines[5] == f'threads=, growth= {sweep} --seeds=0,1,2 {rounds}'
