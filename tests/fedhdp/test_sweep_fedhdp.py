@@ -33,6 +33,8 @@ import time
 
 import numpy as np
 
+from tests import binaries
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SWEEP = os.path.join(REPO, 'run_scripts', 'sweep_fedhdp.py')
@@ -64,11 +66,12 @@ def _sweep_command(data_dir, results_dir):
 
 
 def _tables_and_plots(results_dir):
+  # Neither loads TensorFlow: both run in the process the other commands
+  # that end before it share (`binaries.run_before_tensorflow`).
   for script in ('tables_fedhdp.py', 'plots_fedhdp.py'):
-    subprocess.run([sys.executable, os.path.join(REPO, 'run_scripts', script),
-                    f'--results_dir={results_dir}',
-                    f'--output_dir={results_dir}/report'],
-                   check=True, capture_output=True, timeout=300)
+    result = binaries.run_before_tensorflow(script, [
+        f'--results_dir={results_dir}', f'--output_dir={results_dir}/report'])
+    assert result.returncode == 0, result.stderr
   return os.path.join(results_dir, 'report')
 
 
