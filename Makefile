@@ -87,9 +87,8 @@ demo: install
 	@$(PY) run_scripts/timed.py --name='make demo' -- \
 	    $(MAKE) --no-print-directory demo-runs
 
-#
-# Its five processes (Robust-HDP's three seeds, FedHDP's four runs, UDP-Alg's
-# three runs) run one thread each, as many at once as there are cores
+# The demo's five processes (Robust-HDP's three seeds, FedHDP's four runs,
+# UDP-Alg's three runs) run one thread each, as many at once as there are cores
 # (DEMO_JOBS), the longest first, so that on two cores both stay busy to the
 # end (docs/performance_robust_hdp.md, `make demo`'s time); on a GPU they
 # share it, each taking memory as it needs it (TF_FORCE_GPU_ALLOW_GROWTH).
@@ -100,7 +99,7 @@ DEMO_SWEEP := $(PY) run_scripts/sweep_robust_hdp.py --figures=2 \
     --distributions=dist1 --reproducible --results_dir=results/robust_hdp_demo \
     --algorithms=robust_hdp,weiavg
 demo-runs: install
-	@TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 \
+	TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 \
 	    TF_FORCE_GPU_ALLOW_GROWTH=true $(MAKE) \
 	    --no-print-directory -j$(DEMO_JOBS) --output-sync=target \
 	    $(DEMO_ROBUST_HDP) demo-fedhdp demo-udp

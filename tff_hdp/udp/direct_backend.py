@@ -92,8 +92,9 @@ class RoundStep:
     signature = round_signature(net, batch_size)
 
     # No autograph: the round's loops are TensorFlow's own (`tf.while_loop`,
-    # `tf.map_fn`, `tf.vectorized_map`) and its Python branches on
-    # constants; converting the ~100 functions it calls took 10 s a trace.
+    # `tf.map_fn`, `tf.vectorized_map`) and its Python branches test
+    # constants; converting the hundred-odd functions it calls cost each
+    # run seconds at its start (docs/performance_udp_bench.md, Tracing).
     @tf.function(input_signature=signature, autograph=False)
     def round_fn(phi, embeddings, x, y, indices, mask, weights, key):
       return hypernetfl.round_step(
