@@ -28,11 +28,15 @@ def run_logged(command: Sequence[str], output_dir: str,
   """Runs `command` with its output appended to `<output_dir>/log.txt`;
   returns its exit status (the sweeps' one run). `threads`: TensorFlow's
   intra- and inter-op threads in that process (None: its default, every
-  core)."""
+  core), given when runs share the machine (`threads_per_job`); they then
+  share a GPU too, each taking its memory as it needs it rather than all of
+  it (TF_FORCE_GPU_ALLOW_GROWTH, unless already set)."""
   os.makedirs(output_dir, exist_ok=True)
-  env = None if threads is None else dict(
-      os.environ, TF_NUM_INTRAOP_THREADS=str(threads),
-      TF_NUM_INTEROP_THREADS=str(threads))
+  env = None
+  if threads is not None:
+    env = dict(os.environ, TF_NUM_INTRAOP_THREADS=str(threads),
+               TF_NUM_INTEROP_THREADS=str(threads))
+    env.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
   with open(os.path.join(output_dir, 'log.txt'), 'ab') as log:
     return subprocess.run(list(command), stdout=log, stderr=subprocess.STDOUT,
                           stdin=subprocess.DEVNULL, env=env,

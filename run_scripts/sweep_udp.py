@@ -136,6 +136,7 @@ def main(argv: Sequence[str]):
   if not _PLOT_ONLY.value:
     script = os.path.join(cli.REPO_ROOT, 'run_scripts', 'run_udp.py')
     jobs = []
+    threads = subprocess_jobs.threads_per_job(_PARALLEL.value)
     for pair in pairs:
       out = os.path.join(sweep_dir, paper_tables.run_name(pair))
       if os.path.exists(os.path.join(out, 'results.json')):
@@ -145,7 +146,8 @@ def main(argv: Sequence[str]):
                    else []), *run_args(pair), '--noprogress',
                  f'--output_dir={out}', *extra]
       jobs.append((paper_tables.run_name(pair),
-                   lambda c=command, o=out: subprocess_jobs.run_logged(c, o)))
+                   lambda c=command, o=out: subprocess_jobs.run_logged(
+                       c, o, threads)))
     failed = subprocess_jobs.run_jobs(jobs, _PARALLEL.value)
     cli.check(not failed, f'{len(failed)} runs failed; see their log.txt')
   runs = load_runs(sweep_dir)

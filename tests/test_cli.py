@@ -152,11 +152,18 @@ def test_runs_at_a_time_share_the_cores(tmp_path, monkeypatch):
                       raising=False)
   assert subprocess_jobs.threads_per_job(1) is None
   assert [subprocess_jobs.threads_per_job(k) for k in (2, 3, 4, 8)] == [2, 1, 1, 1]
-  show = [sys.executable, '-c', 'import os; print(os.environ.get('
-          '"TF_NUM_INTRAOP_THREADS"), os.environ.get("TF_NUM_INTEROP_THREADS"))']
+  # Runs at a time share a GPU too: each grows its memory as it needs it.
+  monkeypatch.delenv('TF_FORCE_GPU_ALLOW_GROWTH', raising=False)
+  names = ('TF_NUM_INTRAOP_THREADS', 'TF_NUM_INTEROP_THREADS',
+           'TF_FORCE_GPU_ALLOW_GROWTH')
+  show = [sys.executable, '-c', 'import os; print(*(os.environ.get(n) for n '
+          f'in {names!r}))']
   assert subprocess_jobs.run_logged(show, str(tmp_path / 'a'), threads=2) == 0
   assert subprocess_jobs.run_logged(show, str(tmp_path / 'b')) == 0
-  assert (tmp_path / 'a' / 'log.txt').read_text() == '2 2\n'
-  unset = (f'{os.environ.get("TF_NUM_INTRAOP_THREADS")} '
-           f'{os.environ.get("TF_NUM_INTEROP_THREADS")}\n')
+  assert (tmp_path / 'a' / 'log.txt').read_text() == '2 2 true\n'
+  unset = ' '.join(str(os.environ.get(n)) for n in names) + '\n'
   assert (tmp_path / 'b' / 'log.txt').read_text() == unset
+  # A setting of the user's is kept.
+  monkeypatch.setenv('TF_FORCE_GPU_ALLOW_GROWTH', 'false')
+  assert subprocess_jobs.run_logged(show, str(tmp_path / 'c'), threads=1) == 0
+  assert (tmp_path / 'c' / 'log.txt').read_text() == '1 1 false\n'
