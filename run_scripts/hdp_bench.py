@@ -46,6 +46,9 @@ before anything is written.
 import os
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+# On a GPU this process and its workers (--jobs) share it: each takes memory
+# as it needs it, not all of it (TensorFlow's default).
+os.environ.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
 import dataclasses

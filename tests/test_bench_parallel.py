@@ -18,6 +18,7 @@ benchmark, with its own error."""
 
 import dataclasses
 import math
+import os
 
 import pytest
 
@@ -123,3 +124,17 @@ def test_a_calibration_that_overspends_stops_the_workers(toy_file):
     benchmark.run(setting, prefs,
                   bench.get(['toy_parallel_majority', 'toy_parallel_greedy']),
                   seeds=[0], jobs=2, method_files=[toy_file])
+
+
+def test_workers_find_the_package_and_share_a_gpu(monkeypatch):
+  from tff_hdp.bench import parallel  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv('PYTHONPATH', 'mine')
+  monkeypatch.delenv('TF_FORCE_GPU_ALLOW_GROWTH', raising=False)
+  monkeypatch.setenv('TF_CPP_MIN_LOG_LEVEL', '0')
+  env = parallel.worker_environment()
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  assert env['PYTHONPATH'] == os.pathsep.join([root, 'mine'])
+  assert env['TF_FORCE_GPU_ALLOW_GROWTH'] == 'true'
+  assert env['TF_CPP_MIN_LOG_LEVEL'] == '0'  # The user's, kept.
+  monkeypatch.setenv('TF_FORCE_GPU_ALLOW_GROWTH', 'false')
+  assert parallel.worker_environment()['TF_FORCE_GPU_ALLOW_GROWTH'] == 'false'

@@ -57,6 +57,20 @@ def available_cores() -> int:
     return os.cpu_count() or 1
 
 
+def worker_environment() -> dict[str, str]:
+  """A worker's environment: this one's, with the package first on its
+  path, TensorFlow's C++ notices off, and, since the workers run at once,
+  each taking GPU memory as it needs it rather than all of it
+  (TF_FORCE_GPU_ALLOW_GROWTH); the last two unless already set."""
+  package_root = os.path.dirname(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+      p for p in (package_root, os.environ.get('PYTHONPATH')) if p))
+  env.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+  env.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
+  return env
+
+
 class WorkerError(RuntimeError):
   """A run failed in a worker: the message names the run and the error."""
 
@@ -65,14 +79,10 @@ class _Worker:
   """One worker process (this module's `main`) that we started and end."""
 
   def __init__(self, method_files: Sequence[str], threads: int):
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (package_root, os.environ.get('PYTHONPATH')) if p))
-    env.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
     self._process = subprocess.Popen(
         [sys.executable, '-m', 'tff_hdp.bench.parallel'],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        env=worker_environment())
     self._send((tuple(method_files), threads))
     self._settings = set()  # The keys of the settings it holds.
 
