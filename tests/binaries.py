@@ -18,8 +18,10 @@ import atexit
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
+import tempfile
 from typing import Optional, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,12 +33,10 @@ def script_path(script: str) -> str:
 
 
 def run(script: str, args, timeout: float = 600) -> subprocess.CompletedProcess:
-  """Runs run_scripts/`script` with `args` from the repository's root."""
-  # capture_output: if a TFF worker inherited our pipes and outlived the
-  # script, this call would never return.
-  return subprocess.run([sys.executable, script_path(script), *args],
-                        capture_output=True, text=True, timeout=timeout,
-                        cwd=REPO, check=False)
+  """Runs run_scripts/`script` with `args` from the repository's root, as
+  `python <script> <args>` would, in a process of its own forked from one
+  that has loaded TensorFlow (`run_python`)."""
+  return run_python([script_path(script), *args], timeout)
 
 
 def assert_usage_error(result: subprocess.CompletedProcess,
@@ -60,17 +60,18 @@ def assert_refused(script: str, args, message: str, output_dir) -> None:
   assert not os.path.exists(output_dir)
 
 
-# Both kept processes below run a command so: `path` as `__main__` with
-# `args`, its exit status as `python <path>` would give it (a SystemExit's
-# code, a message printed as exit 1, a traceback for anything else).
+# The kept processes below run a command so: `path` as `__main__` with
+# `args` (or `-c`'s code), its exit status as `python <path>` would give it
+# (a SystemExit's code, a message printed as exit 1, a traceback for
+# anything else).
 _RUN_AS_MAIN = """
 import runpy, sys, traceback
 
 
-def run_as_main(path, args):
-  sys.argv = [path, *args]
+def exit_status(main):
   try:
-    runpy.run_path(path, run_name='__main__')
+    main()
+    return 0
   except SystemExit as e:
     if e.code is None or isinstance(e.code, int):
       return e.code or 0
@@ -78,7 +79,148 @@ def run_as_main(path, args):
   except BaseException:  # pylint: disable=broad-except
     traceback.print_exc()
   return 1
+
+
+def run_as_main(path, args):
+  sys.argv = [path, *args]
+  return exit_status(lambda: runpy.run_path(path, run_name='__main__'))
+
+
+def run_code(code, args):
+  sys.argv = ['-c', *args]
+  return exit_status(lambda: exec(compile(code, '<string>', 'exec'),
+                                  {'__name__': '__main__'}))
 """
+
+
+# What `run_python`'s process runs. It loads TensorFlow as a binary does
+# (after what every binary sets before it: TF_CPP_MIN_LOG_LEVEL and
+# tff_hdp's TF_ENABLE_ONEDNN_OPTS), without starting it: no op has run, so
+# neither its thread pools nor its devices exist (they start at a process's
+# first op). Then, per line of stdin ([argv after `python`, working
+# directory, environment, stdout and stderr files], as JSON), it forks a
+# child, answers its pid, and once it has ended its exit status (as
+# `subprocess` gives it: negative for a signal). The child takes the
+# command's directory, environment and output files, runs it as `python`
+# would (`sys.path[0]` its script's folder, or '' for -c), then ends as
+# Python's exit does: it waits for the command's threads and runs its
+# atexit functions (tff_hdp's runtime ends its TFF worker there).
+_PRELOADED = _RUN_AS_MAIN + """
+import atexit, json, os, sys, threading
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+import tff_hdp  # pylint: disable=unused-import
+import tensorflow  # pylint: disable=unused-import
+
+answer = os.fdopen(os.dup(1), 'w')
+
+
+def child(argv, cwd, env, out, err):
+  os.setpgid(0, 0)  # Its own group, which a timeout ends whole.
+  answer.close()
+  sys.stdin.close()
+  sys.stdin = open(os.devnull)
+  os.dup2(sys.stdin.fileno(), 0)
+  for fd, path in ((1, out), (2, err)):
+    opened = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    os.dup2(opened, fd)
+    os.close(opened)
+  os.chdir(cwd)
+  os.environ.clear()
+  os.environ.update(env)
+  if argv[0] == '-c':
+    sys.path[0] = ''
+    status = run_code(argv[1], argv[2:])
+  else:
+    sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+    status = run_as_main(argv[0], argv[1:])
+  threading._shutdown()  # pylint: disable=protected-access
+  atexit._run_exitfuncs()  # pylint: disable=protected-access
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(status & 0xFF)  # pylint: disable=protected-access
+
+
+for line in sys.stdin:
+  request = json.loads(line)
+  pid = os.fork()
+  if pid == 0:
+    child(*request)
+  answer.write(f'{pid}\\n')
+  answer.flush()
+  _, wait_status = os.waitpid(pid, 0)
+  answer.write(f'{os.waitstatus_to_exitcode(wait_status)}\\n')
+  answer.flush()
+"""
+
+# The process of `run_python`, started on first use.
+_PRELOADED_PROCESS = []
+
+
+def _end_preloaded() -> None:
+  for process in _PRELOADED_PROCESS:
+    process.stdin.close()
+    process.wait(60)
+    process.stdout.close()
+  _PRELOADED_PROCESS.clear()
+
+
+atexit.register(_end_preloaded)
+
+
+def _answer(process, timeout: Optional[float]) -> Optional[int]:
+  """The next line `process` answers, as an int; None on a timeout."""
+  ready, _, _ = select.select([process.stdout], [], [], timeout)
+  line = process.stdout.readline() if ready else ''
+  return int(line) if line else None
+
+
+def run_python(argv: Sequence[str], timeout: float = 600,
+               env: Optional[dict[str, str]] = None
+               ) -> subprocess.CompletedProcess:
+  """`subprocess.run([sys.executable, *argv], capture_output=True,
+  text=True, timeout=timeout, cwd=REPO, env=env)`, in a process forked from a kept
+  one that has loaded TensorFlow (`_PRELOADED`): the command's own start-up
+  but for TensorFlow's import, some 5 s a command on the two-core machine.
+  The child is a fresh process in all that a run starts: TensorFlow's
+  context, threads and devices, TFF and its worker, the mechanism key, the
+  flags.
+
+  Its stdout and stderr go to files, not pipes: a TFF worker that inherited
+  them and outlived the command could not hold this call open.
+
+  Raises:
+    subprocess.TimeoutExpired: If the command ran over `timeout` seconds
+      (its process group is killed first).
+  """
+  if _PRELOADED_PROCESS and _PRELOADED_PROCESS[0].poll() is not None:
+    _end_preloaded()
+  if not _PRELOADED_PROCESS:
+    _PRELOADED_PROCESS.append(subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, '-c', _PRELOADED], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True, cwd=REPO))
+  process = _PRELOADED_PROCESS[0]
+  with tempfile.TemporaryDirectory() as folder:
+    paths = [os.path.join(folder, name) for name in ('stdout', 'stderr')]
+    for path in paths:
+      open(path, 'w').close()  # pylint: disable=consider-using-with
+    environment = dict(os.environ if env is None else env)
+    process.stdin.write(json.dumps([list(argv), REPO, environment, *paths])
+                        + '\n')
+    process.stdin.flush()
+    pid = _answer(process, 120)
+    status = None if pid is None else _answer(process, timeout)
+    if status is None:
+      if pid is not None:
+        os.killpg(pid, signal.SIGKILL)
+      process.kill()
+      _end_preloaded()
+      raise subprocess.TimeoutExpired([sys.executable, *argv], timeout)
+    outputs = []
+    for path in paths:
+      with open(path, errors='replace') as f:
+        outputs.append(f.read())
+  return subprocess.CompletedProcess([sys.executable, *argv], status,
+                                     *outputs)
 
 
 # What `run_before_tensorflow`'s process runs: one command per line of
@@ -270,8 +412,8 @@ def run_in_one_process(script: str, runs: Sequence[tuple[Sequence[str],
                        timeout: float = 900
                        ) -> list[subprocess.CompletedProcess]:
   """Runs run_scripts/`script` once per (args, key) of `runs`, one after the
-  other in one Python process: what `run` does for each (key None: the
-  operating system draws it; else the run's mechanism key is `key`, a new
+  other in one Python process (`run_python`'s): what `run` does for each
+  (key None: the operating system draws it; else the run's mechanism key is `key`, a new
   run of that key, as no flag can give), with one start-up of TensorFlow
   and TFF for all. Each run parses its flags afresh (absl's
   `unparse_flags`), so none inherits another's. For binaries whose flags are
@@ -298,8 +440,7 @@ def run_in_one_process(script: str, runs: Sequence[tuple[Sequence[str],
             for args, key in runs]
   code = (f'RUNS = {listed!r}\nBEGIN = {_BEGIN!r}\nEND = {_END!r}\n'
           f'RESULTS = {_RESULTS!r}\n' + _IN_ONE_PROCESS)
-  done = subprocess.run([sys.executable, '-c', code], capture_output=True,
-                        text=True, timeout=timeout, cwd=REPO, check=False)
+  done = run_python(['-c', code], timeout)
   results = []
   for i, (_, args, _) in enumerate(listed):
     stdout, status = _segment(done.stdout, i)

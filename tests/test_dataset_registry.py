@@ -19,8 +19,6 @@ the registry and the loaders refuse what they cannot take in one line."""
 
 import dataclasses
 import os
-import subprocess
-import sys
 from typing import Optional
 
 import numpy as np
@@ -161,9 +159,7 @@ def test_a_binary_takes_it_as_dataset(tmp_path):
           'test_dataset_registry.register_toy()\n'
           f'sys.argv = {argv!r}\n'
           f'runpy.run_path({script!r}, run_name="__main__")\n')
-  result = subprocess.run([sys.executable, '-c', code], capture_output=True,
-                          text=True, timeout=600, cwd=binaries.REPO,
-                          check=False)
+  result = binaries.run_python(['-c', code])
   assert result.returncode == 0, result.stderr[-3000:]
   assert os.path.exists(tmp_path / 'results.json')
 

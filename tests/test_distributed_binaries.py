@@ -14,17 +14,12 @@
 """The three binaries' --tff_workers, as a user runs them."""
 
 import json
-import os
-import subprocess
-import sys
 
 import portpicker
 import pytest
 
 from tests import binaries
 from tff_hdp import distributed
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # One short run of each system, on the TFF backend.
 RUNS = {
@@ -44,10 +39,7 @@ RUNS = {
 
 
 def _run(script, args):
-  return subprocess.run(
-      [sys.executable, os.path.join(REPO, 'run_scripts', script), *args,
-       '--noprogress'], capture_output=True, text=True, timeout=600,
-      cwd=REPO, check=False)
+  return binaries.run(script, [*args, '--noprogress'])
 
 
 def _refused(script, args):

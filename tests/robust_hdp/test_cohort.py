@@ -17,14 +17,13 @@ and IN_LANES bit for bit, STACKED up to float32 round-off)."""
 
 import functools
 import os
-import subprocess
-import sys
 import types
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests import binaries
 from tff_hdp import models
 from tff_hdp.robust_hdp import cohort
 from tff_hdp.robust_hdp import dp_sgd
@@ -272,9 +271,9 @@ def test_one_thread_per_lane_only_before_tensorflow_starts_and_unless_set(
          if k not in ('TF_NUM_INTRAOP_THREADS', 'TF_NUM_INTEROP_THREADS')}
   if intraop_env is not None:
     env['TF_NUM_INTRAOP_THREADS'] = intraop_env
-  result = subprocess.run(
-      [sys.executable, '-c', _ONE_THREAD_PER_LANE, case], env=env,
-      capture_output=True, text=True, timeout=300, check=True)
+  # A process of its own, forked before TensorFlow starts (run_python).
+  result = binaries.run_python(['-c', _ONE_THREAD_PER_LANE, case], 300, env)
+  assert result.returncode == 0, result.stderr
   lanes = (not tf.config.list_physical_devices('GPU') and
            len(os.sched_getaffinity(0)) >= 2)
   sets = lanes and case == 'fresh' and intraop_env is None
