@@ -17,13 +17,15 @@ The tables and plots of the resumed sweep must be byte-identical to those of
 a sweep that was never interrupted (issue: reproduce the papers end to end).
 Two rows, one at a time: the sweep is killed in its second row's run, after
 that run's checkpoint, so the resumed sweep both skips a finished row and
-resumes an interrupted run, every time. The uninterrupted sweep starts from
-the first row's folder as the killed sweep finished it (that run was never
+resumes an interrupted run, every time. The uninterrupted sweep is the
+first row's folder as the killed sweep finished it (that run was never
 interrupted; that a seeded run repeats bit for bit in another process is
-tests/test_secret_randomness.py's to check) and runs the second row whole.
+tests/test_secret_randomness.py's to check) beside the second row's run
+whole: the command the sweep gave it (its results.json's argv), run alone.
 """
 
 import filecmp
+import json
 import os
 import shutil
 import signal
@@ -112,13 +114,18 @@ def test_killed_sweep_resumes_to_identical_tables_and_plots(tmp_path):
   assert resumed.stdout.count('skip ') == 1
 
   # The sweep never interrupted: the first row's run as the sweep above ran
-  # it, the second row's whole.
+  # it, the second row's whole, by the command the sweep gave it.
   whole = tmp_path / 'whole'
   shutil.copytree(rows / finished[0], whole / 'table8' / finished[0])
-  done = subprocess.run(_sweep_command(data_dir, whole), capture_output=True,
-                        text=True, timeout=900, check=False)
+  (interrupted,) = {d for d in os.listdir(rows)} - set(finished)
+  with open(rows / interrupted / 'results.json') as f:
+    script, *args = json.load(f)['argv']
+  assert os.path.basename(script) == 'run_fedhdp.py'
+  out = f'--output_dir={rows / interrupted}'
+  assert args.count(out) == 1, args
+  args[args.index(out)] = f'--output_dir={whole / "table8" / interrupted}'
+  done = binaries.run('run_fedhdp.py', args, timeout=900)
   assert done.returncode == 0, done.stdout + done.stderr
-  assert done.stdout.count('skip ') == 1
 
   a, b = _tables_and_plots(whole), _tables_and_plots(cut)
   names = sorted(os.listdir(a))
