@@ -156,15 +156,27 @@ for line in sys.stdin:
 _PRELOADED_PROCESS = []
 
 
-def _end_preloaded() -> None:
-  for process in _PRELOADED_PROCESS:
+def _end(kept: list) -> None:
+  """Ends the kept process in `kept` (its loop ends with its stdin)."""
+  for process in kept:
     process.stdin.close()
     process.wait(60)
     process.stdout.close()
-  _PRELOADED_PROCESS.clear()
+  kept.clear()
 
 
-atexit.register(_end_preloaded)
+def _kept(kept: list, code: str) -> subprocess.Popen:
+  """The live process in `kept`, running `code`; started if none is."""
+  if kept and kept[0].poll() is not None:
+    _end(kept)
+  if not kept:
+    kept.append(subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, '-c', code], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True, cwd=REPO))
+  return kept[0]
+
+
+atexit.register(_end, _PRELOADED_PROCESS)
 
 
 def _answer(process, timeout: Optional[float]) -> Optional[int]:
@@ -192,13 +204,7 @@ def run_python(argv: Sequence[str], timeout: float = 600,
     subprocess.TimeoutExpired: If the command ran over `timeout` seconds
       (its process group is killed first).
   """
-  if _PRELOADED_PROCESS and _PRELOADED_PROCESS[0].poll() is not None:
-    _end_preloaded()
-  if not _PRELOADED_PROCESS:
-    _PRELOADED_PROCESS.append(subprocess.Popen(  # pylint: disable=consider-using-with
-        [sys.executable, '-c', _PRELOADED], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, text=True, cwd=REPO))
-  process = _PRELOADED_PROCESS[0]
+  process = _kept(_PRELOADED_PROCESS, _PRELOADED)
   with tempfile.TemporaryDirectory() as folder:
     paths = [os.path.join(folder, name) for name in ('stdout', 'stderr')]
     for path in paths:
@@ -213,7 +219,7 @@ def run_python(argv: Sequence[str], timeout: float = 600,
       if pid is not None:
         os.killpg(pid, signal.SIGKILL)
       process.kill()
-      _end_preloaded()
+      _end(_PRELOADED_PROCESS)
       raise subprocess.TimeoutExpired([sys.executable, *argv], timeout)
     outputs = []
     for path in paths:
@@ -287,17 +293,7 @@ for line in sys.stdin:
 # The process of `run_before_tensorflow`, started on first use; a new one
 # once TensorFlow is loaded in it.
 _KEPT = []
-
-
-def _end_kept() -> None:
-  for process in _KEPT:
-    process.stdin.close()
-    process.wait(60)
-    process.stdout.close()
-  _KEPT.clear()
-
-
-atexit.register(_end_kept)
+atexit.register(_end, _KEPT)
 
 
 def run_before_tensorflow(script: str, args, timeout: float = 120
@@ -311,24 +307,18 @@ def run_before_tensorflow(script: str, args, timeout: float = 120
   TensorFlow, so the next command that loads it prints them), and warnings
   printed when a module other than tff_hdp.run_scripts' is first imported
   (only the first command that imports it shows them)."""
-  if _KEPT and _KEPT[0].poll() is not None:
-    _end_kept()
-  if not _KEPT:
-    _KEPT.append(subprocess.Popen(  # pylint: disable=consider-using-with
-        [sys.executable, '-c', _BEFORE_TENSORFLOW], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, text=True, cwd=REPO))
-  process = _KEPT[0]
+  process = _kept(_KEPT, _BEFORE_TENSORFLOW)
   process.stdin.write(json.dumps([script_path(script), list(args)]) + '\n')
   process.stdin.flush()
   ready, _, _ = select.select([process.stdout], [], [], timeout)
   line = process.stdout.readline() if ready else ''
   if not line:  # It timed out, or its process ended.
     process.kill()
-    _end_kept()
+    _end(_KEPT)
     raise AssertionError(f'{script} {args}: no answer (timeout {timeout} s)')
   status, stdout, stderr, unloaded = json.loads(line)
   if not unloaded:
-    _end_kept()
+    _end(_KEPT)
   return subprocess.CompletedProcess([script_path(script), *args], status,
                                      stdout, stderr)
 
