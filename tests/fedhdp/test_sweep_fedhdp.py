@@ -117,7 +117,8 @@ def test_killed_sweep_resumes_to_identical_tables_and_plots(tmp_path):
   # it, the second row's whole, by the command the sweep gave it.
   whole = tmp_path / 'whole'
   shutil.copytree(rows / finished[0], whole / 'table8' / finished[0])
-  (interrupted,) = {d for d in os.listdir(rows)} - set(finished)
+  (interrupted,) = {d for d in os.listdir(rows)
+                    if (rows / d).is_dir()} - set(finished)
   with open(rows / interrupted / 'results.json') as f:
     script, *args = json.load(f)['argv']
   assert os.path.basename(script) == 'run_fedhdp.py'
