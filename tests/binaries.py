@@ -15,6 +15,7 @@
 
 import asyncio
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -217,7 +218,8 @@ def run_python(argv: Sequence[str], timeout: float = 600,
     status = None if pid is None else _answer(process, timeout)
     if status is None:
       if pid is not None:
-        os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # It just ended.
+          os.killpg(pid, signal.SIGKILL)
       process.kill()
       _end(_PRELOADED_PROCESS)
       raise subprocess.TimeoutExpired([sys.executable, *argv], timeout)
