@@ -22,6 +22,7 @@ The toy method below is a whole method: registered from this file, and
 written alone to a file of its own for the binary (--extra_methods).
 """
 
+import functools
 import inspect
 import json
 import math
@@ -84,9 +85,14 @@ PREFERENCES = bench.Preferences('mixed', (0.5, 1.0, 1.0, 2.0, 4.0, 8.0),
                                 (8, 8, 16, 16, 32, 32))
 
 
+@functools.lru_cache(maxsize=None)
 def _reference_epsilon(m: bench.ClientMechanism, delta: float) -> float:
   """epsilon of a client's mechanism by the independent reference (scipy
-  quadrature of A_alpha on dp_accounting's orders, written out there)."""
+  quadrature of A_alpha on dp_accounting's orders, written out there).
+
+  Cached: a mechanism equal field for field (a client checked twice, equal
+  clients, or one calibration shared by several methods) is computed once.
+  """
   orders = reference._ORDERS  # pylint: disable=protected-access
   rdp = reference._reference_rdp(  # pylint: disable=protected-access
       m.sampling_rate, m.noise_multiplier, m.steps, orders,

@@ -13,12 +13,13 @@
 # limitations under the License.
 """A dataset is one file in one registry (issue 61): the toy dataset below,
 declared and registered from this file alone, loads through each system's
-loader as its binary calls it, trains in the FedHDP, Robust-HDP and UDP-Alg
-drivers, runs in HDP-Bench by name, and is a value of a binary's --dataset;
-the registry and the loaders refuse what they cannot take in one line."""
+loader as its binary calls it, trains in the FedHDP and UDP-Alg drivers and
+in Robust-HDP's (through its binary), runs in HDP-Bench by name, and is a
+value of a binary's --dataset; the registry and the loaders refuse what they
+cannot take in one line."""
 
 import dataclasses
-import os
+import json
 from typing import Optional
 
 import numpy as np
@@ -95,21 +96,14 @@ def test_fedhdp_driver_trains_on_it(toy):
   assert 0.0 <= result['metrics']['acc_g'] <= 100.0
 
 
-def test_robust_hdp_driver_trains_on_it(toy):
-  from tff_hdp.robust_hdp import config  # pylint: disable=g-import-not-at-top
-  from tff_hdp.robust_hdp import training  # pylint: disable=g-import-not-at-top
-  # The call of run_robust_hdp.py's load_data (robust_hdp_flags).
+def test_robust_hdp_loader_splits_it(toy):
+  # The call of run_robust_hdp.py's load_data (robust_hdp_flags). Robust-HDP's
+  # driver trains on it in test_a_binary_takes_it_as_dataset's run.
   data = datasets.load_robust_hdp_data(
       toy, num_clients=4, data_dir=None, examples_per_client=None,
       shards_per_client=2, seed=0)
   # 200 images for 4 clients: 50 each (40 train / 10 test), 2 shards each.
   assert [len(y) for _, y in data.train] == [40] * 4
-  run = config.RobustHdpConfig(
-      algorithm='dpfedavg', epsilons=(2.0,) * 4, batch_sizes=(8,) * 4,
-      model='fc', rounds=2, eval_every=1, seed=1, mechanism_seed=1,
-      backend='direct')
-  result = training.train(run, data)
-  assert result['dataset'] == toy and len(result['history']) == 2
 
 
 def test_udp_driver_trains_on_it(toy):
@@ -147,10 +141,11 @@ def test_hdp_bench_runs_a_population_of_it_by_name(toy):
 
 def test_a_binary_takes_it_as_dataset(tmp_path):
   """run_robust_hdp.py in a process that registered the toy dataset first:
-  its --dataset takes the registry's names."""
+  its --dataset takes the registry's names, and Robust-HDP's driver trains
+  on it (DP-FedAvg, two rounds)."""
   script = binaries.script_path('run_robust_hdp.py')
   argv = [script, f'--dataset={NAME}', '--num_clients=4',
-          '--shards_per_client=2', '--model=fc', '--rounds=1',
+          '--shards_per_client=2', '--model=fc', '--rounds=2',
           '--eval_every=1', '--algorithm=dpfedavg', '--epsilons=2,2,2,2',
           '--batch_sizes=8,8,8,8', '--backend=direct', '--mechanism_seed=1',
           '--noprogress', f'--output_dir={tmp_path}']
@@ -161,7 +156,8 @@ def test_a_binary_takes_it_as_dataset(tmp_path):
           f'runpy.run_path({script!r}, run_name="__main__")\n')
   result = binaries.run_python(['-c', code])
   assert result.returncode == 0, result.stderr[-3000:]
-  assert os.path.exists(tmp_path / 'results.json')
+  (run,) = json.loads((tmp_path / 'results.json').read_text())['runs']
+  assert run['dataset'] == NAME and len(run['history']) == 2
 
 
 def test_the_loaders_refuse_a_name_they_cannot_load_in_one_line(toy):

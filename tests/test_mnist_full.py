@@ -105,14 +105,15 @@ def test_a_given_file_wins(tmp_path):
 
 
 def test_robust_hdp_runs_on_the_full_mnist_with_no_data_flag(tmp_path):
-  # run_fedhdp.py does too: the next test's runs. Four clients of two
-  # privacy choices: the whole MNIST is loaded all the same, and the run
-  # calibrates two noise multipliers, not twenty.
+  # run_fedhdp.py does too: the next test's runs. The whole MNIST is loaded
+  # all the same, for a private run about as small as the flags allow: one
+  # client of 10 images (one per default shard, 8 to train, one batch) for
+  # one round of DP-FedAvg, one noise multiplier to calibrate.
   result = binaries.run('run_robust_hdp.py', [
       '--dataset=mnist', '--rounds=1', '--backend=direct', '--noprogress',
-      f'--output_dir={tmp_path}', '--examples_per_client=100',
-      '--algorithm=robust_hdp', '--local_epochs=1', '--num_clients=4',
-      '--epsilons=1.5,3,1.5,3', '--batch_sizes=16,32,16,32'])
+      f'--output_dir={tmp_path}', '--examples_per_client=10',
+      '--algorithm=dpfedavg', '--local_epochs=1', '--num_clients=1',
+      '--epsilons=3', '--batch_sizes=8'])
   assert result.returncode == 0, result.stderr[-3000:]
   assert os.path.isfile(tmp_path / 'results.json')
 
@@ -123,7 +124,7 @@ def test_independent_draws_are_a_run_of_their_own(tmp_path):
   # MNIST with no data flag.
   common = ['--dataset=mnist', '--rounds=1', '--backend=direct',
             '--noprogress', f'--output_dir={tmp_path}', '--num_clients=40',
-            '--clients_per_round=20', '--local_epochs=1',
+            '--clients_per_round=2', '--local_epochs=1',
             '--algorithm=non_private']
   independent, default, counted, uncounted, mnist5k = (
       binaries.run_in_one_process('run_fedhdp.py', [

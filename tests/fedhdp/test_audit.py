@@ -292,7 +292,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, script, args,
 def test_audit_binary_prints_one_line_per_group(tmp_path):
   out = tmp_path / 'audit'
   result = binaries.run('audit_fedhdp.py', [
-      '--quick', '--num_clients=40', '--clients_per_round=20', '--rounds=4',
+      '--quick', '--num_clients=40', '--clients_per_round=20', '--rounds=2',
       '--noise_multiplier=1.0', '--canaries_per_group=10', '--noprogress',
       f'--output_dir={out}'])
   assert result.returncode == 0, result.stderr

@@ -16,7 +16,6 @@ data from results records, the figures drawn, a real run swept, bad flags."""
 
 import json
 import os
-import shutil
 
 import matplotlib
 import numpy as np
@@ -236,9 +235,10 @@ def test_figure2_claim_says_when_a_mechanism_seed_was_published():
 
 def test_sweeps_a_real_run_then_skips_it(tmp_path):
   # Two rules in one run's folder: Robust-HDP (Figure 4's) and the Oracle.
-  # (The sweep's 'all' is test_per_rule_gives_each_rule_its_own_folder's;
-  # every rule's run, tests/robust_hdp/test_process.py's.) The run is made
-  # with --runs_only (make demo's seeds), which draws nothing.
+  # (The sweep's 'all' and --per_rule's folders are
+  # test_per_rule_gives_each_rule_its_own_folder's; every rule's run,
+  # tests/robust_hdp/test_process.py's.) The run is made with --runs_only
+  # (make demo's seeds), which draws nothing.
   args = ['--figures=4', '--dataset=digits', f'--results_dir={tmp_path}',
           '--algorithms=robust_hdp,oracle', '--', '--model=fc', '--rounds=2',
           '--backend=direct', '--rpca_max_iterations=100',
@@ -265,27 +265,18 @@ def test_sweeps_a_real_run_then_skips_it(tmp_path):
   binaries.assert_usage_error(
       third, f'{run_dir} holds a run with mechanism_seed=None, this sweep '
       'asks for 0')
-
-
-def test_per_rule_runs_a_rule_in_its_own_folder_then_skips_it(tmp_path):
-  # A finished rule's results.json, copied in from elsewhere (another
-  # machine or session), is skipped: the sweep resumes rule by rule.
-  args = ['--figures=4', '--dataset=digits', f'--results_dir={tmp_path}',
-          '--per_rule', '--algorithms=dpfedavg', '--', '--model=fc',
-          '--rounds=1', '--backend=direct']
-  first = _run(args)
-  assert first.returncode == 0, first.stderr
-  sweep_dir = tmp_path / 'sweep_robust_hdp' / 'digits'
-  with open(sweep_dir / 'dist8_n20_seed0_dpfedavg' / 'results.json') as f:
-    records = json.load(f)['runs']
-  assert [r['config']['algorithm'] for r in records] == ['dpfedavg']
-  # Keep its results.json alone, as a tracked archive holds it.
-  for path in (sweep_dir / 'dist8_n20_seed0_dpfedavg').iterdir():
-    if path.name != 'results.json':
-      shutil.rmtree(path) if path.is_dir() else path.unlink()
-  second = _before_tensorflow(args)  # It starts no run.
-  assert second.returncode == 0, second.stderr
-  assert 'skip dist8_n20_seed0_dpfedavg: results exist' in second.stdout
+  # With --per_rule a finished rule's results.json, copied in alone from
+  # elsewhere (another machine or session, a tracked archive), is skipped:
+  # the sweep resumes rule by rule (a per-rule run goes through the same
+  # `run_one` as the run above, its rule as --algorithm).
+  rule_dir = run_dir.parent / 'dist8_n20_seed0_oracle'
+  rule_dir.mkdir()
+  (rule_dir / 'results.json').write_text(json.dumps({'runs': records[1:]}))
+  fourth = _before_tensorflow(args[:3] + ['--per_rule', '--runs_only',
+                                          '--algorithms=oracle'] + args[4:])
+  assert fourth.returncode == 0, fourth.stderr
+  assert 'skip dist8_n20_seed0_oracle: results exist' in fourth.stdout
+  assert os.listdir(rule_dir) == ['results.json']  # It started no run.
 
 
 @pytest.mark.parametrize('args,message', [

@@ -170,7 +170,7 @@ def test_audit_binary_prints_the_phi_line(tmp_path):
   # On digits (the FC target: a smaller phi than LeNet's for the canaries'
   # directions; what the binary prints is the same).
   result = binaries.run('audit_udp.py', [
-      '--dataset=digits', '--num_users=12', '--rounds=3', '--local_steps=2',
+      '--dataset=digits', '--num_users=12', '--rounds=2', '--local_steps=2',
       '--canaries=10', '--noprogress', f'--output_dir={out}'])
   assert result.returncode == 0, result.stderr
   line, = [l for l in result.stdout.splitlines() if l.startswith('group=')]
