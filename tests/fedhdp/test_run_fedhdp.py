@@ -26,8 +26,8 @@ import pytest
 from tests import binaries
 
 SCRIPT = binaries.script_path('run_fedhdp.py')
-TINY = ['--preset=digits', '--num_clients=40', '--clients_per_round=20',
-        '--noise_multiplier=1.0',
+TINY = ['--preset=digits', '--num_clients=40', '--clients_per_round=10',
+        '--noise_multiplier=1.0', '--clipped_count_stddev=2.0',
         '--local_epochs=1', '--eval_every=2', '--noprogress']
 
 
