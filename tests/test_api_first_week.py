@@ -179,6 +179,7 @@ def test_checkpoint_on_disk_resumes_as_the_uninterrupted_run(
   _train(tff_runtime, process, source, 2, resumed)
   a, b = (_load(m, process, source) for m in (whole, resumed))
   assert a.round_number == b.round_number == 2
+  assert process.round_num(a.state) == process.round_num(b.state) == 2
   assert a.data_iterator == b.data_iterator
   for x, y in zip(process.get_model_weights(a.state).trainable,
                   process.get_model_weights(b.state).trainable):
@@ -202,7 +203,8 @@ def test_select_k_says_why_it_takes_only_the_expected_cohort(system_process):
   with pytest.raises(ValueError) as error:
     iterator.select(4)
   message = _one_line(error)
-  assert 'select(k) takes k=None or 3, got 4' in message
+  assert ('draws Poisson cohorts at rate 0.5 (expected 3 of 6 clients); '
+          'select(k) takes k=None or 3, got 4') in message
   assert 'epsilon assumes Poisson sampling at that rate' in message
   assert 'the mechanism draws the cohort size' in message
 

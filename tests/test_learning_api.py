@@ -15,13 +15,12 @@
 
 A user's Keras model (through `functional_model_from_keras`) trains to the
 same weights as the package's own model; `ClientData` input is the
-package's data; the processes keep TFF's `LearningProcess` contract and run
-under `tff.learning.programs.train_model`; `process.epsilon` equals
+package's data; the processes keep TFF's `LearningProcess` contract (they
+run under `tff.learning.programs.train_model` in
+tests/test_api_first_week.py); `process.epsilon` equals
 `tff_hdp.privacy.accounting` called directly. UDP-Alg's are in
 tests/udp/test_learning_process.py.
 """
-
-import asyncio
 
 import numpy as np
 import pytest
@@ -167,15 +166,16 @@ def test_fedhdp_epsilon_is_the_accountants(tff_runtime):
   del tff_runtime
   process = _fedhdp(PACKAGE, privacy_levels=[0, 1, None, 0, 1, 0],
                     noise_multiplier=(0.25, 0.2))
+  # Two rounds: the epsilon of the rounds run, not of one round.
   state = process_contract.run_rounds(process, tff_hdp.fedhdp.build_data_source(
-      process, _client_data()), 3)
+      process, _client_data()), 2)
   epsilon = process.epsilon(state)
   z_effs = {g.name: g.effective_noise_multiplier for g in process.groups
             if g.is_private}
   assert set(epsilon) == {'private_1', 'private_2'}
   for name, z in z_effs.items():
     assert epsilon[name] == pytest.approx(
-        accounting.compute_epsilon(0.5, z, 3, 1e-4), rel=1e-12)
+        accounting.compute_epsilon(0.5, z, 2, 1e-4), rel=1e-12)
   assert process.privacy.level == 'client-level'
   # Reproducible (mechanism_seed=1): the accountant's epsilon, not a bound on
   # what the process released; with a secret key, a bound.
@@ -205,38 +205,6 @@ def test_robust_hdp_epsilon_is_each_clients_dp_sgd(tff_runtime):
   for i, c in enumerate(process.clients):
     assert full.get_epsilon(f'client_{i}', 1e-4) == pytest.approx(
         c.epsilon, rel=1e-3)
-
-
-@pytest.mark.parametrize('system', ['fedhdp', 'robust_hdp'])
-def test_train_model_runs_two_rounds(tff_runtime, system):
-  process = _build(system, PACKAGE)
-  source = _source(system, process, _client_data())
-  state_manager = user_code.MemoryState()
-  tff_runtime.install_local_cpp_context(asynchronous=True)
-  try:
-    asyncio.run(tff.learning.programs.train_model(
-        train_process=process, train_data_source=source,
-        train_per_round_clients=None if system == 'fedhdp' else NUM_CLIENTS,
-        train_total_rounds=2, program_state_manager=state_manager,
-        model_output_manager=tff.program.MemoryReleaseManager(),
-        train_metrics_manager=tff.program.MemoryReleaseManager(),
-        evaluation_manager=None, evaluation_periodicity=1))
-  finally:
-    tff_runtime.install_local_cpp_context()
-  final = state_manager.saved[max(state_manager.saved)]
-  assert max(state_manager.saved) == 2
-  assert process.round_num(final.state) == 2
-
-
-def test_poisson_source_refuses_a_fixed_cohort(tff_runtime):
-  del tff_runtime
-  process = _fedhdp(PACKAGE)
-  iterator = tff_hdp.fedhdp.build_data_source(process,
-                                               _client_data()).iterator()
-  with pytest.raises(ValueError, match=r'draws Poisson cohorts at rate 0.5 '
-                     r'\(expected 3 of 6 clients\); select\(k\) takes '
-                     r'k=None or 3, got 4'):
-    iterator.select(4)
 
 
 def test_a_model_with_another_loss_is_refused():

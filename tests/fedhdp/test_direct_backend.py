@@ -24,7 +24,9 @@ Ditto's personal step. The schedule is built to exercise what batching
 could get wrong: unequal client sizes (3..17 examples, so different step
 counts and partial last batches), cohorts of different sizes, a round where
 one privacy group has no client, personal models carried between rounds,
-learning-rate decay and noise on.
+learning-rate decay and noise on. The driver's run on each backend (Poisson
+cohorts, the personal-model store) is tests/test_round_conformance.py's, to
+1e-5 too.
 """
 
 import collections
@@ -34,18 +36,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tff_hdp import datasets
 from tff_hdp.fedhdp import algorithm_registry
 from tff_hdp.fedhdp import algorithms
 from tff_hdp.fedhdp import batched_models
-from tff_hdp.fedhdp import config
 from tff_hdp.fedhdp import executors
 from tff_hdp.fedhdp import hdp_factory
 from tff_hdp import models
 from tff_hdp import templates
 from tff_hdp.fedhdp import privacy_groups as pg
 from tff_hdp.fedhdp import tff_backend
-from tff_hdp.fedhdp import training
 from tff_hdp.fedhdp import direct_backend
 from tff_hdp.privacy import mechanism_key
 
@@ -380,31 +379,3 @@ def test_validation_messages():
         spec, spec.init(0), factory,
         dataclasses.replace(settings, local_epochs=0))
 
-
-TINY = config.FedHdpConfig(
-    model='fc', rounds=3, clients_per_round=8, sampling_rate=0.2,
-    local_epochs=2, batch_size=5, learning_rate=0.1,
-    personal_learning_rate=0.1, initial_clip=0.5, noise_multiplier=1.0,
-    clipped_count_stddev=1.0, optout_fraction=0.25, eval_every=1,
-    lambda_p=0.1, lambda_np=0.1, seed=1, mechanism_seed=1,
-    poisson_sampling=True)
-
-
-def test_training_with_direct_backend_matches_tff(tff_runtime):
-  """The driver end to end: Poisson cohorts, the personal-model store."""
-  del tff_runtime
-  data = datasets.load_fedhdp_data('digits', num_clients=40, seed=0)
-  results = [training.train(dataclasses.replace(TINY, backend=b), data)
-             for b in ('tff', 'direct')]
-  (ref, direct) = results
-  assert direct['config']['backend'] == 'direct'
-  for h_ref, h_direct in zip(ref['history'], direct['history']):
-    assert list(h_ref) == list(h_direct)
-    for key in h_ref:
-      assert h_direct[key] == pytest.approx(h_ref[key], abs=TOLERANCE), key
-  for key, value in ref['metrics'].items():
-    if value is None:
-      assert direct['metrics'][key] is None, key
-    else:
-      assert direct['metrics'][key] == pytest.approx(value, abs=TOLERANCE), key
-  assert direct['epsilon'] == ref['epsilon']

@@ -45,7 +45,9 @@ def _config(algorithm, **kw):
   return config_lib.RobustHdpConfig(algorithm=algorithm, **defaults)
 
 
-@pytest.mark.parametrize('algorithm', ['robust_hdp', 'weiavg'])
+# Robust-HDP's own rule over two workers is tests/test_round_conformance.py's
+# (to these tolerances); here a fixed-weight rule's.
+@pytest.mark.parametrize('algorithm', ['weiavg'])
 def test_two_workers_equal_one_machine(tff_runtime, two_workers, data,
                                       algorithm):
   """5 clients cut 3 + 2: the same updates, weights, sigma^2 and model."""

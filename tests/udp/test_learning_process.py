@@ -202,11 +202,12 @@ def test_epsilon_is_the_accountants(tff_runtime):
   assert not process.privacy.is_bound
   assert 'mechanism_seed=1' in process.privacy.not_bound_because
   assert process.epsilon(process.initialize()) == {'users': 0.0}
+  # Two rounds: the epsilon of the rounds run, not of one round.
   state = process_contract.run_rounds(process, process_lib.build_data_source(
-      process, _client_data(), mechanism_seed=1), 3)
-  assert process.round_num(state) == 3
+      process, _client_data(), mechanism_seed=1), 2)
+  assert process.round_num(state) == 2
   assert process.epsilon(state) == {
-      'users': pytest.approx(accounting.compute_epsilon(0.5, 1.0, 3, 1e-5),
+      'users': pytest.approx(accounting.compute_epsilon(0.5, 1.0, 2, 1e-5),
                              rel=1e-12)}
   pld = _build(accountant='pld')
   assert pld.privacy.ledger(3).get_epsilon('users', 1e-5, 'pld') == (

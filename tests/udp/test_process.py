@@ -12,7 +12,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 """UDP-Alg's learning process in the driver (backend 'tff'): the same
-rounds as the direct path."""
+rounds as the direct path, for the variants without an executor case
+(noiseless, pFedHN). UDP-Alg's own rounds, an empty one included, are
+compared on every backend by tests/test_round_executors.py (a round) and
+tests/test_round_conformance.py (the driver's run)."""
 
 import dataclasses
 
@@ -26,25 +29,11 @@ from tff_hdp.udp import training
 TINY = dataclasses.replace(conftest.TINY, eval_every=1)
 
 
-@pytest.mark.parametrize('algorithm', ['udp', 'noiseless', 'pfedhn'])
+@pytest.mark.parametrize('algorithm', ['noiseless', 'pfedhn'])
 def test_tff_process_runs_the_direct_rounds(tff_runtime, data, algorithm):
   del tff_runtime
   run = dataclasses.replace(TINY, algorithm=algorithm)
   direct = training.train(run, data)
-  on_tff = training.train(dataclasses.replace(run, backend='tff'), data)
-  _assert_same_run(on_tff, direct)
-
-
-def test_tff_process_runs_an_empty_round_as_the_direct_one(tff_runtime,
-                                                           data):
-  del tff_runtime
-  # Mechanism seed 9 at q = 0.1 samples nobody in round 3 of 3 (checked
-  # below): the process releases the noised empty estimator, as the direct
-  # round does.
-  run = dataclasses.replace(TINY, sampling_rate=0.1, mechanism_seed=9)
-  direct = training.train(run, data)
-  assert [len(conftest.sampled_users(run, data.num_clients, t))
-          for t in range(3)] == [2, 1, 0]
   on_tff = training.train(dataclasses.replace(run, backend='tff'), data)
   _assert_same_run(on_tff, direct)
 

@@ -39,7 +39,8 @@ is sampled needs no worker and takes the direct round's empty step.
 
 The round equals one machine's up to float summation order (the sum over
 users is regrouped by worker, and each part's models are generated in their
-own batch), and the noise draw is the same (tests/udp/test_distributed.py).
+own batch), and the noise draw is the same (tests/test_round_executors.py:
+a cohort cut over both workers, noise on, the direct round's to 1e-6).
 A part is one CLIENTS value rather than one per user so that its users share
 the hypernetwork's matmuls, as on one machine (one per user, measured:
 docs/performance.md, "Beyond one machine"). Trust: a worker sees its users'
