@@ -97,24 +97,27 @@ def two_workers(tff_context):
 
 
 # The files of a few long end-to-end tests, longest first (seconds of a
-# file run alone on a 2-core machine, after issue 64's cuts). Under `make
-# test` (pytest-xdist, --dist=loadfile) xdist hands out files by their
-# number of tests, most first, so these would come last and one worker would
-# run them while the other idles; started first, the many short files fill
-# the end and the two workers finish together. A scheduling hint only: a
-# file that is no longer long, or no longer exists, costs nothing.
+# file's tests and their number, from a quiet `.ci/run` at 4f9a4d2 on the
+# 2-core Intel Xeon, matmul peak 186.5 GFLOP/s). Under `make test`
+# (pytest-xdist, --dist=loadfile) xdist hands out files by their number of
+# tests, most first, so these would come last and one worker would run them
+# while the other idles; started first, the many short files fill the end
+# and the two workers finish together. A scheduling hint only: a file that
+# is no longer long, or no longer exists, costs nothing.
 LONG_FILES_FIRST = (
-    'tests/test_round_conformance.py',  # 78 s, 12 tests
-    'tests/test_secret_randomness.py',  # 62 s, 4 tests
-    'tests/test_tutorial.py',  # 43 s, 1 test
-    'tests/fedhdp/test_sweep_fedhdp.py',  # 37-53 s, 1 test
-    'tests/test_distributed_binaries.py',  # 40 s, 8 tests
-    'tests/test_empty_cohorts.py',  # 35-54 s, 9 tests
-    'tests/udp/test_distributed.py',  # 30 s, 4 tests
-    'tests/test_round_executors.py',  # 30-40 s, 6 tests
-    'tests/test_mnist_full.py',  # 28 s, 9 tests
-    'tests/robust_hdp/test_distributed.py',  # 25 s, 4 tests
-    'tests/test_bench_parallel.py',  # 15 s, 2 tests
+    'tests/test_round_conformance.py',  # 47 s, 12 tests
+    'tests/test_secret_randomness.py',  # 44 s, 4 tests
+    'tests/test_tutorial.py',  # 39 s, 1 test
+    'tests/test_api_first_week.py',  # 37 s, 14 tests
+    'tests/fedhdp/test_sweep_fedhdp.py',  # 34 s, 1 test
+    'tests/test_empty_cohorts.py',  # 25 s, 9 tests
+    'tests/test_distributed_binaries.py',  # 25 s, 8 tests
+    'tests/test_algorithm_objects.py',  # 23 s, 8 tests
+    'tests/test_round_executors.py',  # 22 s, 6 tests
+    'tests/test_mnist_full.py',  # 19 s, 9 tests
+    'tests/robust_hdp/test_distributed.py',  # 13 s, 3 tests
+    'tests/test_api_evaluation.py',  # 11 s, 4 tests
+    'tests/test_bench_parallel.py',  # 9 s, 3 tests
 )
 
 
