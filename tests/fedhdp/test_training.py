@@ -41,11 +41,14 @@ def data():
   return datasets.load_fedhdp_data('digits', num_clients=40, seed=0)
 
 
-@pytest.mark.parametrize('ditto', [True, False])
-@pytest.mark.parametrize('algorithm,ratio', [('non_private', 1.0),
-                                             ('dp_fedavg', 1.0),
-                                             ('hdp_fedavg', 1.0),
-                                             ('fedhdp', 0.1)])
+# Every algorithm with Ditto, and without it once: what a run without Ditto
+# reports (no local columns, no personal models) does not depend on the
+# algorithm, whose groups the runs with Ditto check.
+@pytest.mark.parametrize('algorithm,ratio,ditto', [('non_private', 1.0, True),
+                                                   ('dp_fedavg', 1.0, True),
+                                                   ('hdp_fedavg', 1.0, True),
+                                                   ('fedhdp', 0.1, True),
+                                                   ('dp_fedavg', 1.0, False)])
 def test_each_algorithm_runs(data, algorithm, ratio, ditto):
   run = dataclasses.replace(TINY, algorithm=algorithm, ratio=ratio,
                             ditto=ditto)

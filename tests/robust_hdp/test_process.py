@@ -97,7 +97,14 @@ def _fixed_weights(name, **side):
       rule_lib.SideInformation(**side)))
 
 
-@pytest.mark.parametrize('algorithm', rule_registry.names())
+# The fixed-weight rules run the same server and clients on both backends
+# (`FixedWeightRule.weights`): they differ only in their numpy weights and
+# calibration epsilons, checked by hand in
+# test_aggregation_rules.test_fixed_weights_by_hand, so weiavg stands for
+# dpfedavg, min_epsilon and oracle here.
+@pytest.mark.parametrize('algorithm', [
+    n for n in rule_registry.names()
+    if n not in ('dpfedavg', 'min_epsilon', 'oracle')])
 def test_tff_and_direct_agree_for_every_rule(tff_runtime, data, algorithm):
   del tff_runtime
   tff_record = training.train(_config(algorithm, 'tff'), data)

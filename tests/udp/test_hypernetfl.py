@@ -92,11 +92,13 @@ def test_vjp_against_finite_differences():
     assert float(v_grad[0, j]) == pytest.approx(numeric, rel=1e-6)
 
 
+# `local_deltas` has no branch per model: LeNet is checked on grey,
+# non-square images (`models._images` adds their channel axis, and VALID
+# convolutions of unequal sides), which reach all an RGB LeNet would.
 @pytest.mark.parametrize('target', [
     models.fc_model((4, 4), num_classes=3, hidden=5),
-    models.lenet_model((16, 16, 3), num_classes=3),
     models.lenet_model((17, 18), num_classes=3),
-], ids=['fc', 'lenet_rgb', 'lenet_gray'])
+], ids=['fc', 'lenet_gray'])
 def test_local_deltas_are_k_sgd_steps_per_user(target):
   rng = np.random.default_rng(2)
   thetas = [np.stack(w) for w in zip(target.init(1), target.init(2))]
@@ -153,8 +155,10 @@ def test_clipping_and_weighted_estimator_by_hand():
                                rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize('target', ['fc', 'lenet'])
-@pytest.mark.parametrize('clip_and_noise', [True, False])
+# Without clipping (Noiseless) only the scale differs, s_u = w_u, the same
+# for any net: checked on fc; LeNet's heads are checked clipped.
+@pytest.mark.parametrize('clip_and_noise,target', [
+    (True, 'fc'), (False, 'fc'), (True, 'lenet')])
 def test_cohort_gradient_equals_per_user_vjps_clipped(target, clip_and_noise):
   # The heads' ghost norms and matmul sum against every user's own VJP from
   # tf.vectorized_map, clipped by TF Privacy's record clip; user 4's Delta is
