@@ -35,6 +35,9 @@ import shutil
 import pytest
 
 from tests import backends
+from tests.robust_hdp import test_distributed as robust_hdp_distributed
+from tests.udp import conftest as udp_conftest
+from tests.udp import test_distributed as udp_distributed
 from tff_hdp import datasets
 from tff_hdp.data import federated_data
 
@@ -147,31 +150,18 @@ TOLERANCE = {'fedhdp': dict(abs=1e-5), 'robust_hdp': dict(rel=1e-3, abs=1e-4),
 def _assert_two_workers_are_one_machine(system, one, two, config, data):
   """`two`, the run over two workers, is `one`, TFF's on one machine.
 
-  Robust-HDP: its 5 clients cut 3 + 2, their rows concatenated, not summed:
-  the server step sees one machine's M bit for bit (RPCA's float64 sums may
-  be regrouped by TFF's graph optimiser, as between the process and the
-  direct runner). UDP-Alg: a cohort of several users cut over both
-  workers, its noise added once, after the merge.
+  Robust-HDP: its 5 clients cut 3 + 2. UDP-Alg: a cohort of several users
+  cut over both workers, its noise added once, after the merge. Each to its
+  system's tests/<system>/test_distributed.py's `assert_same_run`.
   """
   if system == 'robust_hdp':
-    for a, b in zip(one['history'], two['history']):
-      np.testing.assert_allclose(a['weights'], b['weights'], rtol=1e-6)
-      np.testing.assert_allclose(a['sigma_hat2'], b['sigma_hat2'], rtol=1e-6)
-      assert a['accuracy'] == pytest.approx(b['accuracy'], abs=1e-9)
-    assert one['clients'] == two['clients']  # z_i, b_i, the same epsilons.
-    np.testing.assert_allclose(one['metrics']['client_accuracy'],
-                               two['metrics']['client_accuracy'], atol=1e-9)
+    robust_hdp_distributed.assert_same_run(one, two)
   elif system == 'udp':
-    from tests.udp import conftest  # pylint: disable=g-import-not-at-top
-    sizes = [len(conftest.sampled_users(config, data.num_clients, t))
+    sizes = [len(udp_conftest.sampled_users(config, data.num_clients, t))
              for t in range(ROUNDS)]
     # A cohort cut over both workers; and an empty one (the docstring's).
     assert max(sizes) >= 2 and min(sizes) == 0, sizes
-    assert one['epsilon'] == two['epsilon']
-    _close(one['history'], two['history'], 'udp two workers',
-           TOLERANCE['udp'])
-    np.testing.assert_allclose(one['metrics']['user_accuracy'],
-                               two['metrics']['user_accuracy'], atol=1e-3)
+    udp_distributed.assert_same_run(one, two)
 
 
 @pytest.mark.parametrize('system', SYSTEMS)

@@ -45,8 +45,24 @@ def _config(algorithm, **kw):
   return config_lib.RobustHdpConfig(algorithm=algorithm, **defaults)
 
 
+def assert_same_run(one, two):
+  """`two`, a run over two workers, is `one`, the same run on one machine.
+
+  The clients' rows are concatenated, not summed: the server step sees one
+  machine's M bit for bit (RPCA's float64 sums may be regrouped by TFF's
+  graph optimiser, as between the process and the direct runner).
+  """
+  for a, b in zip(one['history'], two['history']):
+    np.testing.assert_allclose(a['weights'], b['weights'], rtol=1e-6)
+    np.testing.assert_allclose(a['sigma_hat2'], b['sigma_hat2'], rtol=1e-6)
+    assert a['accuracy'] == pytest.approx(b['accuracy'], abs=1e-9)
+  assert one['clients'] == two['clients']  # z_i, b_i, the same epsilons.
+  np.testing.assert_allclose(one['metrics']['client_accuracy'],
+                             two['metrics']['client_accuracy'], atol=1e-9)
+
+
 # Robust-HDP's own rule over two workers is tests/test_round_conformance.py's
-# (to these tolerances); here a fixed-weight rule's.
+# (`assert_same_run`); here a fixed-weight rule's.
 @pytest.mark.parametrize('algorithm', ['weiavg'])
 def test_two_workers_equal_one_machine(tff_runtime, two_workers, data,
                                       algorithm):
@@ -57,16 +73,7 @@ def test_two_workers_equal_one_machine(tff_runtime, two_workers, data,
   two = training.train(_config(algorithm, tff_workers=addresses), data)
   assert two['config']['tff_workers'] == list(addresses) or (
       two['config']['tff_workers'] == addresses)
-  for a, b in zip(one['history'], two['history']):
-    # The rows are concatenated, not summed: the server step sees one
-    # machine's M bit for bit (RPCA's float64 sums may be regrouped by TFF's
-    # graph optimiser, as between the process and the direct runner).
-    np.testing.assert_allclose(a['weights'], b['weights'], rtol=1e-6)
-    np.testing.assert_allclose(a['sigma_hat2'], b['sigma_hat2'], rtol=1e-6)
-    assert a['accuracy'] == pytest.approx(b['accuracy'], abs=1e-9)
-  assert one['clients'] == two['clients']  # z_i, b_i, the same epsilons.
-  np.testing.assert_allclose(one['metrics']['client_accuracy'],
-                             two['metrics']['client_accuracy'], atol=1e-9)
+  assert_same_run(one, two)
 
 
 class _KillAfter:

@@ -34,7 +34,8 @@ from tff_hdp.udp import training
 TINY = dataclasses.replace(conftest.TINY, eval_every=1, backend='tff')
 
 
-def _assert_same_run(a, b):
+def assert_same_run(a, b):
+  """`b`, a run over two workers, is `a`, the same run on one machine."""
   assert a['epsilon'] == b['epsilon']
   assert len(a['history']) == len(b['history'])
   for x, y in zip(a['history'], b['history']):
@@ -54,4 +55,4 @@ def test_two_workers_equal_one_machine(tff_runtime, two_workers, data,
   one = training.train(run, data)
   two = training.train(dataclasses.replace(
       run, tff_workers=tuple(distributed.local_addresses(two_workers))), data)
-  _assert_same_run(one, two)
+  assert_same_run(one, two)
