@@ -32,6 +32,19 @@ os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '1')
 import pytest  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
+def poisson_cohort(mechanism_seed: int, num_clients: int, rate: float,
+                   round_num: int):
+  """The Poisson cohort (client ids) a driver draws in round `round_num` of
+  a run under `mechanism_seed`, recomputed as the drivers draw it: the
+  drivers publish no count."""
+  from tff_hdp.data import sampling  # pylint: disable=g-import-not-at-top
+  from tff_hdp.privacy import mechanism_key  # pylint: disable=g-import-not-at-top
+  key = mechanism_key.cohort_key(mechanism_key.new_key(mechanism_seed))
+  return sampling.sample_cohort(num_clients, 1,
+                                mechanism_key.round_rng(key, round_num),
+                                poisson=True, sampling_rate=rate)
+
+
 def worker_children(parent: Optional[int] = None) -> list[int]:
   """Pids of live (not zombie) `worker_binary` processes whose parent is
   `parent` (default: this process)."""

@@ -19,9 +19,8 @@ import portpicker
 import pytest
 
 from tests import binaries
+from tests import conftest
 from tff_hdp import distributed
-from tff_hdp.data import sampling
-from tff_hdp.privacy import mechanism_key
 
 # One short run of each system, on the TFF backend: one round, whose cohort
 # reaches both workers (Robust-HDP's is every client; FedHDP's and
@@ -45,14 +44,6 @@ RUNS = {
 FIRST_COHORT = {'run_fedhdp.py': (10, 0.3), 'run_udp.py': (12, 0.2)}
 
 
-def _first_cohort(num_clients, rate):
-  """Round 1's Poisson cohort under mechanism seed 0, as a driver draws it."""
-  key = mechanism_key.cohort_key(mechanism_key.new_key(0))
-  return sampling.sample_cohort(num_clients, 1,
-                                mechanism_key.round_rng(key, 0),
-                                poisson=True, sampling_rate=rate)
-
-
 def _run(script, args):
   return binaries.run(script, [*args, '--noprogress'])
 
@@ -74,7 +65,7 @@ def test_binary_runs_on_two_workers(tmp_path, two_workers, script):
   assert run['config']['tff_workers'] == addresses
   assert len(run['history']) == 1
   if script in FIRST_COHORT:  # Cut over both workers.
-    assert len(_first_cohort(*FIRST_COHORT[script])) >= 2
+    assert len(conftest.poisson_cohort(0, *FIRST_COHORT[script], 0)) >= 2
 
 
 @pytest.mark.parametrize('script', sorted(RUNS))

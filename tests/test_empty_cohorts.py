@@ -35,11 +35,11 @@ import numpy as np
 import pytest
 
 from tests import backends
+from tests import conftest
 from tff_hdp import datasets
 from tff_hdp import distributed
 from tff_hdp import round_loop
 from tff_hdp import templates
-from tff_hdp.data import sampling
 from tff_hdp.privacy import mechanism_key
 from tff_hdp.robust_hdp import executors as robust_executors
 
@@ -49,10 +49,7 @@ MECHANISM_SEED = 5
 
 def _cohorts(num_clients, rate, rounds):
   """The Poisson cohorts the runs draw, recomputed from the seed."""
-  key = mechanism_key.cohort_key(mechanism_key.new_key(MECHANISM_SEED))
-  return [sampling.sample_cohort(num_clients, 1,
-                                 mechanism_key.round_rng(key, t),
-                                 poisson=True, sampling_rate=rate)
+  return [conftest.poisson_cohort(MECHANISM_SEED, num_clients, rate, t)
           for t in range(rounds)]
 
 

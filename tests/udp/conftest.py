@@ -15,9 +15,8 @@
 
 import pytest
 
+from tests import conftest as shared
 from tff_hdp import datasets
-from tff_hdp.data import sampling
-from tff_hdp.privacy import mechanism_key
 from tff_hdp.udp import config
 
 # A run of seconds: 3 rounds, 2 local steps, the FC NN target.
@@ -31,11 +30,8 @@ TINY = config.UdpConfig(target='fc', rounds=3, sampling_rate=0.3, clip=0.1,
 def sampled_users(run: config.UdpConfig, num_users: int, round_num: int):
   """The users round `round_num` of a reproducible run samples, recomputed
   from its mechanism seed (the driver publishes no count)."""
-  rng = mechanism_key.round_rng(
-      mechanism_key.cohort_key(mechanism_key.new_key(run.mechanism_seed)),
-      round_num)
-  return sampling.sample_cohort(num_users, 1, rng, poisson=True,
-                                sampling_rate=run.sampling_rate)
+  return shared.poisson_cohort(run.mechanism_seed, num_users,
+                               run.sampling_rate, round_num)
 
 
 @pytest.fixture(scope='session')
