@@ -20,7 +20,9 @@ every client of the round at once, each the median of five timings of five
 calls, beside the step's own time in the speed benchmark.
 """
 
+import collections
 import math
+import statistics
 
 import fedhdp_rounds
 # benchmarks/timing.py: Python searches a script's own folder first.
@@ -101,6 +103,87 @@ def matmul_ceiling(tf, spec, num_clients: int, batches) -> dict[int, tuple]:
     out[b] = (_median_seconds(forward, (x, w)),
               _median_seconds(gradient, (x, dz)))
   return out
+
+
+# The layer's two matmuls in the form the direct backend runs them
+# (`batched_models._input_layer`: the gradient reads a pre-transposed x) and
+# in other forms, per model: {name: (models, forward, weight gradient)},
+# each a function of (x [k, b, d], x^T [k, d, b], weights, dz) in its
+# form's layout. 'side by side': the global and personal models' columns as
+# one [d, 2h] matrix (Ditto trains both on the same batch: one matmul for
+# the two, its time halved); 'transposed': W1 kept as [h, d]; 'xla': the
+# form as run, compiled by XLA.
+_LAYOUTS = {
+    'as run': (1, lambda tf, x, xt, w, dz: tf.matmul(x, w),
+               lambda tf, x, xt, w, dz: tf.matmul(xt, dz)),
+    'side by side': (2, lambda tf, x, xt, w, dz: tf.matmul(x, w),
+                     lambda tf, x, xt, w, dz: tf.matmul(xt, dz)),
+    'transposed': (1, lambda tf, x, xt, w, dz: tf.matmul(x, w, adjoint_b=True),
+                   lambda tf, x, xt, w, dz: tf.matmul(dz, x, adjoint_a=True)),
+    'xla': (1, lambda tf, x, xt, w, dz: tf.matmul(x, w),
+            lambda tf, x, xt, w, dz: tf.matmul(xt, dz)),
+}
+
+
+def _in_turn(steps, repeats: int, calls: int = 3) -> dict:
+  """{name: median seconds per call} of each `steps[name] = (fn, args)`:
+  per repetition, `calls` calls of each in turn (as `timing.time_in_turn`,
+  whose one call a step would be mostly dispatch for a matmul this small),
+  so that the machine's changes of speed move them alike."""
+  times = collections.defaultdict(list)
+  for fn, args in steps.values():
+    fn(*args).numpy()
+  for _ in range(repeats):
+    for name, (fn, args) in steps.items():
+      with timing.Clock() as c:
+        for _ in range(calls):
+          out = fn(*args)
+        out.numpy()
+      times[name].append(c.wall / calls)
+  return {name: statistics.median(t) for name, t in times.items()}
+
+
+def other_layouts(tf, spec, num_clients: int, batches,
+                  repeats: int = 40) -> dict[str, dict[int, tuple]]:
+  """{form: {b: (forward s, weight-gradient s) per model}} of `_LAYOUTS`:
+  the layer's two matmuls for `num_clients` stacked clients at batch b, the
+  forms timed in turn (`_in_turn`)."""
+  d, h = spec.shapes[0]
+  out = {name: {} for name in _LAYOUTS}
+  for b in batches:
+    x = tf.random.stateless_normal([num_clients, b, d], seed=[2, 2])
+    xt = tf.transpose(x, [0, 2, 1])
+    steps = {}
+    for name, (models, forward, gradient) in _LAYOUTS.items():
+      shape = ([num_clients, h, d] if name == 'transposed'
+               else [num_clients, d, models * h])
+      w = tf.random.stateless_normal(shape, seed=[2, 1])
+      dz = tf.random.stateless_normal([num_clients, b, models * h],
+                                      seed=[2, 3])
+      for part, fn in (('forward', forward), ('gradient', gradient)):
+        steps[name, part] = (
+            tf.function(lambda *a, fn=fn: fn(tf, *a),
+                        jit_compile=name == 'xla'), (x, xt, w, dz))
+    seconds = _in_turn(steps, repeats)
+    for name, (models, _, _) in _LAYOUTS.items():
+      out[name][b] = (seconds[name, 'forward'] / models,
+                      seconds[name, 'gradient'] / models)
+  return out
+
+
+def print_layouts(layouts):
+  """Each form of `other_layouts` but the first: its per-model milliseconds
+  and their ratio to the first's (the form as run), from the same run."""
+  (first, as_run), *others = layouts.items()
+  cells = '; '.join(f'batch {b}: x @ W1 {f * 1e3:.2f}, x^T dz {g * 1e3:.2f}'
+                    for b, (f, g) in as_run.items())
+  print(f'# the same matmuls timed in turn, ms per model: {first}: {cells}')
+  for name, by_batch in others:
+    cells = '; '.join(
+        f'batch {b}: x @ W1 {f * 1e3:.2f} ({f / as_run[b][0]:.2f}), '
+        f'x^T dz {g * 1e3:.2f} ({g / as_run[b][1]:.2f})'
+        for b, (f, g) in by_batch.items())
+    print(f'#   {name} (ratio to {first}): {cells}')
 
 
 def ceiling_seconds(ceiling, batch_counts, models: int) -> float:

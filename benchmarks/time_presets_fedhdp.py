@@ -50,7 +50,10 @@ forward x @ W1 and weight gradient x^T dz, timed alone in the same run at
 each batch size of a client's epoch (non-IID MNIST: 20 and the last 7). A
 round running only them, for both models Ditto trains, would take their
 summed time; its fraction of the peak, on the same FLOP count as the rows,
-is the most the row could reach if every other pass were free.
+is the most the row could reach if every other pass were free. The same
+matmuls are then timed in turn in the form the backend runs and in others
+(`fedhdp_fc_step_profile.other_layouts`: the two models' columns side by
+side, W1 transposed, XLA), each against the form as run.
 
 `--ditto_updates=fused,ops` times the direct backend twice in the same run:
 with Ditto's personal step fused by XLA (`direct_backend.
@@ -314,6 +317,9 @@ def main(argv):
         ceilings.append((name, (spec, preset, round_flops, counts,
                                 fedhdp_fc_step_profile.matmul_ceiling(
                                     tf, spec, preset.clients_per_round,
+                                    counts),
+                                fedhdp_fc_step_profile.other_layouts(
+                                    tf, spec, preset.clients_per_round,
                                     counts))))
   peaks.append(timing.matmul_peak(tf)[0])
   # Every row against the run's best peak, timed before each row and after
@@ -324,9 +330,11 @@ def main(argv):
     client_cells = _client_work(spec, times[1], max(peaks))
     print(_row(name, preset, variant, times,
                (round_flops, max(peaks), rows, client_cells)))
-  for name, (spec, preset, round_flops, counts, ceiling) in ceilings:
+  for name, (spec, preset, round_flops, counts, ceiling,
+             layouts) in ceilings:
     fedhdp_fc_step_profile.print_ceiling(ceiling, preset.clients_per_round,
                                          spec, max(peaks))
+    fedhdp_fc_step_profile.print_layouts(layouts)
     seconds = fedhdp_fc_step_profile.ceiling_seconds(ceiling, counts, 2)
     print(f'# {name}: a round of only these matmuls (both models, '
           f'{sum(counts.values())} steps a client) would take '

@@ -44,3 +44,26 @@ def test_it_times_layer_one_at_each_batch_size():
                                                   batches=(5, 3))
   assert list(ceiling) == [5, 3]
   assert all(len(v) == 2 and all(s > 0 for s in v) for v in ceiling.values())
+
+
+def test_it_times_the_forms_in_turn_per_model_against_the_form_as_run(
+    capsys):
+  tf = pytest.importorskip('tensorflow')
+  spec = models.fc_model()
+  layouts = fedhdp_fc_step_profile.other_layouts(tf, spec, num_clients=2,
+                                                 batches=(5, 3), repeats=2)
+  assert list(layouts) == ['as run', 'side by side', 'transposed', 'xla']
+  for by_batch in layouts.values():
+    assert list(by_batch) == [5, 3]
+    assert all(len(v) == 2 and all(s > 0 for s in v)
+               for v in by_batch.values())
+  # Each other form's ratio is its milliseconds over the form as run's.
+  fedhdp_fc_step_profile.print_layouts({
+      'as run': {5: (0.002, 0.004), 3: (0.001, 0.002)},
+      'transposed': {5: (0.001, 0.006), 3: (0.001, 0.001)}})
+  lines = capsys.readouterr().out.splitlines()
+  assert lines == [
+      '# the same matmuls timed in turn, ms per model: as run: batch 5: '
+      'x @ W1 2.00, x^T dz 4.00; batch 3: x @ W1 1.00, x^T dz 2.00',
+      '#   transposed (ratio to as run): batch 5: x @ W1 1.00 (0.50), '
+      'x^T dz 6.00 (1.50); batch 3: x @ W1 1.00 (1.00), x^T dz 1.00 (0.50)']
