@@ -144,6 +144,10 @@ EXCEPTIONS = {
                  'property of the machine, not of a run',
     },
     'paper003_full_scale.md': {
+        '215.1': 'the matmul peak of performance_robust_hdp.md\'s first '
+                 'benchmark run (a property of the machine, not of a run), '
+                 'which the page quotes beside its projection',
+        '215.3': 'the same page\'s second run\'s peak',
         '53.7': 'WeiAvg at 250 images a client, 3 seeds, 40 rounds: '
                 'paper003.md\'s table, from runs not kept (the text says so)',
         '43.1': 'DPFedAvg, the same table of paper003.md',
