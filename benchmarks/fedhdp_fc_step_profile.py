@@ -18,6 +18,11 @@ the forward matmul x @ W1, the weight gradient x^T dz (as TensorFlow takes
 it, and with x^T pre-transposed) and the memory-bound update W1 - dW1, for
 every client of the round at once, each the median of five timings of five
 calls, beside the step's own time in the speed benchmark.
+
+`time_presets_fedhdp.py` takes two more from here: `matmul_ceiling` (the
+first layer's forward and weight gradient at a round's batch sizes, the
+ceiling of a row's fraction of the peak) and `other_layouts` (the same two
+matmuls in other forms, timed in turn against the form the backend runs).
 """
 
 import collections
