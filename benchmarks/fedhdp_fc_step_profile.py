@@ -25,9 +25,7 @@ ceiling of a row's fraction of the peak) and `other_layouts` (the same two
 matmuls in other forms, timed in turn against the form the backend runs).
 """
 
-import collections
 import math
-import statistics
 
 import fedhdp_rounds
 # benchmarks/timing.py: Python searches a script's own folder first.
@@ -130,29 +128,12 @@ _LAYOUTS = {
 }
 
 
-def _in_turn(steps, repeats: int, calls: int = 3) -> dict:
-  """{name: median seconds per call} of each `steps[name] = (fn, args)`:
-  per repetition, `calls` calls of each in turn (as `timing.time_in_turn`,
-  whose one call a step would be mostly dispatch for a matmul this small),
-  so that the machine's changes of speed move them alike."""
-  times = collections.defaultdict(list)
-  for fn, args in steps.values():
-    fn(*args).numpy()
-  for _ in range(repeats):
-    for name, (fn, args) in steps.items():
-      with timing.Clock() as c:
-        for _ in range(calls):
-          out = fn(*args)
-        out.numpy()
-      times[name].append(c.wall / calls)
-  return {name: statistics.median(t) for name, t in times.items()}
-
-
 def other_layouts(tf, spec, num_clients: int, batches,
                   repeats: int = 40) -> dict[str, dict[int, tuple]]:
   """{form: {b: (forward s, weight-gradient s) per model}} of `_LAYOUTS`:
   the layer's two matmuls for `num_clients` stacked clients at batch b, the
-  forms timed in turn (`_in_turn`)."""
+  forms timed in turn (`timing.time_in_turn`, three calls of each per
+  repetition: one such matmul is a few milliseconds)."""
   d, h = spec.shapes[0]
   out = {name: {} for name in _LAYOUTS}
   for b in batches:
@@ -169,7 +150,7 @@ def other_layouts(tf, spec, num_clients: int, batches,
         steps[name, part] = (
             tf.function(lambda *a, fn=fn: fn(tf, *a),
                         jit_compile=name == 'xla'), (x, xt, w, dz))
-    seconds = _in_turn(steps, repeats)
+    seconds = timing.time_in_turn(tf, steps, repeats, calls=3)
     for name, (models, _, _) in _LAYOUTS.items():
       out[name][b] = (seconds[name, 'forward'] / models,
                       seconds[name, 'gradient'] / models)

@@ -39,18 +39,22 @@ from tff_hdp.machine import matmul_peak  # pylint: disable=unused-import
 from tff_hdp.machine import peak
 
 
-def time_in_turn(tf, steps, repeats: int) -> dict:
-  """{name: median wall seconds} of each `steps[name] = (fn, args)`, after a
-  warm-up call of each, calling each once per repetition in turn: a change
-  of the machine's speed during the run moves all of them alike."""
+def time_in_turn(tf, steps, repeats: int, calls: int = 1) -> dict:
+  """{name: median wall seconds per call} of each `steps[name] = (fn, args)`,
+  after a warm-up call of each, calling each `calls` times per repetition
+  in turn (the last call's result awaited): a change of the machine's speed
+  during the run moves all of them alike. `calls` > 1 for a step so short
+  that one call would be mostly its dispatch."""
   times = collections.defaultdict(list)
   for fn, args in steps.values():
     tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
   for _ in range(repeats):
     for name, (fn, args) in steps.items():
       with Clock() as c:
-        tf.nest.map_structure(lambda t: t.numpy(), fn(*args))
-      times[name].append(c.wall)
+        for _ in range(calls):
+          out = fn(*args)
+        tf.nest.map_structure(lambda t: t.numpy(), out)
+      times[name].append(c.wall / calls)
   return {name: statistics.median(t) for name, t in times.items()}
 
 

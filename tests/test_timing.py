@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 """The benchmarks' FLOP counts, against layer-by-layer counts by hand; their
-flags' errors; the size of their functions (the project's rule).
+flags' errors; the order and arithmetic of their timings in turn; the size
+of their functions (the project's rule).
 
 `benchmarks/` is not installed; the tests import its `timing` from the
 repository root (pytest.ini's pythonpath), as `benchmarks.timing`.
@@ -54,6 +55,29 @@ def test_training_flops_are_six_per_multiply_add():
   spec = models.fc_model()
   assert timing.training_flops(spec, 10) == pytest.approx(
       6 * 10 * (784 * 50 + 50 * 10))
+
+
+def test_in_turn_calls_each_step_in_turn_and_gives_seconds_per_call(
+    monkeypatch):
+  tf = pytest.importorskip('tensorflow')
+  order = []
+  clock = iter(range(100))
+
+  class Clock:  # Each timed block takes 6 "seconds" of a fake clock.
+    def __enter__(self):
+      self.start = next(clock) * 6
+      return self
+
+    def __exit__(self, *unused):
+      self.wall = next(clock) * 6 - self.start
+
+  monkeypatch.setattr(timing, 'Clock', Clock)
+  steps = {name: (lambda name=name: order.append(name) or tf.constant(0), ())
+           for name in ('a', 'b')}
+  seconds = timing.time_in_turn(tf, steps, repeats=2, calls=3)
+  # A warm-up call of each, then per repetition three calls of each in turn.
+  assert order == ['a', 'b'] + (['a'] * 3 + ['b'] * 3) * 2
+  assert seconds == {'a': 2, 'b': 2}  # 6 "seconds" over 3 calls.
 
 
 @pytest.mark.parametrize('intraop,cores,lanes', [
