@@ -26,8 +26,11 @@ TF_NUM_INTRAOP_THREADS is set (e.g. =2 to time TensorFlow's default).
 
 1. The float32 matmul peak: the best rate of a 2048 x 2048 `tf.matmul`, one
    per core at once with one intra-op thread (`timing.matmul_lanes`).
-2. One DP-SGD step (per-example gradients, clipping, noise; on one core
-   with one intra-op thread) against one
+2. One DP-SGD step (per-example gradients, clipping, noise; with one
+   intra-op thread, as a lane runs it; TensorFlow's inter-op threads, one
+   per core unless TF_NUM_INTEROP_THREADS is set, may still run a step's
+   independent ops on another core while the rest of the machine is idle)
+   against one
    plain SGD step on the same batch, for b = 16, 32, 64 and 128:
    milliseconds, their ratio, the same step with the general per-example
    path in place of the factored one (`per_example.vectorized_gradients`:
@@ -256,7 +259,8 @@ def time_dp_steps(tf, spec, rng, peak):
   flops_per_example = 3 * 2 * timing.forward_multiply_adds(spec)
   lanes = timing.matmul_lanes(tf)
   if lanes > 1:
-    print(f'(the steps run on one core: at most 1/{lanes} of the peak)')
+    print(f'(the steps run with one intra-op thread: at most 1/{lanes} of '
+          'the peak; independent ops of a step may run on another core)')
   print('\nbatch  sgd ms  dp-sgd ms (ratio)  vectorized_map ms (ratio)  '
         'sgd GFLOP/s (peak)  dp-sgd GFLOP/s (peak)')
   figures = {b: _time_batch(tf, fns, weights, b, rng, flops_per_example, peak)
