@@ -87,27 +87,38 @@ demo: install
 	@$(PY) run_scripts/timed.py --name='make demo' -- \
 	    $(MAKE) --no-print-directory demo-runs
 
-# The demo's five processes (Robust-HDP's three seeds, FedHDP's four runs,
-# UDP-Alg's three runs) run one thread each, as many at once as there are cores
-# (DEMO_JOBS), the longest first, so that on two cores both stay busy to the
-# end (docs/performance_robust_hdp.md, `make demo`'s time); on a GPU they
-# share it, each taking memory as it needs it (TF_FORCE_GPU_ALLOW_GROWTH).
-# Each prints its output when it ends (--output-sync); the sweep's table
-# comes last, drawn from its three finished seeds.
+# The demo's six processes (Robust-HDP's seeds 0 and 1, both rules each; its
+# seed 2 as two processes, one rule each; UDP-Alg's three runs; FedHDP's
+# four) run one thread each, as many at once as there are cores (DEMO_JOBS),
+# the longest first, so that on two cores both stay busy to the end: three
+# equal seeds on two cores would leave the third alone on one
+# (docs/performance_robust_hdp.md, `make demo`'s time). On a GPU they share
+# it, each taking memory as it needs it (TF_FORCE_GPU_ALLOW_GROWTH). Each
+# prints its output when it ends (--output-sync); the sweep's table comes
+# last, drawn from the finished runs (--plot_only: seed 2's two folders are
+# merged, rule by rule, as one run).
 DEMO_JOBS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
+DEMO_RULES := robust_hdp,weiavg
 DEMO_SWEEP := $(PY) run_scripts/sweep_robust_hdp.py --figures=2 \
-    --distributions=dist1 --reproducible --results_dir=results/robust_hdp_demo \
-    --algorithms=robust_hdp,weiavg
+    --distributions=dist1 --reproducible --results_dir=results/robust_hdp_demo
+DEMO_RUN_FLAGS := -- --rounds=40 --backend=direct
 demo-runs: install
 	TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 \
 	    TF_FORCE_GPU_ALLOW_GROWTH=true $(MAKE) \
 	    --no-print-directory -j$(DEMO_JOBS) --output-sync=target \
-	    $(DEMO_ROBUST_HDP) demo-fedhdp demo-udp
-	$(DEMO_SWEEP) --seeds=0,1,2 -- --rounds=40 --backend=direct
+	    $(DEMO_ROBUST_HDP) demo-udp demo-fedhdp
+	$(DEMO_SWEEP) --algorithms=$(DEMO_RULES) --seeds=0,1,2 --plot_only \
+	    $(DEMO_RUN_FLAGS)
 
-DEMO_ROBUST_HDP := demo-robust-hdp-0 demo-robust-hdp-1 demo-robust-hdp-2
-$(DEMO_ROBUST_HDP): demo-robust-hdp-%: install
-	$(DEMO_SWEEP) --seeds=$* --runs_only -- --rounds=40 --backend=direct
+DEMO_SEEDS_WHOLE := demo-robust-hdp-0 demo-robust-hdp-1
+DEMO_SEED_2_RULES := demo-robust-hdp-2-robust_hdp demo-robust-hdp-2-weiavg
+DEMO_ROBUST_HDP := $(DEMO_SEEDS_WHOLE) $(DEMO_SEED_2_RULES)
+$(DEMO_SEEDS_WHOLE): demo-robust-hdp-%: install
+	$(DEMO_SWEEP) --algorithms=$(DEMO_RULES) --seeds=$* --runs_only \
+	    $(DEMO_RUN_FLAGS)
+$(DEMO_SEED_2_RULES): demo-robust-hdp-2-%: install
+	$(DEMO_SWEEP) --algorithms=$* --per_rule --seeds=2 --runs_only \
+	    $(DEMO_RUN_FLAGS)
 
 demo-fedhdp: install
 	$(PY) run_scripts/run_fedhdp.py --dataset=mnist5k --algorithm=all --r=0.1 \

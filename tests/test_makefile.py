@@ -245,9 +245,10 @@ def test_install_gets_fashion_mnist_or_says_how_in_one_line(tmp_path):
 
 def test_demo_runs_its_processes_one_thread_each_then_the_sweeps_table(
     tmp_path):
-  """`make demo-runs`: Robust-HDP's three seeds (--runs_only), FedHDP's and
-  UDP-Alg's runs, DEMO_JOBS at once on one TensorFlow thread each, then the
-  sweep's call that finds the three seeds finished and draws its table."""
+  """`make demo-runs`: Robust-HDP's seeds 0 and 1 (--runs_only) and seed 2
+  rule by rule (--per_rule), FedHDP's and UDP-Alg's runs, DEMO_JOBS at once
+  on one TensorFlow thread each, then the sweep's call that draws its table
+  from the finished runs."""
   root, bin_dir = _checkout_with_pythons(tmp_path, ('python3.11', '3.11'))
   assert _make(root, bin_dir, 'install').returncode == 0
   python = root / '.venv' / 'bin' / 'python'
@@ -258,14 +259,16 @@ def test_demo_runs_its_processes_one_thread_each_then_the_sweeps_table(
   result = _make(root, bin_dir, 'DEMO_JOBS=2', 'demo-runs')
   assert result.returncode == 0, result.stderr
   lines = (root / 'log').read_text().splitlines()
-  assert len(lines) == 6, lines
+  assert len(lines) == 7, lines
   sweep = ('run_scripts/sweep_robust_hdp.py --figures=2 --distributions=dist1 '
-           '--reproducible --results_dir=results/robust_hdp_demo '
-           '--algorithms=robust_hdp,weiavg')
+           '--reproducible --results_dir=results/robust_hdp_demo')
+  rules = '--algorithms=robust_hdp,weiavg'
   rounds = '-- --rounds=40 --backend=direct'
-  assert sorted(lines[:5]) == sorted(
-      [f'threads=1,1 growth=true {sweep} --seeds={s} --runs_only {rounds}'
-       for s in (0, 1, 2)] +
+  assert sorted(lines[:6]) == sorted(
+      [f'threads=1,1 growth=true {sweep} {rules} --seeds={s} --runs_only '
+       f'{rounds}' for s in (0, 1)] +
+      [f'threads=1,1 growth=true {sweep} --algorithms={rule} --per_rule '
+       f'--seeds=2 --runs_only {rounds}' for rule in ('robust_hdp', 'weiavg')] +
       ['threads=1,1 growth=true run_scripts/run_fedhdp.py --dataset=mnist5k '
        '--algorithm=all --r=0.1 --lambda_p=0.05 --lambda_np=0.05 '
        '--backend=direct --noprogress --mechanism_seed=0 '
@@ -273,4 +276,5 @@ def test_demo_runs_its_processes_one_thread_each_then_the_sweeps_table(
        'threads=1,1 growth=true run_scripts/run_udp.py --dataset=mnist5k '
        '--algorithm=udp,clip_only,noiseless --noprogress --mechanism_seed=0 '
        '--output_dir=results/udp_mnist5k'])
-  assert lines[5] == f'threads=, growth= {sweep} --seeds=0,1,2 {rounds}'
+  assert lines[6] == (f'threads=, growth= {sweep} {rules} --seeds=0,1,2 '
+                      f'--plot_only {rounds}')
