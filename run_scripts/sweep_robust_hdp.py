@@ -55,7 +55,8 @@ that epsilon is not a guarantee for those outputs (`make demo` does this).
 A run whose `results.json` exists is skipped; an interrupted one resumes from
 its checkpoint. `--parallel=k` runs k at a time; `--runs_only` runs and
 draws nothing, for a sweep whose runs are started by several calls (`make
-demo` runs each seed as a process of its own). Flags after `--` go to every
+demo` runs seeds 0 and 1 as a process each and seed 2 as one a rule,
+`--per_rule`, then draws with `--plot_only`). Flags after `--` go to every
 run (e.g. `-- --rounds=30 --model=fc`). The figures are PNGs in
 `<results_dir>/sweep_robust_hdp/<dataset>/figures/`, drawn from whatever runs
 have finished.
